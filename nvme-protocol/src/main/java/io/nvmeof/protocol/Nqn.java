@@ -1,0 +1,52 @@
+package io.nvmeof.protocol;
+
+import java.nio.charset.StandardCharsets;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+/**
+ * NVMe Qualified Names (NVMe Base 2.0, 4.5): {@code nqn.yyyy-mm.reverse.domain:anything},
+ * the UUID form {@code nqn.2014-08.org.nvmexpress:uuid:<uuid>}, at most 223 bytes of UTF-8.
+ */
+public final class Nqn {
+    public static final int MAX_LENGTH = 223;
+    public static final String DISCOVERY = "nqn.2014-08.org.nvmexpress.discovery";
+    private static final String UUID_PREFIX = "nqn.2014-08.org.nvmexpress:uuid:";
+    private static final Pattern DOMAIN_FORM =
+            Pattern.compile("nqn\\.(19|20)\\d\\d-(0[1-9]|1[0-2])\\.[A-Za-z0-9][A-Za-z0-9.-]*(:.+)?");
+    private static final Pattern UUID_FORM = Pattern.compile(
+            Pattern.quote(UUID_PREFIX) + "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
+
+    private Nqn() {
+    }
+
+    /** Returns null if {@code nqn} is valid, else a sentence that says why not. */
+    public static String problem(String nqn) {
+        if (nqn == null || nqn.isEmpty()) {
+            return "NQN is empty";
+        }
+        if (nqn.getBytes(StandardCharsets.UTF_8).length > MAX_LENGTH) {
+            return "NQN is longer than " + MAX_LENGTH + " bytes";
+        }
+        if (nqn.startsWith(UUID_PREFIX)) {
+            return UUID_FORM.matcher(nqn).matches() ? null : "NQN has a malformed UUID: " + nqn;
+        }
+        if (nqn.equals(DISCOVERY) || DOMAIN_FORM.matcher(nqn).matches()) {
+            return null;
+        }
+        return "NQN must look like nqn.yyyy-mm.reverse.domain:name or " + UUID_PREFIX + "<uuid>: " + nqn;
+    }
+
+    /** Throws {@link IllegalArgumentException} if {@code nqn} is not a valid NQN. */
+    public static String require(String nqn) {
+        String p = problem(nqn);
+        if (p != null) {
+            throw new IllegalArgumentException(p);
+        }
+        return nqn;
+    }
+
+    public static String fromUuid(UUID uuid) {
+        return UUID_PREFIX + uuid;
+    }
+}
