@@ -1,0 +1,46 @@
+package io.nvmeof.fabric;
+
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+
+/**
+ * The one place that picks Netty's transport: native epoll where it loads, NIO otherwise.
+ * Both sides of the stack build their event loops and channels through it.
+ */
+public final class EventLoops {
+    private static final boolean EPOLL = Epoll.isAvailable() && !Boolean.getBoolean("nvmeof.nio");
+
+    private EventLoops() {
+    }
+
+    /** True when native epoll is in use. */
+    public static boolean nativeEpoll() {
+        return EPOLL;
+    }
+
+    /** One event loop per core unless told otherwise ({@code threads <= 0}). */
+    public static EventLoopGroup newGroup(int threads, String name) {
+        int n = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
+        IoHandlerFactory factory = EPOLL ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+        return new MultiThreadIoEventLoopGroup(n, new DefaultThreadFactory(name, true), factory);
+    }
+
+    public static Class<? extends ServerChannel> serverChannel() {
+        return EPOLL ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+    }
+
+    public static Class<? extends Channel> clientChannel() {
+        return EPOLL ? EpollSocketChannel.class : NioSocketChannel.class;
+    }
+}

@@ -1,0 +1,156 @@
+package io.nvmeof.fabric.tcp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.nvmeof.protocol.tcp.DataPdu;
+import io.nvmeof.protocol.tcp.FatalErrorStatus;
+import io.nvmeof.protocol.tcp.Pdu;
+import io.nvmeof.protocol.tcp.PduType;
+import io.nvmeof.protocol.tcp.TermReqPdu;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class PduDecoderTest {
+    /** Accepts CapsuleCmd and H2CData; records what it saw as "TYPE:dataLength:firstDataByte". */
+    static final class Recorder extends PduDecoder {
+        final List<String> seen = new ArrayList<>();
+
+        Recorder(boolean hd, boolean dd) {
+            headerDigest = hd;
+            dataDigest = dd;
+        }
+
+        @Override
+        protected boolean allowed(PduType type) {
+            return type == PduType.CAPSULE_CMD || type == PduType.H2C_DATA || type == PduType.H2C_TERM_REQ;
+        }
+
+        @Override
+        protected long maxData(PduType type) {
+            return 4096;
+        }
+
+        @Override
+        protected void onPdu(ChannelHandlerContext ctx, PduType type, ByteBuf in, int start, int flags,
+                             int dataStart, int dataLength) {
+            seen.add(type + ":" + dataLength + (dataLength > 0 ? ":" + in.getByte(dataStart) : ""));
+        }
+
+        @Override
+        protected void sendTermination(ChannelHandlerContext ctx, PduException e, ByteBuf header) {
+            writeTermination(ctx, PduType.C2H_TERM_REQ, e, header);
+        }
+    }
+
+    private static ByteBuf h2cData(int datal, boolean hd, boolean dd, byte fill) {
+        java.nio.ByteBuffer scratch = io.nvmeof.protocol.Flyweight.allocate(24);
+        new DataPdu().<DataPdu>wrap(scratch, 0).encode(PduType.H2C_DATA, Pdu.FLAG_LAST_PDU, 1, 2, 0, datal, hd, dd);
+        ByteBuf b = Unpooled.buffer();
+        b.writeBytes(scratch);
+        Crc32c crc = new Crc32c();
+        if (hd) {
+            b.writeIntLE(crc.compute(b, 0, 24));
+        }
+        int dataStart = b.writerIndex();
+        for (int i = 0; i < datal; i++) {
+            b.writeByte(fill);
+        }
+        if (dd) {
+            b.writeIntLE(crc.compute(b, dataStart, datal));
+        }
+        return b;
+    }
+
+    @Test
+    void reassemblesPdusFedOneByteAtATime() {
+        Recorder r = new Recorder(true, true);
+        EmbeddedChannel ch = new EmbeddedChannel(r);
+        ByteBuf two = Unpooled.buffer();
+        ByteBuf a = h2cData(100, true, true, (byte) 7);
+        ByteBuf b = h2cData(512, true, true, (byte) 9);
+        two.writeBytes(a).writeBytes(b);
+        a.release();
+        b.release();
+        while (two.isReadable()) {
+            ch.writeInbound(two.readRetainedSlice(1));
+        }
+        two.release();
+        assertEquals(List.of("H2C_DATA:100:7", "H2C_DATA:512:9"), r.seen);
+        assertNull(ch.readOutbound());
+        assertTrue(ch.isOpen());
+        ch.finishAndReleaseAll();
+    }
+
+    static Stream<Arguments> malformed() {
+        return Stream.of(
+                // what to corrupt, expected FES, expected FEI
+                Arguments.of("unknown type", 0, 0x0a, FatalErrorStatus.INVALID_HEADER_FIELD, 0),
+                Arguments.of("type not allowed", 0, PduType.C2H_DATA.code, FatalErrorStatus.PDU_SEQUENCE_ERROR, 0),
+                Arguments.of("wrong hlen", 2, 25, FatalErrorStatus.INVALID_HEADER_FIELD, 2),
+                Arguments.of("pdo inside header", 3, 8, FatalErrorStatus.INVALID_HEADER_FIELD, 3),
+                Arguments.of("plen below header", 4, 10, FatalErrorStatus.INVALID_HEADER_FIELD, 4),
+                Arguments.of("plen past limit", 4, 24 + 8192, FatalErrorStatus.DATA_TRANSFER_LIMIT_EXCEEDED, 4),
+                Arguments.of("digest flag not negotiated", 1, Pdu.FLAG_HDGST | Pdu.FLAG_LAST_PDU,
+                        FatalErrorStatus.INVALID_HEADER_FIELD, 1));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("malformed")
+    void malformedHeaderEndsConnectionWithTermReq(String what, int at, int value, FatalErrorStatus fes, int fei) {
+        Recorder r = new Recorder(false, false);
+        EmbeddedChannel ch = new EmbeddedChannel(r);
+        ByteBuf pdu = h2cData(64, false, false, (byte) 1);
+        if (at == 4) {
+            pdu.setIntLE(4, value);
+        } else {
+            pdu.setByte(at, value);
+        }
+        ch.writeInbound(pdu);
+        ByteBuf term = ch.readOutbound();
+        assertEquals(PduType.C2H_TERM_REQ.code, term.getUnsignedByte(0));
+        assertEquals(24, term.getUnsignedByte(2));
+        assertEquals(fes.code, term.getUnsignedShortLE(TermReqPdu.FES_OFFSET));
+        assertEquals(fei, term.getIntLE(TermReqPdu.FEI_OFFSET));
+        // the offending header follows the TermReq header
+        assertEquals(term.getUnsignedIntLE(4), term.readableBytes());
+        assertEquals(value & 0xff, term.getUnsignedByte(24 + at));
+        term.release();
+        assertTrue(r.seen.isEmpty());
+        assertFalse(ch.isOpen());
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void headerDigestMismatchIsFatal() {
+        Recorder r = new Recorder(true, false);
+        EmbeddedChannel ch = new EmbeddedChannel(r);
+        ByteBuf pdu = h2cData(16, true, false, (byte) 1);
+        pdu.setByte(24, pdu.getByte(24) ^ 0x55);
+        ch.writeInbound(pdu);
+        ByteBuf term = ch.readOutbound();
+        assertEquals(FatalErrorStatus.HEADER_DIGEST_ERROR.code, term.getUnsignedShortLE(TermReqPdu.FES_OFFSET));
+        term.release();
+        assertFalse(ch.isOpen());
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void crc32cKnownValue() {
+        // RFC 3720 B.4: CRC32C of 32 bytes of zeros is 0x8a9136aa.
+        ByteBuf zeros = Unpooled.directBuffer(32).writeZero(32);
+        assertEquals(0x8a9136aa, new Crc32c().compute(zeros, 0, 32));
+        zeros.release();
+    }
+}
