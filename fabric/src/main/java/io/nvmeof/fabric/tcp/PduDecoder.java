@@ -114,6 +114,10 @@ public abstract class PduDecoder extends ByteToMessageDecoder {
                 throw new PduException(FatalErrorStatus.INVALID_HEADER_FIELD, Pdu.PDO_OFFSET,
                         type + " PDO " + pdo + " outside the PDU");
             }
+            if (maxData(type) == 0) {
+                throw new PduException(FatalErrorStatus.INVALID_HEADER_FIELD, Pdu.PLEN_OFFSET,
+                        type + " carries no data, but PLEN is " + plen);
+            }
             long data = plen - pdo - (dd ? Pdu.DIGEST_SIZE : 0);
             if (data <= 0) {
                 throw new PduException(FatalErrorStatus.INVALID_HEADER_FIELD, Pdu.PLEN_OFFSET,

@@ -1,0 +1,288 @@
+package io.nvmeof.target;
+
+import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.FeatureId;
+import io.nvmeof.protocol.Flyweight;
+import io.nvmeof.protocol.IdentifyCns;
+import io.nvmeof.protocol.IdentifyController;
+import io.nvmeof.protocol.IdentifyNamespace;
+import io.nvmeof.protocol.Registers;
+import io.nvmeof.protocol.Status;
+import io.nvmeof.protocol.SubmissionQueueEntry;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The admin command set (NVMe Base 2.0, 5) as far as an NVMe-oF I/O controller needs it.
+ * Runs on the admin queue's event loop; the admin path may allocate, the I/O path may not.
+ */
+final class AdminCommands {
+    /** Log page identifiers (Base 2.0, Figure 202). */
+    static final int LOG_ERROR = 0x01;
+    static final int LOG_SMART = 0x02;
+    static final int LOG_FIRMWARE_SLOT = 0x03;
+    /** AERL + 1: Asynchronous Event Requests a controller holds. */
+    static final int AER_LIMIT = 4;
+    private static final int BROADCAST_NSID = 0xffffffff;
+
+    private AdminCommands() {
+    }
+
+    static void execute(Request r, Controller c) {
+        QueuePair q = r.queue;
+        SubmissionQueueEntry sqe = r.sqe;
+        AdminOpcode op = AdminOpcode.of(sqe.opcode());
+        if (op == null) {
+            q.complete(r, Status.INVALID_OPCODE);
+            return;
+        }
+        switch (op) {
+            case IDENTIFY:
+                identify(r, c);
+                break;
+            case GET_LOG_PAGE:
+                getLogPage(r, c);
+                break;
+            case SET_FEATURES:
+                setFeatures(r, c);
+                break;
+            case GET_FEATURES:
+                getFeatures(r, c);
+                break;
+            case KEEP_ALIVE:
+                q.complete(r, Status.SUCCESS);
+                break;
+            case ASYNC_EVENT_REQUEST:
+                if (c.asyncEvents.size() >= AER_LIMIT) {
+                    q.complete(r, Status.AER_LIMIT_EXCEEDED);
+                } else {
+                    c.asyncEvents.add(r); // completed when an event occurs, or dropped with the queue
+                }
+                break;
+            case ABORT:
+                r.result = 1; // bit 0 set: the command was not aborted
+                q.complete(r, Status.SUCCESS);
+                break;
+            default:
+                q.complete(r, Status.INVALID_OPCODE);
+        }
+    }
+
+    /** Copies {@code page} into the request's data (up to the host's buffer) and completes it. */
+    private static void reply(Request r, ByteBuffer page, int from) {
+        QueuePair q = r.queue;
+        if (r.direction != Request.XFER_C2H || r.length == 0) {
+            q.complete(r, Status.INVALID_FIELD);
+            return;
+        }
+        int n = Math.max(0, Math.min(r.length, page.capacity() - from));
+        r.data = q.transport().allocateData(r, r.length);
+        r.data.setBytes(r.dataOffset, page.duplicate().position(from).limit(from + n));
+        if (n < r.length) {
+            r.data.setZero(r.dataOffset + n, r.length - n);
+        }
+        r.c2hLength = r.length;
+        q.complete(r, Status.SUCCESS);
+    }
+
+    private static void identify(Request r, Controller c) {
+        SubmissionQueueEntry sqe = r.sqe;
+        Subsystem s = c.subsystem();
+        int nsid = sqe.nsid();
+        ByteBuffer page = Flyweight.allocate(IdentifyCns.DATA_SIZE);
+        switch (sqe.identifyCns()) {
+            case IdentifyCns.CONTROLLER:
+                fillController(new IdentifyController().wrap(page, 0), c);
+                break;
+            case IdentifyCns.NAMESPACE: {
+                if (nsid == 0 || nsid == BROADCAST_NSID || Integer.toUnsignedLong(nsid) > maxNsid(s)) {
+                    r.queue.complete(r, Status.INVALID_NAMESPACE);
+                    return;
+                }
+                Namespace ns = s.namespace(nsid);
+                if (ns != null) { // an inactive NSID reads as zeros
+                    fillNamespace(new IdentifyNamespace().wrap(page, 0), ns);
+                }
+                break;
+            }
+            case IdentifyCns.ACTIVE_NAMESPACE_LIST: {
+                if (nsid == 0xfffffffe || nsid == BROADCAST_NSID) {
+                    r.queue.complete(r, Status.INVALID_NAMESPACE);
+                    return;
+                }
+                int at = 0;
+                for (Integer id : s.namespaces().tailMap(nsid, false).keySet()) {
+                    if (at == IdentifyCns.DATA_SIZE) {
+                        break;
+                    }
+                    page.putInt(at, id);
+                    at += 4;
+                }
+                break;
+            }
+            case IdentifyCns.NAMESPACE_ID_DESCRIPTORS: {
+                Namespace ns = s.namespace(nsid);
+                if (ns == null) {
+                    r.queue.complete(r, Status.INVALID_NAMESPACE);
+                    return;
+                }
+                // NIDT 3 (UUID, 16 bytes) then NIDT 2 (NGUID, 16 bytes) (Base 2.0, Figure 279)
+                page.put(0, (byte) 3).put(1, (byte) 16).put(4, ns.nguid());
+                page.put(20, (byte) 2).put(21, (byte) 16).put(24, ns.nguid());
+                break;
+            }
+            default:
+                r.queue.complete(r, Status.INVALID_FIELD);
+                return;
+        }
+        reply(r, page, 0);
+    }
+
+    static long maxNsid(Subsystem s) {
+        Integer last = s.namespaces().isEmpty() ? null : s.namespaces().lastKey();
+        return Math.max(Target.MAX_NSID, last == null ? 0 : Integer.toUnsignedLong(last));
+    }
+
+    static void fillController(IdentifyController id, Controller c) {
+        Subsystem s = c.subsystem();
+        Target t = c.target();
+        id.vid(0).ssvid(0).serialNumber(s.serial()).modelNumber(s.model()).firmwareRevision(s.firmware())
+                .rab(6).ieeeOui(t.ieeeOui()).cmic(1 << 1) // more than one controller may attach
+                .mdts(t.mdts()).cntlid(c.cntlid()).version(Registers.VERSION_1_3)
+                .controllerType(IdentifyController.CNTRLTYPE_IO)
+                .acl(3).aerl(AER_LIMIT - 1).frmw(1 << 1 | 1) // one slot, slot 1 read-only
+                .lpa(0).elpe(0).kas(10) // keep alive granularity 1 s
+                .sqes(0x66).cqes(0x44).maxcmd(t.maxQueueSize()).nn(maxNsid(s))
+                .oncs(0).fuses(0).vwc(1) // a volatile write cache: Flush matters
+                .sgls(1 | 1 << 20) // SGLs without alignment; offsets for in-capsule data
+                .subsystemNqn(s.nqn())
+                .ioccsz((SubmissionQueueEntry.SIZE + t.inCapsuleDataSize()) / 16).iorcsz(1).icdoff(0).fcatt(0)
+                .msdbd(1);
+    }
+
+    static void fillNamespace(IdentifyNamespace id, Namespace ns) {
+        byte[] nguid = ns.nguid();
+        byte[] eui = new byte[8];
+        System.arraycopy(nguid, 8, eui, 0, 8);
+        id.nsze(ns.blocks()).ncap(ns.blocks()).nuse(ns.blocks()).nsfeat(0).nlbaf(0).flbas(0)
+                .lbaFormat(0, 0, ns.blockShift(), 0).nmic(1).nsattr(ns.readOnly() ? 1 : 0).nguid(nguid).eui64(eui);
+    }
+
+    private static void getLogPage(Request r, Controller c) {
+        SubmissionQueueEntry sqe = r.sqe;
+        int lid = sqe.cdw10() & 0xff;
+        long dwords = ((sqe.cdw11() & 0xffffL) << 16 | (sqe.cdw10() >>> 16)) + 1;
+        long offset = sqe.cdw(12) | sqe.cdw(13) << 32;
+        if (dwords * 4 != r.length || (offset & 3) != 0) {
+            r.queue.complete(r, Status.INVALID_FIELD);
+            return;
+        }
+        ByteBuffer page;
+        switch (lid) {
+            case LOG_ERROR:
+                page = Flyweight.allocate(64); // one empty entry: ELPE is 0
+                break;
+            case LOG_SMART:
+                page = Flyweight.allocate(512);
+                page.putShort(1, (short) 298); // composite temperature, kelvin
+                page.put(3, (byte) 100);        // available spare
+                page.put(4, (byte) 10);         // available spare threshold
+                break;
+            case LOG_FIRMWARE_SLOT:
+                page = Flyweight.allocate(512);
+                page.put(0, (byte) 1);          // AFI: slot 1 active
+                byte[] fr = (c.subsystem().firmware() + "        ").substring(0, 8).getBytes(StandardCharsets.US_ASCII);
+                page.put(8, fr);
+                break;
+            default:
+                r.queue.complete(r, Status.INVALID_LOG_PAGE);
+                return;
+        }
+        if (offset >= page.capacity()) {
+            r.queue.complete(r, Status.INVALID_FIELD);
+            return;
+        }
+        reply(r, page, (int) offset);
+    }
+
+    private static void setFeatures(Request r, Controller c) {
+        SubmissionQueueEntry sqe = r.sqe;
+        QueuePair q = r.queue;
+        if (sqe.featureSave()) {
+            q.complete(r, Status.FEATURE_NOT_SAVEABLE);
+            return;
+        }
+        int cdw11 = sqe.cdw11();
+        switch (sqe.featureId()) {
+            case FeatureId.NUMBER_OF_QUEUES: {
+                int nsqr = cdw11 & 0xffff;
+                int ncqr = cdw11 >>> 16;
+                if (nsqr == 0xffff || ncqr == 0xffff) {
+                    q.complete(r, Status.INVALID_FIELD);
+                    return;
+                }
+                int granted = Math.min(Math.max(nsqr, ncqr) + 1, c.target().maxIoQueues());
+                c.grantIoQueues(granted);
+                r.result = (granted - 1) | (long) (granted - 1) << 16;
+                q.complete(r, Status.SUCCESS);
+                return;
+            }
+            case FeatureId.ASYNC_EVENT_CONFIG:
+                c.asyncEventConfig = cdw11;
+                q.complete(r, Status.SUCCESS);
+                return;
+            case FeatureId.VOLATILE_WRITE_CACHE:
+                q.complete(r, (cdw11 & 1) == 1 ? Status.SUCCESS : Status.FEATURE_NOT_CHANGEABLE);
+                return;
+            case FeatureId.KEEP_ALIVE_TIMER:
+            case FeatureId.ARBITRATION:
+            case FeatureId.POWER_MANAGEMENT:
+            case FeatureId.TEMPERATURE_THRESHOLD:
+            case FeatureId.ERROR_RECOVERY:
+                q.complete(r, Status.FEATURE_NOT_CHANGEABLE);
+                return;
+            default:
+                q.complete(r, Status.INVALID_FIELD);
+        }
+    }
+
+    private static void getFeatures(Request r, Controller c) {
+        SubmissionQueueEntry sqe = r.sqe;
+        QueuePair q = r.queue;
+        switch (sqe.featureId()) {
+            case FeatureId.NUMBER_OF_QUEUES: {
+                int n = c.grantedIoQueues() - 1;
+                r.result = n | (long) n << 16;
+                break;
+            }
+            case FeatureId.KEEP_ALIVE_TIMER:
+                r.result = c.katoMillis();
+                break;
+            case FeatureId.VOLATILE_WRITE_CACHE:
+                r.result = 1;
+                break;
+            case FeatureId.ASYNC_EVENT_CONFIG:
+                r.result = c.asyncEventConfig & 0xffffffffL;
+                break;
+            case FeatureId.TEMPERATURE_THRESHOLD:
+                r.result = 343; // kelvin, 70 C over-temperature threshold
+                break;
+            case FeatureId.ARBITRATION:
+            case FeatureId.POWER_MANAGEMENT:
+            case FeatureId.ERROR_RECOVERY:
+                r.result = 0;
+                break;
+            case FeatureId.HOST_IDENTIFIER: {
+                ByteBuffer id = ByteBuffer.allocate(16);
+                id.putLong(c.hostId().getMostSignificantBits()).putLong(c.hostId().getLeastSignificantBits());
+                reply(r, id, 0);
+                return;
+            }
+            default:
+                q.complete(r, Status.INVALID_FIELD);
+                return;
+        }
+        q.complete(r, Status.SUCCESS);
+    }
+
+}

@@ -1,0 +1,199 @@
+package io.nvmeof.target;
+
+import io.netty.util.concurrent.ScheduledFuture;
+import io.nvmeof.protocol.Registers;
+import java.util.ArrayDeque;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A controller: the association of one host with one subsystem, from the admin queue's
+ * Connect until the admin queue goes away, a reset, or keep-alive expiry. Registers and
+ * features are changed on the admin queue's event loop; I/O queues on other loops read
+ * the volatile state and install themselves under the lock.
+ */
+public final class Controller {
+    private static final System.Logger LOG = System.getLogger(Controller.class.getName());
+
+    private final Target target;
+    private final Subsystem subsystem;
+    private final int cntlid;
+    private final String hostNqn;
+    private final UUID hostId;
+    private final long katoMillis;
+    private final QueuePair[] ioQueues;
+    private QueuePair admin;
+    private volatile int cc;
+    private volatile int csts;
+    private volatile boolean destroyed;
+    /** Number of I/O queues granted by Set Features; until then, the target's maximum. */
+    private volatile int grantedIoQueues;
+    private volatile long lastActivity = System.nanoTime();
+    private ScheduledFuture<?> keepAliveCheck;
+    /** Outstanding Asynchronous Event Requests (admin queue loop only). */
+    final ArrayDeque<Request> asyncEvents = new ArrayDeque<>();
+    int asyncEventConfig;
+
+    Controller(Target target, Subsystem subsystem, int cntlid, String hostNqn, UUID hostId, long katoMillis) {
+        this.target = target;
+        this.subsystem = subsystem;
+        this.cntlid = cntlid;
+        this.hostNqn = hostNqn;
+        this.hostId = hostId;
+        this.katoMillis = katoMillis;
+        this.ioQueues = new QueuePair[target.maxIoQueues() + 1];
+        this.grantedIoQueues = target.maxIoQueues();
+    }
+
+    public int cntlid() {
+        return cntlid;
+    }
+
+    public Subsystem subsystem() {
+        return subsystem;
+    }
+
+    public Target target() {
+        return target;
+    }
+
+    public String hostNqn() {
+        return hostNqn;
+    }
+
+    public UUID hostId() {
+        return hostId;
+    }
+
+    public long katoMillis() {
+        return katoMillis;
+    }
+
+    public int cc() {
+        return cc;
+    }
+
+    public int csts() {
+        return csts;
+    }
+
+    /** CC.EN = 1 and CSTS.RDY = 1: commands other than Fabrics may run. */
+    public boolean ready() {
+        return Registers.cstsReady(csts) && !destroyed;
+    }
+
+    int grantedIoQueues() {
+        return grantedIoQueues;
+    }
+
+    void grantIoQueues(int n) {
+        grantedIoQueues = n;
+    }
+
+    /** Any command counts as host activity for keep-alive (traffic based keep alive). */
+    void touch() {
+        lastActivity = System.nanoTime();
+    }
+
+    void attachAdmin(QueuePair q) {
+        admin = q;
+        if (katoMillis > 0) {
+            // Check at half the timeout so expiry is noticed within KATO plus a little.
+            long period = Math.max(100, katoMillis / 2);
+            keepAliveCheck = q.transport().eventLoop().scheduleAtFixedRate(this::checkKeepAlive, period, period,
+                    TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void checkKeepAlive() {
+        long idle = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastActivity);
+        if (idle > katoMillis + target.keepAliveGraceMillis()) {
+            LOG.log(System.Logger.Level.WARNING, "controller {0} of {1} for host {2}: keep alive timer expired after {3} ms",
+                    cntlid, subsystem.nqn(), hostNqn, idle);
+            destroy();
+        }
+    }
+
+    /** Installs an I/O queue; false if the qid is out of range or taken. */
+    synchronized boolean installIoQueue(int qid, QueuePair q) {
+        if (destroyed || qid < 1 || qid > grantedIoQueues || ioQueues[qid] != null) {
+            return false;
+        }
+        ioQueues[qid] = q;
+        return true;
+    }
+
+    /** Writes CC: enable, disable (reset) and shutdown notifications (Base 2.0, 3.6). */
+    void writeCc(int value) {
+        int old = cc;
+        cc = value;
+        if (Registers.ccEnabled(value) && !Registers.ccEnabled(old)) {
+            boolean ok = Registers.ccIosqesLog2(value) == 6 && Registers.ccIocqesLog2(value) == 4
+                    && Registers.ccMps(value) == 0 && Registers.ccCss(value) == 0;
+            csts = ok ? Registers.CSTS_RDY : Registers.CSTS_CFS;
+        } else if (!Registers.ccEnabled(value) && Registers.ccEnabled(old)) {
+            // Controller reset: I/O queues go away, the admin queue stays.
+            closeIoQueues();
+            csts = 0;
+        }
+        if (Registers.ccShn(value) != 0 && Registers.ccShn(old) == 0) {
+            closeIoQueues();
+            csts = (csts & ~Registers.CSTS_SHST_MASK) | Registers.CSTS_SHST_COMPLETE;
+        }
+    }
+
+    private void closeIoQueues() {
+        QueuePair[] copy;
+        synchronized (this) {
+            copy = ioQueues.clone();
+        }
+        for (QueuePair q : copy) {
+            if (q != null) {
+                onLoop(q);
+            }
+        }
+    }
+
+    /** Disconnects {@code q} on its own event loop; after target shutdown there is nothing left to do. */
+    private static void onLoop(QueuePair q) {
+        try {
+            q.transport().eventLoop().execute(q::disconnect);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // the event loops are gone, and the connections with them
+        }
+    }
+
+    synchronized void queueClosed(QueuePair q) {
+        if (q == admin) {
+            admin = null;
+            destroy();
+        } else if (q.qid() > 0 && q.qid() < ioQueues.length && ioQueues[q.qid()] == q) {
+            ioQueues[q.qid()] = null;
+        }
+    }
+
+    /** Tears the association down: every queue's connection ends and the cntlid is freed. */
+    void destroy() {
+        QueuePair adminQueue;
+        synchronized (this) {
+            if (destroyed) {
+                return;
+            }
+            destroyed = true;
+            adminQueue = admin;
+        }
+        if (keepAliveCheck != null) {
+            keepAliveCheck.cancel(false);
+        }
+        closeIoQueues();
+        if (adminQueue != null) {
+            onLoop(adminQueue);
+        }
+        subsystem.removeController(this);
+    }
+
+    @Override
+    public String toString() {
+        return "controller " + cntlid + " of " + subsystem.nqn() + " for " + hostNqn;
+    }
+}

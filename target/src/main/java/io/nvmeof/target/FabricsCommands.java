@@ -1,0 +1,159 @@
+package io.nvmeof.target;
+
+import io.nvmeof.protocol.ConnectData;
+import io.nvmeof.protocol.FabricsCommandType;
+import io.nvmeof.protocol.Flyweight;
+import io.nvmeof.protocol.Registers;
+import io.nvmeof.protocol.Status;
+import io.nvmeof.protocol.SubmissionQueueEntry;
+import java.nio.ByteBuffer;
+
+/** Fabrics commands (NVMe-oF 1.1, 3): Connect, Property Get, Property Set. */
+final class FabricsCommands {
+    private static final System.Logger LOG = System.getLogger(FabricsCommands.class.getName());
+    /** IATTR of a Connect Invalid Parameters response: the bad field is in the SQE (0) or the data (1). */
+    private static final int IN_SQE = 0;
+    private static final int IN_DATA = 1;
+
+    private FabricsCommands() {
+    }
+
+    static void execute(Request r, QueuePair q) {
+        SubmissionQueueEntry sqe = r.sqe;
+        FabricsCommandType type = FabricsCommandType.of(sqe.fctype());
+        if (type == FabricsCommandType.CONNECT) {
+            connect(r, q);
+            return;
+        }
+        if (q.qid() != 0 || type == null) {
+            q.complete(r, Status.INVALID_OPCODE);
+            return;
+        }
+        switch (type) {
+            case PROPERTY_GET:
+                propertyGet(r, q);
+                break;
+            case PROPERTY_SET:
+                propertySet(r, q);
+                break;
+            default:
+                q.complete(r, Status.INVALID_OPCODE);
+        }
+    }
+
+    private static void invalidParameter(Request r, QueuePair q, int offset, int attr, String why) {
+        LOG.log(System.Logger.Level.INFO, "refused Connect from {0}: {1}", q.transport().peer(), why);
+        r.result = (offset & 0xffff) | (long) attr << 16;
+        q.complete(r, Status.CONNECT_INVALID_PARAMETERS);
+    }
+
+    private static void connect(Request r, QueuePair q) {
+        SubmissionQueueEntry sqe = r.sqe;
+        if (q.qid() >= 0) {
+            q.complete(r, Status.COMMAND_SEQUENCE_ERROR);
+            return;
+        }
+        if (r.length != ConnectData.SIZE || r.data == null) {
+            q.complete(r, Status.INVALID_FIELD);
+            return;
+        }
+        if (sqe.connectRecfmt() != 0) {
+            q.complete(r, Status.CONNECT_INCOMPATIBLE_FORMAT);
+            return;
+        }
+        ByteBuffer copy = Flyweight.allocate(ConnectData.SIZE);
+        r.data.getBytes(r.dataOffset, copy);
+        ConnectData data = new ConnectData().wrap(copy, 0);
+        Target target = q.target();
+        String subnqn = data.subsystemNqn();
+        String hostnqn = data.hostNqn();
+        Subsystem subsystem = target.subsystem(subnqn);
+        if (subsystem == null) {
+            invalidParameter(r, q, ConnectData.SUBNQN_OFFSET, IN_DATA, "unknown subsystem " + subnqn);
+            return;
+        }
+        if (!subsystem.allows(hostnqn)) {
+            LOG.log(System.Logger.Level.INFO, "refused Connect from {0}: host {1} not allowed in {2}",
+                    q.transport().peer(), hostnqn, subnqn);
+            r.result = ConnectData.HOSTNQN_OFFSET | (long) IN_DATA << 16;
+            q.complete(r, Status.CONNECT_INVALID_HOST);
+            return;
+        }
+        int qid = sqe.connectQid();
+        int sqsize = sqe.connectSqsize();
+        if (sqsize == 0 || sqsize + 1 > target.maxQueueSize()) {
+            invalidParameter(r, q, SubmissionQueueEntry.CONNECT_SQSIZE_OFFSET, IN_SQE, "SQSIZE " + sqsize);
+            return;
+        }
+        boolean noFlowControl = (sqe.connectCattr() & SubmissionQueueEntry.CATTR_DISABLE_SQ_FLOW_CONTROL) != 0;
+        if (qid == 0) {
+            if (data.cntlid() != ConnectData.CNTLID_DYNAMIC) {
+                invalidParameter(r, q, ConnectData.CNTLID_OFFSET, IN_DATA, "static controller id " + data.cntlid());
+                return;
+            }
+            Controller c = subsystem.newController(target, hostnqn, data.hostId(), sqe.connectKato());
+            if (c == null) {
+                q.complete(r, Status.CONNECT_CONTROLLER_BUSY);
+                return;
+            }
+            q.connected(0, sqsize + 1, noFlowControl, c);
+            c.attachAdmin(q);
+            r.result = c.cntlid();
+            LOG.log(System.Logger.Level.INFO, "{0} connected from {1}", c, q.transport().peer());
+            q.complete(r, Status.SUCCESS);
+            return;
+        }
+        Controller c = subsystem.controller(data.cntlid());
+        if (c == null || !c.hostNqn().equals(hostnqn) || !c.hostId().equals(data.hostId())) {
+            invalidParameter(r, q, ConnectData.CNTLID_OFFSET, IN_DATA,
+                    "no controller " + data.cntlid() + " for host " + hostnqn);
+            return;
+        }
+        if (!c.ready()) {
+            q.complete(r, Status.COMMAND_SEQUENCE_ERROR);
+            return;
+        }
+        if (!c.installIoQueue(qid, q)) {
+            invalidParameter(r, q, SubmissionQueueEntry.CONNECT_QID_OFFSET, IN_SQE,
+                    "I/O queue " + qid + " is taken or beyond the " + c.grantedIoQueues() + " granted");
+            return;
+        }
+        q.connected(qid, sqsize + 1, noFlowControl, c);
+        r.result = c.cntlid();
+        q.complete(r, Status.SUCCESS);
+    }
+
+    private static void propertyGet(Request r, QueuePair q) {
+        SubmissionQueueEntry sqe = r.sqe;
+        Controller c = q.controller();
+        long ofst = sqe.propertyOffset();
+        int size = Registers.sizeOf(ofst);
+        if (size < 0 || size != sqe.propertySize()) {
+            q.complete(r, Status.INVALID_FIELD);
+            return;
+        }
+        Target t = q.target();
+        if (ofst == Registers.CAP) {
+            r.result = Registers.cap(t.maxQueueSize(), t.readyTimeoutHalfSeconds());
+        } else if (ofst == Registers.VS) {
+            r.result = Registers.VERSION_1_3;
+        } else if (ofst == Registers.CC) {
+            r.result = c.cc() & 0xffffffffL;
+        } else if (ofst == Registers.CSTS) {
+            r.result = c.csts() & 0xffffffffL;
+        } else {
+            r.result = 0;
+        }
+        q.complete(r, Status.SUCCESS);
+    }
+
+    private static void propertySet(Request r, QueuePair q) {
+        SubmissionQueueEntry sqe = r.sqe;
+        if (sqe.propertyOffset() != Registers.CC || sqe.propertySize() != 4) {
+            q.complete(r, Status.INVALID_FIELD);
+            return;
+        }
+        q.controller().writeCc((int) sqe.propertyValue());
+        q.complete(r, Status.SUCCESS);
+    }
+}

@@ -1,0 +1,76 @@
+package io.nvmeof.target;
+
+import io.nvmeof.target.backend.Backend;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.UUID;
+
+/**
+ * A namespace of a subsystem: an NSID, a backend and identifiers that stay the same across
+ * restarts (derived from the subsystem NQN and NSID unless given).
+ */
+public final class Namespace implements AutoCloseable {
+    private final int nsid;
+    private final Backend backend;
+    private final boolean readOnly;
+    private final UUID uuid;
+    private final int blockShift;
+
+    public Namespace(String subsystemNqn, int nsid, Backend backend, boolean readOnly, UUID uuid) {
+        if (nsid < 1 || nsid == 0xffffffff) {
+            throw new IllegalArgumentException("nsid must be 1..0xfffffffe: " + Integer.toUnsignedString(nsid));
+        }
+        this.nsid = nsid;
+        this.backend = backend;
+        this.readOnly = readOnly;
+        this.uuid = uuid != null ? uuid
+                : UUID.nameUUIDFromBytes((subsystemNqn + "/" + nsid).getBytes(StandardCharsets.UTF_8));
+        this.blockShift = Integer.numberOfTrailingZeros(backend.blockSize());
+    }
+
+    public int nsid() {
+        return nsid;
+    }
+
+    public Backend backend() {
+        return backend;
+    }
+
+    public boolean readOnly() {
+        return readOnly;
+    }
+
+    public UUID uuid() {
+        return uuid;
+    }
+
+    /** NGUID: the UUID's 16 bytes, big-endian. */
+    public byte[] nguid() {
+        ByteBuffer b = ByteBuffer.allocate(16);
+        b.putLong(uuid.getMostSignificantBits()).putLong(uuid.getLeastSignificantBits());
+        return b.array();
+    }
+
+    public int blockSize() {
+        return backend.blockSize();
+    }
+
+    public int blockShift() {
+        return blockShift;
+    }
+
+    public long blocks() {
+        return backend.size() >>> blockShift;
+    }
+
+    @Override
+    public void close() throws IOException {
+        backend.close();
+    }
+
+    @Override
+    public String toString() {
+        return "ns" + nsid + "(" + backend.describe() + (readOnly ? ",ro" : "") + ")";
+    }
+}

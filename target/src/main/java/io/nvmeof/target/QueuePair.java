@@ -1,0 +1,264 @@
+package io.nvmeof.target;
+
+import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.Sgl;
+import io.nvmeof.protocol.Status;
+import io.nvmeof.protocol.SubmissionQueueEntry;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A submission/completion queue pair of a controller as the core sees it, whatever the
+ * transport: request pool, SQ head, the command pipeline (parse SGL, validate, fetch data,
+ * execute, complete). Confined to its transport's event loop. Transports feed it through
+ * {@link #acquire()} + {@link #start(Request)} and report a dead connection through
+ * {@link #closed()}.
+ */
+public final class QueuePair {
+    private static final System.Logger LOG = System.getLogger(QueuePair.class.getName());
+
+    private final Target target;
+    private final QueueTransport transport;
+    private final ArrayDeque<Request> free = new ArrayDeque<>();
+    private final List<Request> all = new ArrayList<>();
+    /** Before Connect only the Connect itself may arrive; afterwards twice the queue size may be in flight. */
+    private int limit = 4;
+
+    private int qid = -1;
+    private int size;
+    private boolean sqFlowControlDisabled;
+    private int sqhd;
+    private Controller controller;
+    private boolean closed;
+
+    public QueuePair(Target target, QueueTransport transport) {
+        this.target = target;
+        this.transport = transport;
+    }
+
+    public Target target() {
+        return target;
+    }
+
+    public QueueTransport transport() {
+        return transport;
+    }
+
+    public int qid() {
+        return qid;
+    }
+
+    public Controller controller() {
+        return controller;
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** A free request, or null if the host has more commands in flight than its queue size allows. */
+    public Request acquire() {
+        Request r = free.pollFirst();
+        if (r == null) {
+            if (all.size() >= limit) {
+                return null;
+            }
+            r = new Request(this, all.size());
+            all.add(r);
+        }
+        r.reset();
+        return r;
+    }
+
+    /** The request with this tag if it is in flight, else null. */
+    public Request byTag(int tag) {
+        if (tag < 0 || tag >= all.size()) {
+            return null;
+        }
+        Request r = all.get(tag);
+        return r.state == Request.State.FREE ? null : r;
+    }
+
+    /** Returns a request to the pool once its response is on its way. */
+    public void release(Request r) {
+        r.releaseData();
+        r.state = Request.State.FREE;
+        free.addFirst(r);
+    }
+
+    /**
+     * Starts a command whose SQE (and in-capsule data, if any, in {@link Request#data} with
+     * {@link Request#received} set) the transport has loaded.
+     */
+    public void start(Request r) {
+        if (controller != null) {
+            controller.touch();
+        }
+        SubmissionQueueEntry sqe = r.sqe;
+        Status s = parseDataPointer(r, sqe);
+        if (s == null) {
+            s = checkState(sqe);
+        }
+        if (s == null && qid > 0 && sqe.opcode() != AdminOpcode.FABRICS.code) {
+            s = IoCommands.prepare(r, controller.subsystem());
+        }
+        if (s != null) {
+            complete(r, s);
+            return;
+        }
+        if (r.direction == Request.XFER_H2C && r.length > 0 && r.received < r.length) {
+            if (r.data == null) {
+                r.data = transport.allocateData(r, r.length);
+            }
+            r.state = Request.State.TRANSFERRING_H2C;
+            transport.fetchData(r);
+            return;
+        }
+        execute(r);
+    }
+
+    /** The transport has all host-to-controller data of {@code r}. */
+    public void dataReceived(Request r) {
+        execute(r);
+    }
+
+    /** Parses SGL1 into direction and length; returns an error status or null. */
+    private Status parseDataPointer(Request r, SubmissionQueueEntry sqe) {
+        int opcode = sqe.opcode();
+        int xfer = opcode == AdminOpcode.FABRICS.code ? sqe.fctype() & 0x3 : opcode & 0x3;
+        r.direction = xfer == 3 ? Request.XFER_NONE : xfer;
+        if (xfer == 3) {
+            return Status.INVALID_FIELD; // bidirectional transfers are not supported
+        }
+        if (opcode != AdminOpcode.FABRICS.code && sqe.psdt() != SubmissionQueueEntry.PSDT_SGL_MPTR_CONTIGUOUS) {
+            return Status.INVALID_FIELD; // fabrics carry data by SGL only
+        }
+        if (r.direction == Request.XFER_NONE) {
+            return null;
+        }
+        int id = sqe.sglIdentifier();
+        long len = sqe.sglLength();
+        if (len > target.maxTransferSize()) {
+            return Status.INVALID_FIELD;
+        }
+        r.length = (int) len;
+        if (id == Sgl.IN_CAPSULE) {
+            if (r.direction != Request.XFER_H2C) {
+                return Status.INVALID_FIELD;
+            }
+            if (sqe.sglAddress() != 0) {
+                return Status.SGL_OFFSET_INVALID;
+            }
+            if (len > r.received) {
+                return Status.DATA_SGL_LENGTH_INVALID;
+            }
+            return null;
+        }
+        if (r.received > 0) {
+            return Status.INVALID_FIELD; // data in the capsule, but the SGL does not point there
+        }
+        if (id != transport.dataDescriptor()) {
+            return Status.SGL_DESCRIPTOR_TYPE_INVALID;
+        }
+        return null;
+    }
+
+    /** Commands allowed in the queue's and controller's present state (Connect first, then CC.EN). */
+    private Status checkState(SubmissionQueueEntry sqe) {
+        boolean fabrics = sqe.opcode() == AdminOpcode.FABRICS.code;
+        if (qid < 0) {
+            return fabrics && sqe.fctype() == io.nvmeof.protocol.FabricsCommandType.CONNECT.code
+                    ? null : Status.COMMAND_SEQUENCE_ERROR;
+        }
+        if (fabrics) {
+            return null;
+        }
+        if (!controller.ready()) {
+            return Status.COMMAND_SEQUENCE_ERROR;
+        }
+        return null;
+    }
+
+    private void execute(Request r) {
+        r.state = Request.State.EXECUTING;
+        SubmissionQueueEntry sqe = r.sqe;
+        if (sqe.opcode() == AdminOpcode.FABRICS.code) {
+            FabricsCommands.execute(r, this);
+        } else if (qid == 0) {
+            AdminCommands.execute(r, controller);
+        } else {
+            IoCommands.execute(r);
+        }
+    }
+
+    /** Runs {@code r}'s backend call on the I/O executor. */
+    void executeBlocking(Request r) {
+        target.ioExecutor().execute(r);
+    }
+
+    /** A blocking backend call finished; back on the event loop. */
+    void ioFinished(Request r) {
+        if (closed) {
+            r.releaseData();
+            r.state = Request.State.FREE;
+            return;
+        }
+        complete(r, r.status);
+    }
+
+    /** Completes {@code r} with {@code status}: the transport sends data (on success) and the response. */
+    public void complete(Request r, Status status) {
+        if (closed) {
+            release(r);
+            return;
+        }
+        r.status = status;
+        if (!status.isSuccess() || r.direction != Request.XFER_C2H) {
+            r.c2hLength = 0;
+        }
+        if (!sqFlowControlDisabled && size > 0) {
+            sqhd = sqhd + 1 == size ? 0 : sqhd + 1;
+        }
+        r.state = r.c2hLength > 0 ? Request.State.TRANSFERRING_C2H : Request.State.COMPLETED;
+        transport.sendCompletion(r);
+    }
+
+    /** SQ head to report in the next CQE. */
+    public int sqhd() {
+        return sqhd;
+    }
+
+    /** Called by Connect: binds the queue to its controller. */
+    void connected(int qid, int size, boolean sqFlowControlDisabled, Controller controller) {
+        this.qid = qid;
+        this.size = size;
+        this.sqFlowControlDisabled = sqFlowControlDisabled;
+        this.controller = controller;
+        this.limit = 2 * size;
+    }
+
+    /** The connection is gone: drop requests, detach from the controller. Idempotent. */
+    public void closed() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (Request r : all) {
+            if (r.state != Request.State.EXECUTING || r.namespace == null || !r.namespace.backend().blocking()) {
+                // a blocking call still running owns its request; ioFinished() frees it
+                r.releaseData();
+            }
+        }
+        Controller c = controller;
+        if (c != null) {
+            c.queueClosed(this);
+        }
+        LOG.log(System.Logger.Level.DEBUG, "queue {0} from {1} closed", qid, transport.peer());
+    }
+
+    /** Ends the connection from the core's side (controller teardown, keep-alive expiry). */
+    void disconnect() {
+        transport.close();
+    }
+}

@@ -1,0 +1,41 @@
+package io.nvmeof.target;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.EventLoop;
+
+/**
+ * What the transport-independent core needs from one queue's transport connection, in the
+ * spirit of the kernel's {@code nvmet_fabrics_ops}: transports move data, the core owns
+ * command semantics. Every method is called on the queue's event loop.
+ */
+public interface QueueTransport {
+    /** The event loop that owns this queue. */
+    EventLoop eventLoop();
+
+    /**
+     * A buffer for {@code length} bytes of command data, with whatever headroom the transport
+     * wants in front of it; sets {@link Request#dataOffset}.
+     */
+    ByteBuf allocateData(Request r, int length);
+
+    /**
+     * Pulls host-to-controller data that was not in the capsule into {@link Request#data};
+     * calls {@link QueuePair#dataReceived(Request)} once it is all there.
+     */
+    void fetchData(Request r);
+
+    /** Pushes controller-to-host data (when the command succeeded and has some) and the response. */
+    void sendCompletion(Request r);
+
+    /** Ends the connection. */
+    void close();
+
+    /** The peer's address for logs, e.g. {@code 127.0.0.1:50122}. */
+    String peer();
+
+    /** The SGL identifier that names data moved by this transport rather than in the capsule. */
+    int dataDescriptor();
+
+    /** The largest in-capsule data this queue accepts, in bytes. */
+    int inCapsuleDataSize();
+}

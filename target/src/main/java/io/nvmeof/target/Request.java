@@ -1,0 +1,115 @@
+package io.nvmeof.target;
+
+import io.netty.buffer.ByteBuf;
+import io.nvmeof.protocol.Flyweight;
+import io.nvmeof.protocol.Status;
+import io.nvmeof.protocol.SubmissionQueueEntry;
+import java.nio.ByteBuffer;
+
+/**
+ * One command in flight on a queue. Pooled by its {@link QueuePair} and reused; owned by the
+ * queue's event loop except while a blocking backend call runs on the I/O executor, when
+ * that thread alone touches it until it hands the request back.
+ */
+public final class Request implements Runnable {
+    /** Where the request is in its life (STYLE: an explicit state per request). */
+    public enum State { FREE, NEW, TRANSFERRING_H2C, EXECUTING, TRANSFERRING_C2H, COMPLETED }
+
+    /** Data direction from the opcode's low bits (NVMe Base 2.0, Figure 88). */
+    public static final int XFER_NONE = 0;
+    public static final int XFER_H2C = 1;
+    public static final int XFER_C2H = 2;
+
+    final QueuePair queue;
+    /** Index in the queue's pool; transports use it as a transfer tag. */
+    public final int tag;
+    private final ByteBuffer sqeBuffer = Flyweight.allocate(SubmissionQueueEntry.SIZE);
+    /** The command, in the request's own copy. */
+    public final SubmissionQueueEntry sqe = new SubmissionQueueEntry().wrap(sqeBuffer, 0);
+
+    public State state = State.FREE;
+    /** Data direction, one of {@code XFER_*}. */
+    public int direction;
+    /** Bytes of command data the SGL describes. */
+    public int length;
+    /** Command data; owned by the request until handed to the transport or released. */
+    public ByteBuf data;
+    /** Where the data starts inside {@link #data}. */
+    public int dataOffset;
+    /** Bytes of host-to-controller data received so far (transports advance it). */
+    public int received;
+    /** Transport bookkeeping: the next data offset it expects or will request. */
+    public int transportCursor;
+
+    Namespace namespace;
+    long byteOffset;
+    public Status status = Status.SUCCESS;
+    /** CQE DW0-DW1. */
+    public long result;
+    /** Bytes of data to send back (may be shorter than {@link #length}, e.g. for log pages). */
+    public int c2hLength;
+
+    Request(QueuePair queue, int tag) {
+        this.queue = queue;
+        this.tag = tag;
+    }
+
+    public QueuePair queue() {
+        return queue;
+    }
+
+    /** Copies a 64-byte SQE from a buffer of the transport into this request. */
+    public void loadSqe(ByteBuf from, int index) {
+        sqeBuffer.clear();
+        from.getBytes(index, sqeBuffer);
+        sqeBuffer.clear();
+    }
+
+    public int cid() {
+        return sqe.cid();
+    }
+
+    /** The data region as an NIO view for backends; no allocation for pooled buffers. */
+    ByteBuffer dataNio(int len) {
+        return data.internalNioBuffer(dataOffset, len);
+    }
+
+    void reset() {
+        state = State.NEW;
+        direction = XFER_NONE;
+        length = 0;
+        dataOffset = 0;
+        received = 0;
+        transportCursor = 0;
+        namespace = null;
+        byteOffset = 0;
+        status = Status.SUCCESS;
+        result = 0;
+        c2hLength = 0;
+    }
+
+    /** Releases the data buffer if the request still owns it. */
+    public void releaseData() {
+        ByteBuf d = data;
+        if (d != null) {
+            data = null;
+            d.release();
+        }
+    }
+
+    /** Runs a blocking backend call on the I/O executor, or finishes it on the event loop. */
+    @Override
+    public void run() {
+        if (queue.transport().eventLoop().inEventLoop()) {
+            queue.ioFinished(this);
+        } else {
+            IoCommands.executeBlocking(this);
+            queue.transport().eventLoop().execute(this);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Request{tag=" + tag + " state=" + state + " " + sqe + "}";
+    }
+}

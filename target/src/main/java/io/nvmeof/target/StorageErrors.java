@@ -1,0 +1,25 @@
+package io.nvmeof.target;
+
+import io.nvmeof.protocol.Status;
+import java.io.IOException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.file.AccessDeniedException;
+
+/** The one place where exceptions from storage become NVMe status. */
+public final class StorageErrors {
+    private StorageErrors() {
+    }
+
+    public static Status toStatus(Throwable t, boolean write) {
+        if (t instanceof AccessDeniedException) {
+            return Status.ACCESS_DENIED;
+        }
+        if (t instanceof ClosedChannelException) {
+            return Status.NAMESPACE_NOT_READY;
+        }
+        if (t instanceof IOException) {
+            return write ? Status.WRITE_FAULT : Status.UNRECOVERED_READ_ERROR;
+        }
+        return Status.INTERNAL_ERROR;
+    }
+}

@@ -1,0 +1,128 @@
+package io.nvmeof.target;
+
+import io.nvmeof.protocol.Nqn;
+import java.io.IOException;
+import java.util.Collection;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.CopyOnWriteArraySet;
+
+/**
+ * An NVM subsystem: its NQN, identity strings, namespaces, the hosts allowed in, and the
+ * controllers currently associated with hosts (cntlid allocated here).
+ */
+public final class Subsystem implements AutoCloseable {
+    /** Dynamic controller IDs: 1..0xffef (0xfff0.. are reserved; NVMe-oF 1.1, 4.2). */
+    private static final int MAX_CNTLID = 0xffef;
+    private final String nqn;
+    private final String serial;
+    private final String model;
+    private final String firmware;
+    private final NavigableMap<Integer, Namespace> namespaces = new ConcurrentSkipListMap<>(Integer::compareUnsigned);
+    private final Set<String> allowedHosts = new CopyOnWriteArraySet<>();
+    private volatile boolean allowAnyHost = true;
+    private final Map<Integer, Controller> controllers = new ConcurrentHashMap<>();
+    private int nextCntlid = 1;
+
+    public Subsystem(String nqn, String serial, String model, String firmware) {
+        this.nqn = Nqn.require(nqn);
+        this.serial = serial;
+        this.model = model;
+        this.firmware = firmware;
+    }
+
+    public String nqn() {
+        return nqn;
+    }
+
+    public String serial() {
+        return serial;
+    }
+
+    public String model() {
+        return model;
+    }
+
+    public String firmware() {
+        return firmware;
+    }
+
+    public void addNamespace(Namespace ns) {
+        if (namespaces.putIfAbsent(ns.nsid(), ns) != null) {
+            throw new IllegalArgumentException("subsystem " + nqn + " already has nsid " + ns.nsid());
+        }
+    }
+
+    /** The active namespace with this NSID, or null. */
+    public Namespace namespace(int nsid) {
+        return namespaces.get(nsid);
+    }
+
+    public NavigableMap<Integer, Namespace> namespaces() {
+        return namespaces;
+    }
+
+    public void allowAnyHost(boolean any) {
+        this.allowAnyHost = any;
+    }
+
+    public void allowHost(String hostNqn) {
+        allowedHosts.add(Nqn.require(hostNqn));
+        allowAnyHost = false;
+    }
+
+    public boolean allows(String hostNqn) {
+        return allowAnyHost || allowedHosts.contains(hostNqn);
+    }
+
+    /** Creates a controller for a host with a fresh cntlid; null if all are in use. */
+    synchronized Controller newController(Target target, String hostNqn, java.util.UUID hostId, long katoMillis) {
+        for (int i = 0; i < MAX_CNTLID; i++) {
+            int id = nextCntlid;
+            nextCntlid = nextCntlid == MAX_CNTLID ? 1 : nextCntlid + 1;
+            if (!controllers.containsKey(id)) {
+                Controller c = new Controller(target, this, id, hostNqn, hostId, katoMillis);
+                controllers.put(id, c);
+                return c;
+            }
+        }
+        return null;
+    }
+
+    public Controller controller(int cntlid) {
+        return controllers.get(cntlid);
+    }
+
+    public Collection<Controller> controllers() {
+        return controllers.values();
+    }
+
+    void removeController(Controller c) {
+        controllers.remove(c.cntlid(), c);
+    }
+
+    @Override
+    public void close() throws IOException {
+        for (Controller c : controllers.values()) {
+            c.destroy();
+        }
+        IOException first = null;
+        for (Namespace ns : namespaces.values()) {
+            try {
+                ns.close();
+            } catch (IOException e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+}

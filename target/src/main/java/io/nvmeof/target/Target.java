@@ -1,0 +1,194 @@
+package io.nvmeof.target;
+
+import io.netty.channel.EventLoopGroup;
+import io.nvmeof.fabric.EventLoops;
+import io.nvmeof.target.tcp.TcpListener;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The NVMe-oF target: subsystems and the ports they are served on. Build it, add
+ * subsystems, then {@link #listenTcp} on one or more addresses; {@link #close()} stops
+ * listening, drops every connection, waits for I/O in flight and closes the backends.
+ */
+public final class Target implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(Target.class.getName());
+    /** NN reported in Identify Controller unless a namespace has a larger NSID. */
+    public static final int MAX_NSID = 1024;
+
+    private final Map<String, Subsystem> subsystems = new ConcurrentHashMap<>();
+    private final List<TcpListener> listeners = new ArrayList<>();
+    private final Options options;
+    private EventLoopGroup group;
+    private ExecutorService ioExecutor;
+    private boolean closed;
+
+    /** Tunables, with the defaults a Linux host works well with. */
+    public static final class Options {
+        /** Event loop threads; 0 means one per core. */
+        public int eventLoopThreads = 0;
+        /** Threads for blocking backend I/O. */
+        public int ioThreads = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
+        /** CAP.MQES + 1. */
+        public int maxQueueSize = 128;
+        public int maxIoQueues = 64;
+        /** In-capsule data accepted on every queue (IOCCSZ - 64). */
+        public int inCapsuleDataSize = 8192;
+        /** MAXH2CDATA: at least 4096 and a multiple of 4 for Linux hosts. */
+        public int maxH2cData = 128 * 1024;
+        /** MDTS as a power of two of 4 KiB pages: 8 = 1 MiB. */
+        public int mdts = 8;
+        public int ieeeOui = 0;
+        /** CAP.TO in 500 ms units. */
+        public int readyTimeoutHalfSeconds = 15;
+        /** Extra time past KATO before a silent host's controller is torn down. */
+        public long keepAliveGraceMillis = 2000;
+    }
+
+    public Target() {
+        this(new Options());
+    }
+
+    public Target(Options options) {
+        if (options.maxH2cData < 4096 || options.maxH2cData % 4 != 0) {
+            throw new IllegalArgumentException("maxH2cData must be at least 4096 and a multiple of 4");
+        }
+        this.options = options;
+    }
+
+    public synchronized void addSubsystem(Subsystem s) {
+        if (subsystems.putIfAbsent(s.nqn(), s) != null) {
+            throw new IllegalArgumentException("subsystem " + s.nqn() + " is defined twice");
+        }
+    }
+
+    public Subsystem subsystem(String nqn) {
+        return subsystems.get(nqn);
+    }
+
+    public Collection<Subsystem> subsystems() {
+        return subsystems.values();
+    }
+
+    private synchronized void startThreads() {
+        if (group == null) {
+            group = EventLoops.newGroup(options.eventLoopThreads, "nvmeof-target");
+            AtomicInteger n = new AtomicInteger();
+            // A bounded array queue: no allocation per queued command, and ample room for
+            // every queue's depth at once.
+            ioExecutor = new ThreadPoolExecutor(options.ioThreads, options.ioThreads, 60, TimeUnit.SECONDS,
+                    new ArrayBlockingQueue<>(65536), r -> {
+                        Thread t = new Thread(r, "nvmeof-io-" + n.incrementAndGet());
+                        t.setDaemon(true);
+                        return t;
+                    });
+        }
+    }
+
+    /** Serves NVMe/TCP on {@code address}; returns the bound address (port 0 picks one). */
+    public synchronized InetSocketAddress listenTcp(InetSocketAddress address) throws IOException {
+        if (closed) {
+            throw new IllegalStateException("target is closed");
+        }
+        startThreads();
+        try {
+            TcpListener l = TcpListener.bind(this, group, address);
+            listeners.add(l);
+            LOG.log(System.Logger.Level.INFO, "listening on tcp://{0}", l.localAddress());
+            return l.localAddress();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while binding " + address, e);
+        } catch (RuntimeException e) {
+            throw new IOException("cannot listen on " + address + ": " + e.getMessage(), e);
+        }
+    }
+
+    ExecutorService ioExecutor() {
+        return ioExecutor;
+    }
+
+    public int maxQueueSize() {
+        return options.maxQueueSize;
+    }
+
+    public int maxIoQueues() {
+        return options.maxIoQueues;
+    }
+
+    public int inCapsuleDataSize() {
+        return options.inCapsuleDataSize;
+    }
+
+    public int maxH2cData() {
+        return options.maxH2cData;
+    }
+
+    public int mdts() {
+        return options.mdts;
+    }
+
+    /** Largest transfer of one command: 2^MDTS pages of 4 KiB. */
+    public int maxTransferSize() {
+        return 4096 << options.mdts;
+    }
+
+    public int ieeeOui() {
+        return options.ieeeOui;
+    }
+
+    public int readyTimeoutHalfSeconds() {
+        return options.readyTimeoutHalfSeconds;
+    }
+
+    public long keepAliveGraceMillis() {
+        return options.keepAliveGraceMillis;
+    }
+
+    @Override
+    public synchronized void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (TcpListener l : listeners) {
+            l.close();
+        }
+        if (group != null) {
+            group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+            ioExecutor.shutdown();
+            try {
+                if (!ioExecutor.awaitTermination(10, TimeUnit.SECONDS)) {
+                    LOG.log(System.Logger.Level.WARNING, "backend I/O still running after 10 s");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        IOException first = null;
+        for (Subsystem s : subsystems.values()) {
+            try {
+                s.close();
+            } catch (IOException e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+}

@@ -1,0 +1,82 @@
+package io.nvmeof.target.backend;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Volatile memory namespace in off-heap segments of up to 1 GiB, so it may exceed 2 GiB.
+ * Copies are cheap and never block, so it runs on the event loop.
+ */
+public final class RamBackend implements Backend {
+    private static final int SEGMENT_SHIFT = 30;
+    private static final long SEGMENT = 1L << SEGMENT_SHIFT;
+    private final long size;
+    private final int blockSize;
+    private final ByteBuffer[] segments;
+
+    public RamBackend(long size, int blockSize) {
+        if (size <= 0 || size % blockSize != 0) {
+            throw new IllegalArgumentException("RAM size must be a positive multiple of " + blockSize + ": " + size);
+        }
+        this.size = size;
+        this.blockSize = blockSize;
+        int n = (int) ((size + SEGMENT - 1) >>> SEGMENT_SHIFT);
+        segments = new ByteBuffer[n];
+        for (int i = 0; i < n; i++) {
+            segments[i] = ByteBuffer.allocateDirect((int) Math.min(SEGMENT, size - ((long) i << SEGMENT_SHIFT)));
+        }
+    }
+
+    @Override
+    public long size() {
+        return size;
+    }
+
+    @Override
+    public int blockSize() {
+        return blockSize;
+    }
+
+    @Override
+    public boolean blocking() {
+        return false;
+    }
+
+    @Override
+    public void read(long offset, ByteBuffer dst) {
+        while (dst.hasRemaining()) {
+            ByteBuffer seg = segments[(int) (offset >>> SEGMENT_SHIFT)];
+            int at = (int) (offset & (SEGMENT - 1));
+            int n = Math.min(dst.remaining(), seg.capacity() - at);
+            dst.put(dst.position(), seg, at, n);
+            dst.position(dst.position() + n);
+            offset += n;
+        }
+    }
+
+    @Override
+    public void write(long offset, ByteBuffer src) {
+        while (src.hasRemaining()) {
+            ByteBuffer seg = segments[(int) (offset >>> SEGMENT_SHIFT)];
+            int at = (int) (offset & (SEGMENT - 1));
+            int n = Math.min(src.remaining(), seg.capacity() - at);
+            seg.put(at, src, src.position(), n);
+            src.position(src.position() + n);
+            offset += n;
+        }
+    }
+
+    @Override
+    public void flush() {
+        // nothing volatile beyond the memory itself
+    }
+
+    @Override
+    public String describe() {
+        return "ram:" + size;
+    }
+
+    @Override
+    public void close() {
+        // direct buffers are freed with the object
+    }
+}

@@ -1,0 +1,61 @@
+package io.nvmeof.target.tcp;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import io.nvmeof.fabric.EventLoops;
+import io.nvmeof.target.Target;
+import java.net.InetSocketAddress;
+
+/** An NVMe/TCP port of the target: accepts connections, one queue each. */
+public final class TcpListener implements AutoCloseable {
+    private final Channel server;
+    private final ChannelGroup connections;
+
+    private TcpListener(Channel server, ChannelGroup connections) {
+        this.server = server;
+        this.connections = connections;
+    }
+
+    /** Binds {@code address} (port 0 picks a free one) and serves {@code target} on it. */
+    public static TcpListener bind(Target target, EventLoopGroup group, InetSocketAddress address)
+            throws InterruptedException {
+        ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+        ServerBootstrap b = new ServerBootstrap()
+                .group(group)
+                .channel(EventLoops.serverChannel())
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .option(ChannelOption.SO_BACKLOG, 128)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.SO_KEEPALIVE, true)
+                .childHandler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        connections.add(ch);
+                        ch.pipeline().addLast("nvme-tcp", new TcpQueue(target));
+                    }
+                });
+        Channel server = b.bind(address).sync().channel();
+        return new TcpListener(server, connections);
+    }
+
+    public InetSocketAddress localAddress() {
+        return (InetSocketAddress) server.localAddress();
+    }
+
+    /** Connections open right now. */
+    public int connectionCount() {
+        return connections.size();
+    }
+
+    @Override
+    public void close() {
+        server.close().syncUninterruptibly();
+        connections.close().syncUninterruptibly();
+    }
+}

@@ -1,0 +1,310 @@
+package io.nvmeof.target.tcp;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.EventLoop;
+import io.nvmeof.fabric.tcp.PduDecoder;
+import io.nvmeof.fabric.tcp.PduException;
+import io.nvmeof.fabric.tcp.Wire;
+import io.nvmeof.protocol.CompletionQueueEntry;
+import io.nvmeof.protocol.Sgl;
+import io.nvmeof.protocol.tcp.CapsuleResponsePdu;
+import io.nvmeof.protocol.tcp.DataPdu;
+import io.nvmeof.protocol.tcp.FatalErrorStatus;
+import io.nvmeof.protocol.tcp.ICReqPdu;
+import io.nvmeof.protocol.tcp.ICRespPdu;
+import io.nvmeof.protocol.tcp.Pdu;
+import io.nvmeof.protocol.tcp.PduType;
+import io.nvmeof.protocol.tcp.R2TPdu;
+import io.nvmeof.protocol.tcp.TermReqPdu;
+import io.nvmeof.target.QueuePair;
+import io.nvmeof.target.QueueTransport;
+import io.nvmeof.target.Request;
+import io.nvmeof.target.Target;
+
+/**
+ * The controller side of one NVMe/TCP connection (one queue): connection initialization,
+ * command capsules, R2T + H2CData for host data, C2HData + response capsules, digests and
+ * termination (NVMe/TCP Transport 1.0, 3.3-3.6). Confined to the channel's event loop.
+ * Responses produced while reading are flushed once per read loop.
+ */
+final class TcpQueue extends PduDecoder implements QueueTransport {
+    private static final System.Logger LOG = System.getLogger(TcpQueue.class.getName());
+
+    private final Target target;
+    private final QueuePair queue;
+    private final DataPdu dataView = new DataPdu();
+    private final R2TPdu r2tView = new R2TPdu();
+    private final CapsuleResponsePdu respView = new CapsuleResponsePdu();
+    private final CompletionQueueEntry cqeView = new CompletionQueueEntry();
+    private ChannelHandlerContext ctx;
+    private boolean initialized;
+    private boolean reading;
+    private boolean flushPending;
+    /** Where C2HData data starts: header, header digest, padding to the host's HPDA. */
+    private int c2hDataOffset = DataPdu.SIZE;
+
+    TcpQueue(Target target) {
+        this.target = target;
+        this.queue = new QueuePair(target, this);
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    // ---- decoder side ----
+
+    @Override
+    protected boolean allowed(PduType type) {
+        if (!initialized) {
+            return type == PduType.IC_REQ;
+        }
+        return type == PduType.CAPSULE_CMD || type == PduType.H2C_DATA || type == PduType.H2C_TERM_REQ;
+    }
+
+    @Override
+    protected long maxData(PduType type) {
+        switch (type) {
+            case CAPSULE_CMD:
+                return target.inCapsuleDataSize();
+            case H2C_DATA:
+                return target.maxH2cData();
+            default:
+                return 0;
+        }
+    }
+
+    @Override
+    protected void onPdu(ChannelHandlerContext ctx, PduType type, ByteBuf in, int start, int flags,
+                         int dataStart, int dataLength) throws PduException {
+        switch (type) {
+            case IC_REQ:
+                initialize(in, start);
+                break;
+            case CAPSULE_CMD:
+                capsule(in, start, dataStart, dataLength);
+                break;
+            case H2C_DATA:
+                h2cData(in, start, dataStart, dataLength);
+                break;
+            case H2C_TERM_REQ: {
+                int fes = in.getUnsignedShortLE(start + TermReqPdu.FES_OFFSET);
+                LOG.log(System.Logger.Level.WARNING, "host {0} terminated the connection: FES {1}", peer(),
+                        FatalErrorStatus.of(fes));
+                markFailed();
+                ctx.close();
+                break;
+            }
+            default:
+                throw new PduException(FatalErrorStatus.PDU_SEQUENCE_ERROR, 0, "unexpected " + type);
+        }
+    }
+
+    private void initialize(ByteBuf in, int start) throws PduException {
+        ICReqPdu req = new ICReqPdu().wrap(Wire.load(in, start, ICReqPdu.SIZE, scratch), 0);
+        if (req.pfv() != 0) {
+            throw new PduException(FatalErrorStatus.UNSUPPORTED_PARAMETER, ICReqPdu.PFV_OFFSET, "PFV " + req.pfv());
+        }
+        if (req.hpda() > 31) {
+            throw new PduException(FatalErrorStatus.INVALID_HEADER_FIELD, ICReqPdu.HPDA_OFFSET, "HPDA " + req.hpda());
+        }
+        boolean hd = (req.digest() & ICReqPdu.DGST_HEADER) != 0;
+        boolean dd = (req.digest() & ICReqPdu.DGST_DATA) != 0;
+        int align = (req.hpda() + 1) * 4;
+        int headerEnd = DataPdu.SIZE + (hd ? Pdu.DIGEST_SIZE : 0);
+        c2hDataOffset = (headerEnd + align - 1) / align * align;
+        ICRespPdu resp = new ICRespPdu().wrap(scratch, 0);
+        resp.encode(0, hd, dd, target.maxH2cData());
+        ByteBuf out = ctx.alloc().directBuffer(ICRespPdu.SIZE);
+        Wire.store(scratch, ICRespPdu.SIZE, out);
+        write(out);
+        headerDigest = hd;
+        dataDigest = dd;
+        initialized = true;
+    }
+
+    private void capsule(ByteBuf in, int start, int dataStart, int dataLength) throws PduException {
+        Request r = queue.acquire();
+        if (r == null) {
+            throw new PduException(FatalErrorStatus.PDU_SEQUENCE_ERROR, 0, "more commands in flight than the queue holds");
+        }
+        r.loadSqe(in, start + Pdu.COMMON_HEADER_SIZE);
+        if (dataLength > 0) {
+            r.data = allocateData(r, dataLength);
+            r.data.setBytes(r.dataOffset, in, dataStart, dataLength);
+            r.received = dataLength;
+        }
+        queue.start(r);
+    }
+
+    private void h2cData(ByteBuf in, int start, int dataStart, int dataLength) throws PduException {
+        DataPdu pdu = dataView.wrap(Wire.load(in, start, DataPdu.SIZE, scratch), 0);
+        Request r = queue.byTag(pdu.ttag());
+        if (r == null || r.state != Request.State.TRANSFERRING_H2C) {
+            throw new PduException(FatalErrorStatus.INVALID_HEADER_FIELD, DataPdu.TTAG_OFFSET, "unknown TTAG " + pdu.ttag());
+        }
+        if (r.cid() != pdu.cccid()) {
+            throw new PduException(FatalErrorStatus.INVALID_HEADER_FIELD, DataPdu.CCCID_OFFSET, "CCCID " + pdu.cccid()
+                    + " does not match TTAG " + pdu.ttag());
+        }
+        if (pdu.datal() != dataLength) {
+            throw new PduException(FatalErrorStatus.INVALID_HEADER_FIELD, DataPdu.DATAL_OFFSET, "DATAL " + pdu.datal()
+                    + " but the PDU carries " + dataLength);
+        }
+        if (pdu.datao() != r.received || pdu.datao() + pdu.datal() > r.transportCursor) {
+            throw new PduException(FatalErrorStatus.DATA_TRANSFER_OUT_OF_RANGE, DataPdu.DATAO_OFFSET,
+                    "H2CData at " + pdu.datao() + "+" + pdu.datal() + " outside the R2T window " + r.received + ".."
+                            + r.transportCursor);
+        }
+        r.data.setBytes(r.dataOffset + r.received, in, dataStart, dataLength);
+        r.received += dataLength;
+        if (r.received == r.length) {
+            queue.dataReceived(r);
+        } else if (r.received == r.transportCursor) {
+            fetchData(r);
+        }
+    }
+
+    @Override
+    protected void sendTermination(ChannelHandlerContext ctx, PduException e, ByteBuf header) {
+        LOG.log(System.Logger.Level.WARNING, "closing connection from {0}: {1} ({2})", peer(), e.status(), e.getMessage());
+        writeTermination(ctx, PduType.C2H_TERM_REQ, e, header);
+    }
+
+    // ---- QueueTransport ----
+
+    @Override
+    public EventLoop eventLoop() {
+        return ctx.channel().eventLoop();
+    }
+
+    @Override
+    public ByteBuf allocateData(Request r, int length) {
+        r.dataOffset = c2hDataOffset;
+        ByteBuf b = ctx.alloc().directBuffer(c2hDataOffset + length + Pdu.DIGEST_SIZE);
+        return b;
+    }
+
+    @Override
+    public void fetchData(Request r) {
+        // One R2T for everything still missing; the host splits it into H2CData PDUs of
+        // at most MAXH2CDATA, so MAXR2T (at least 1) always holds.
+        int offset = r.received;
+        int length = r.length - offset;
+        r.transportCursor = r.length;
+        R2TPdu pdu = r2tView.wrap(scratch, 0);
+        pdu.encode(r.cid(), r.tag, offset, length, headerDigest);
+        ByteBuf out = ctx.alloc().directBuffer(R2TPdu.SIZE + Pdu.DIGEST_SIZE);
+        Wire.store(scratch, R2TPdu.SIZE, out);
+        if (headerDigest) {
+            out.writeIntLE(crc.compute(out, 0, R2TPdu.SIZE));
+        }
+        write(out);
+    }
+
+    @Override
+    public void sendCompletion(Request r) {
+        if (r.c2hLength > 0) {
+            ByteBuf d = r.data;
+            r.data = null;
+            int len = r.c2hLength;
+            dataView.wrap(scratch, 0);
+            dataView.encode(PduType.C2H_DATA, Pdu.FLAG_LAST_PDU, r.cid(), 0, 0, len, headerDigest, dataDigest);
+            dataView.pdo(c2hDataOffset).plen(c2hDataOffset + len + (dataDigest ? Pdu.DIGEST_SIZE : 0));
+            d.clear();
+            Wire.store(scratch, DataPdu.SIZE, d);
+            if (headerDigest) {
+                d.writeIntLE(crc.compute(d, 0, DataPdu.SIZE));
+            }
+            d.writerIndex(c2hDataOffset + len);
+            if (dataDigest) {
+                d.writeIntLE(crc.compute(d, c2hDataOffset, len));
+            }
+            if (c2hDataOffset > DataPdu.SIZE + (headerDigest ? Pdu.DIGEST_SIZE : 0)) {
+                d.setZero(DataPdu.SIZE + (headerDigest ? Pdu.DIGEST_SIZE : 0),
+                        c2hDataOffset - DataPdu.SIZE - (headerDigest ? Pdu.DIGEST_SIZE : 0));
+            }
+            write(d);
+        }
+        respView.wrap(scratch, 0);
+        respView.init(PduType.CAPSULE_RESP, headerDigest ? Pdu.FLAG_HDGST : 0, 0,
+                CapsuleResponsePdu.SIZE + (headerDigest ? Pdu.DIGEST_SIZE : 0));
+        respView.cqe(cqeView).result(r.result).sqhd(queue.sqhd()).sqid(Math.max(queue.qid(), 0)).cid(r.cid())
+                .status(r.status);
+        ByteBuf out = ctx.alloc().directBuffer(CapsuleResponsePdu.SIZE + Pdu.DIGEST_SIZE);
+        Wire.store(scratch, CapsuleResponsePdu.SIZE, out);
+        if (headerDigest) {
+            out.writeIntLE(crc.compute(out, 0, CapsuleResponsePdu.SIZE));
+        }
+        queue.release(r);
+        write(out);
+    }
+
+    @Override
+    public int dataDescriptor() {
+        return Sgl.TCP_TRANSPORT;
+    }
+
+    @Override
+    public void close() {
+        ctx.close();
+    }
+
+    @Override
+    public String peer() {
+        return String.valueOf(ctx.channel().remoteAddress());
+    }
+
+    @Override
+    public int inCapsuleDataSize() {
+        return target.inCapsuleDataSize();
+    }
+
+    // ---- flushing: once per read loop, or at once for completions from elsewhere ----
+
+    private void write(ByteBuf b) {
+        if (!ctx.channel().isActive()) {
+            b.release();
+            return;
+        }
+        ctx.write(b, ctx.voidPromise());
+        if (reading) {
+            flushPending = true;
+        } else {
+            ctx.flush();
+        }
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
+        reading = true;
+        try {
+            super.channelRead(ctx, msg);
+        } finally {
+            reading = false;
+        }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
+        if (flushPending) {
+            flushPending = false;
+            ctx.flush();
+        }
+        super.channelReadComplete(ctx);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        queue.closed();
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        LOG.log(System.Logger.Level.WARNING, "connection from " + peer() + " failed", cause);
+        ctx.close();
+    }
+}
