@@ -1,0 +1,107 @@
+package io.nvmeof.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.PrintWriter;
+import java.util.Locale;
+import org.HdrHistogram.Histogram;
+
+/** Prints bench results the way fio does: its text summary, or its JSON layout. */
+final class BenchReport {
+    /** fio's default completion-latency percentiles. */
+    static final double[] PERCENTILES = {1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99};
+
+    private BenchReport() {
+    }
+
+    static String human(double v) {
+        if (v >= 1e6) {
+            return String.format(Locale.ROOT, "%.2fM", v / 1e6);
+        }
+        if (v >= 1e3) {
+            return String.format(Locale.ROOT, "%.1fk", v / 1e3);
+        }
+        return String.format(Locale.ROOT, "%.0f", v);
+    }
+
+    static void text(PrintWriter out, String jobName, Bench.Result r) {
+        Histogram h = r.latency();
+        String dir = r.pattern().write ? "write" : "read";
+        double mib = r.bytesPerSecond() / (1 << 20);
+        double mb = r.bytesPerSecond() / 1e6;
+        long ms = r.elapsedNanos() / 1_000_000;
+        out.printf(Locale.ROOT, "%s: (rw=%s, bs=%d, iodepth=%d)%n", jobName, r.pattern().fioName, r.blockSize(), r.iodepth());
+        out.printf(Locale.ROOT, "  %s: IOPS=%s, BW=%.1fMiB/s (%.1fMB/s)(%.1fMiB/%dmsec)%n", dir, human(r.iops()), mib, mb,
+                (double) r.ios() * r.blockSize() / (1 << 20), ms);
+        out.printf(Locale.ROOT, "    lat (usec): min=%.1f, max=%.1f, avg=%.2f, stdev=%.2f%n", h.getMinValue() / 1e3,
+                h.getMaxValue() / 1e3, h.getMean() / 1e3, h.getStdDeviation() / 1e3);
+        out.printf(Locale.ROOT, "    lat percentiles (usec): 50.00th=[%.1f], 90.00th=[%.1f], 99.00th=[%.1f], 99.90th=[%.1f], 99.99th=[%.1f]%n",
+                h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(90) / 1e3, h.getValueAtPercentile(99) / 1e3,
+                h.getValueAtPercentile(99.9) / 1e3, h.getValueAtPercentile(99.99) / 1e3);
+        out.flush();
+    }
+
+    private static ObjectNode latency(ObjectMapper m, Histogram h, boolean withPercentiles) {
+        ObjectNode n = m.createObjectNode();
+        boolean any = h.getTotalCount() > 0;
+        n.put("min", any ? h.getMinValue() : 0);
+        n.put("max", any ? h.getMaxValue() : 0);
+        n.put("mean", any ? h.getMean() : 0.0);
+        n.put("stddev", any ? h.getStdDeviation() : 0.0);
+        n.put("N", h.getTotalCount());
+        if (withPercentiles && any) {
+            ObjectNode p = n.putObject("percentile");
+            for (double q : PERCENTILES) {
+                p.put(String.format(Locale.ROOT, "%.6f", q), h.getValueAtPercentile(q));
+            }
+        }
+        return n;
+    }
+
+    private static ObjectNode direction(ObjectMapper m, Bench.Result r, boolean active) {
+        ObjectNode n = m.createObjectNode();
+        Histogram h = active ? r.latency() : new Histogram(3);
+        long ios = active ? r.ios() : 0;
+        long bytes = ios * r.blockSize();
+        long runtimeMs = active ? r.elapsedNanos() / 1_000_000 : 0;
+        double bps = active ? r.bytesPerSecond() : 0;
+        n.put("io_bytes", bytes);
+        n.put("io_kbytes", bytes / 1024);
+        n.put("bw_bytes", (long) bps);
+        n.put("bw", (long) (bps / 1024));
+        n.put("iops", active ? r.iops() : 0.0);
+        n.put("runtime", runtimeMs);
+        n.put("total_ios", ios);
+        n.put("short_ios", 0);
+        n.put("drop_ios", 0);
+        n.set("slat_ns", latency(m, new Histogram(3), false));
+        n.set("clat_ns", latency(m, h, true));
+        n.set("lat_ns", latency(m, h, true));
+        return n;
+    }
+
+    static void json(PrintWriter out, String jobName, Bench.Result r, String uri) {
+        ObjectMapper m = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+        ObjectNode root = m.createObjectNode();
+        root.put("fio version", "nvmeof-java");
+        root.put("timestamp", System.currentTimeMillis() / 1000);
+        root.put("time", new java.util.Date().toString());
+        ObjectNode options = root.putObject("global options");
+        options.put("filename", uri);
+        ObjectNode job = root.putArray("jobs").addObject();
+        job.put("jobname", jobName);
+        job.put("groupid", 0);
+        job.put("error", 0);
+        ObjectNode jo = job.putObject("job options");
+        jo.put("rw", r.pattern().fioName);
+        jo.put("bs", Integer.toString(r.blockSize()));
+        jo.put("iodepth", Integer.toString(r.iodepth()));
+        job.put("elapsed", Math.max(1, r.elapsedNanos() / 1_000_000_000L));
+        job.put("job_runtime", r.elapsedNanos() / 1_000_000);
+        job.set("read", direction(m, r, !r.pattern().write));
+        job.set("write", direction(m, r, r.pattern().write));
+        out.println(root.toPrettyString());
+        out.flush();
+    }
+}

@@ -1,0 +1,46 @@
+package io.nvmeof.cli;
+
+import io.nvmeof.initiator.ConnectOptions;
+import io.nvmeof.initiator.HostIdentity;
+import java.time.Duration;
+import java.util.UUID;
+import picocli.CommandLine.Option;
+
+/** Host-side options shared by every command that connects (names as in nvme-cli). */
+final class ConnectionOptions {
+    @Option(names = {"-q", "--hostnqn"}, description = "Host NQN (default: /etc/nvme/hostnqn or one derived from the machine id).")
+    String hostNqn;
+
+    @Option(names = {"-I", "--hostid"}, description = "Host ID, a UUID (default: /etc/nvme/hostid or the host NQN's UUID).")
+    UUID hostId;
+
+    @Option(names = {"-i", "--nr-io-queues"}, description = "I/O queues to ask for (default: ${DEFAULT-VALUE}).")
+    int ioQueues = Math.min(4, Runtime.getRuntime().availableProcessors());
+
+    @Option(names = {"-Q", "--queue-size"}, description = "Entries per I/O queue (default: ${DEFAULT-VALUE}).")
+    int queueSize = 128;
+
+    @Option(names = {"-g", "--hdr-digest"}, description = "Enable the NVMe/TCP header digest.")
+    boolean headerDigest;
+
+    @Option(names = {"-G", "--data-digest"}, description = "Enable the NVMe/TCP data digest.")
+    boolean dataDigest;
+
+    @Option(names = "--timeout", description = "Command timeout in seconds (default: ${DEFAULT-VALUE}).")
+    int timeoutSeconds = 30;
+
+    ConnectOptions toOptions() {
+        ConnectOptions o = ConnectOptions.defaults().ioQueues(ioQueues).queueSize(queueSize)
+                .headerDigest(headerDigest).dataDigest(dataDigest)
+                .commandTimeout(Duration.ofSeconds(timeoutSeconds))
+                .connectTimeout(Duration.ofSeconds(Math.min(10, timeoutSeconds)));
+        if (hostNqn != null || hostId != null) {
+            HostIdentity sys = HostIdentity.system();
+            String nqn = hostNqn != null ? hostNqn : sys.hostNqn();
+            UUID id = hostId != null ? hostId
+                    : nqn.contains(":uuid:") ? UUID.fromString(nqn.substring(nqn.lastIndexOf(':') + 1)) : sys.hostId();
+            o.identity(new HostIdentity(nqn, id));
+        }
+        return o;
+    }
+}

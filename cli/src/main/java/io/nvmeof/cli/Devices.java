@@ -1,0 +1,33 @@
+package io.nvmeof.cli;
+
+import io.nvmeof.initiator.BlockDevice;
+import io.nvmeof.initiator.Controller;
+import io.nvmeof.initiator.NvmeofUri;
+import java.io.IOException;
+import java.util.List;
+
+/** Opens the namespace a URI names: its ?nsid=, or the first active one. */
+final class Devices {
+    private Devices() {
+    }
+
+    static NvmeofUri parse(String uri) {
+        NvmeofUri u = NvmeofUri.parse(uri);
+        if (u.subsystemNqn().equals(io.nvmeof.protocol.Nqn.DISCOVERY)) {
+            throw new IllegalArgumentException("bad URI '" + uri + "': name a subsystem NQN after the port");
+        }
+        return u;
+    }
+
+    static BlockDevice open(Controller c) throws IOException {
+        int nsid = c.uri().nsid();
+        if (nsid != 0) {
+            return c.namespace(nsid);
+        }
+        List<Integer> active = c.activeNamespaces();
+        if (active.isEmpty()) {
+            throw new IOException(c.uri().subsystemNqn() + " has no active namespace");
+        }
+        return c.namespace(active.get(0));
+    }
+}

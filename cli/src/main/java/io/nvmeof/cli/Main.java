@@ -1,0 +1,72 @@
+package io.nvmeof.cli;
+
+import java.io.PrintWriter;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** {@code nvmeof}: NVMe over Fabrics target, initiator tools and benchmark. */
+@Command(name = "nvmeof", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+        description = "User-space NVMe over Fabrics: serve namespaces, copy data, benchmark remote disks.",
+        subcommands = {TargetCommand.class, ReadCommand.class, WriteCommand.class, BenchCommand.class,
+                DemoCommand.class, CommandLine.HelpCommand.class})
+public final class Main implements Runnable {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+
+    public static void main(String[] args) {
+        System.exit(execute(args));
+    }
+
+    /** Runs the command line and returns the exit code (for tests and embedding). */
+    public static int execute(String... args) {
+        return commandLine().execute(args);
+    }
+
+    static CommandLine commandLine() {
+        CommandLine cl = new CommandLine(new Main());
+        cl.setParameterExceptionHandler((ex, a) -> {
+            PrintWriter err = ex.getCommandLine().getErr();
+            err.println("nvmeof: " + ex.getMessage() + " (see '" + ex.getCommandLine().getCommandSpec().qualifiedName()
+                    + " --help')");
+            err.flush();
+            return 2;
+        });
+        cl.setExecutionExceptionHandler((ex, c, parseResult) -> {
+            PrintWriter err = c.getErr();
+            err.println("nvmeof: " + describe(ex));
+            err.flush();
+            if (System.getenv("NVMEOF_DEBUG") != null) {
+                ex.printStackTrace(err);
+            }
+            return 1;
+        });
+        return cl;
+    }
+
+    /** One line that says what went wrong, without a stack trace. */
+    static String describe(Throwable t) {
+        Throwable c = t;
+        while ((c instanceof java.util.concurrent.CompletionException
+                || c instanceof java.util.concurrent.ExecutionException) && c.getCause() != null) {
+            c = c.getCause();
+        }
+        String m = c.getMessage();
+        if (m == null || m.isBlank()) {
+            m = c.getClass().getSimpleName();
+        }
+        return m.replace('\n', ' ');
+    }
+
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String v = Main.class.getPackage().getImplementationVersion();
+            return new String[] {"nvmeof " + (v != null ? v : "development") + " (Java " + Runtime.version() + ")"};
+        }
+    }
+}

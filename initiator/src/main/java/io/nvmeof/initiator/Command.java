@@ -1,0 +1,123 @@
+package io.nvmeof.initiator;
+
+import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.Status;
+import io.nvmeof.protocol.SubmissionQueueEntry;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One command from submission to completion: the SQE fields, the caller's data buffer and
+ * the future the caller waits on. The caller fills it on its own thread; the queue's event
+ * loop takes it from there (the object is its own hand-off task).
+ */
+public final class Command extends CompletableFuture<Command> {
+    /** Data direction. */
+    public static final int NONE = 0;
+    public static final int TO_CONTROLLER = 1;
+    public static final int FROM_CONTROLLER = 2;
+
+    int opcode;
+    int fctype;
+    int nsid;
+    final int[] cdw = new int[16];
+    /** Data to send or the place to receive into: {@code length} bytes from {@code data}'s position. */
+    ByteBuffer data;
+    int length;
+    int direction;
+    /** Set on completion. */
+    Status status;
+    long result;
+    int cid = -1;
+    long deadlineNanos;
+    final String name;
+
+    public Command(String name) {
+        this.name = name;
+    }
+
+    public static Command admin(AdminOpcode op, String name) {
+        Command c = new Command(name);
+        c.opcode = op.code;
+        return c;
+    }
+
+    public Command nsid(int v) {
+        nsid = v;
+        return this;
+    }
+
+    /** Sets command dword {@code n} (10..15). */
+    public Command cdw(int n, int v) {
+        cdw[n] = v;
+        return this;
+    }
+
+    public Command fabrics(int fctype) {
+        this.opcode = AdminOpcode.FABRICS.code;
+        this.fctype = fctype;
+        return this;
+    }
+
+    public Command opcode(int op) {
+        this.opcode = op;
+        return this;
+    }
+
+    public Command dataIn(ByteBuffer into, int len) {
+        this.data = into;
+        this.length = len;
+        this.direction = FROM_CONTROLLER;
+        return this;
+    }
+
+    public Command dataOut(ByteBuffer from, int len) {
+        this.data = from;
+        this.length = len;
+        this.direction = TO_CONTROLLER;
+        return this;
+    }
+
+    public Status status() {
+        return status;
+    }
+
+    /** CQE DW0-DW1. */
+    public long result() {
+        return result;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    /** Writes the SQE fields into {@code sqe} (SGL and CID are the transport's). */
+    void fill(SubmissionQueueEntry sqe) {
+        sqe.clear();
+        sqe.opcode(opcode).psdt(opcode == AdminOpcode.FABRICS.code ? 0 : SubmissionQueueEntry.PSDT_SGL_MPTR_CONTIGUOUS);
+        if (opcode == AdminOpcode.FABRICS.code) {
+            sqe.fctype(fctype);
+        } else {
+            sqe.nsid(nsid);
+        }
+        for (int i = 10; i < 16; i++) {
+            sqe.cdw(i, cdw[i] & 0xffffffffL);
+        }
+    }
+
+    /** Completes normally on success, exceptionally with {@link NvmeStatusException} otherwise. */
+    void finish(Status s, long res) {
+        this.status = s;
+        this.result = res;
+        if (s.isSuccess()) {
+            complete(this);
+        } else {
+            completeExceptionally(new NvmeStatusException(name, s));
+        }
+    }
+
+    @Override
+    public String toString() {
+        return name + "{cid=" + cid + " opc=" + opcode + " nsid=" + nsid + " len=" + length + "}";
+    }
+}

@@ -1,0 +1,75 @@
+package io.nvmeof.initiator;
+
+import java.time.Duration;
+
+/** How to connect: identity, queues, timeouts, digests. Defaults suit a LAN target. */
+public final class ConnectOptions {
+    HostIdentity identity;
+    int ioQueues = Math.min(4, Runtime.getRuntime().availableProcessors());
+    int queueSize = 128;
+    Duration keepAlive = Duration.ofSeconds(5);
+    Duration commandTimeout = Duration.ofSeconds(30);
+    Duration connectTimeout = Duration.ofSeconds(10);
+    boolean headerDigest;
+    boolean dataDigest;
+
+    public static ConnectOptions defaults() {
+        return new ConnectOptions();
+    }
+
+    public ConnectOptions identity(HostIdentity id) {
+        this.identity = id;
+        return this;
+    }
+
+    public HostIdentity identity() {
+        if (identity == null) {
+            identity = HostIdentity.system();
+        }
+        return identity;
+    }
+
+    /** I/O queues (one TCP connection each) to ask for; the target may grant fewer. */
+    public ConnectOptions ioQueues(int n) {
+        if (n < 1 || n > 65535) {
+            throw new IllegalArgumentException("ioQueues must be 1..65535: " + n);
+        }
+        this.ioQueues = n;
+        return this;
+    }
+
+    /** Entries per I/O queue (capped by the target's CAP.MQES + 1). */
+    public ConnectOptions queueSize(int n) {
+        if (n < 2 || n > 65536) {
+            throw new IllegalArgumentException("queueSize must be 2..65536: " + n);
+        }
+        this.queueSize = n;
+        return this;
+    }
+
+    /** Keep-alive timeout (KATO); keep-alives go out at half of it. Zero disables. */
+    public ConnectOptions keepAlive(Duration d) {
+        this.keepAlive = d;
+        return this;
+    }
+
+    public ConnectOptions commandTimeout(Duration d) {
+        this.commandTimeout = d;
+        return this;
+    }
+
+    public ConnectOptions connectTimeout(Duration d) {
+        this.connectTimeout = d;
+        return this;
+    }
+
+    public ConnectOptions headerDigest(boolean on) {
+        this.headerDigest = on;
+        return this;
+    }
+
+    public ConnectOptions dataDigest(boolean on) {
+        this.dataDigest = on;
+        return this;
+    }
+}

@@ -1,0 +1,363 @@
+package io.nvmeof.initiator;
+
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.nvmeof.fabric.EventLoops;
+import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.ConnectData;
+import io.nvmeof.protocol.FabricsCommandType;
+import io.nvmeof.protocol.FeatureId;
+import io.nvmeof.protocol.Flyweight;
+import io.nvmeof.protocol.IdentifyCns;
+import io.nvmeof.protocol.IdentifyController;
+import io.nvmeof.protocol.IdentifyNamespace;
+import io.nvmeof.protocol.Registers;
+import io.nvmeof.protocol.Status;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A host-side NVMe-oF controller: an admin queue and I/O queues to one subsystem, brought
+ * up the way the spec and the Linux host do it (Connect, CAP/VS, CC.EN, CSTS.RDY, Identify,
+ * Number of Queues, I/O queue Connects) and kept alive at KATO/2. Commands spread over the
+ * I/O queues without a global lock. Thread-safe; {@link #close()} shuts the controller
+ * down (CC.SHN) and always returns.
+ */
+public final class Controller implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(Controller.class.getName());
+    private static final int ADMIN_QUEUE_SIZE = 32;
+
+    private final NvmeofUri uri;
+    private final ConnectOptions options;
+    private final EventLoopGroup group;
+    private TcpQueue admin;
+    private final List<TcpQueue> ioQueues = new ArrayList<>();
+    private final AtomicInteger next = new AtomicInteger();
+    private int cntlid;
+    private long cap;
+    private int version;
+    private IdentifyController identify;
+    private ScheduledFuture<?> keepAlive;
+    private volatile boolean closed;
+
+    private Controller(NvmeofUri uri, ConnectOptions options) {
+        this.uri = uri;
+        this.options = options;
+        int threads = Math.max(1, Math.min(options.ioQueues, Runtime.getRuntime().availableProcessors()));
+        this.group = EventLoops.newGroup(threads, "nvmeof-host");
+    }
+
+    /** Connects to the subsystem {@code uri} names and brings the controller up. */
+    public static Controller connect(NvmeofUri uri, ConnectOptions options) throws IOException {
+        Controller c = new Controller(uri, options);
+        try {
+            c.bringUp();
+            return c;
+        } catch (IOException | RuntimeException e) {
+            c.close();
+            throw e;
+        }
+    }
+
+    private long timeoutMillis() {
+        return options.commandTimeout.toMillis();
+    }
+
+    private void bringUp() throws IOException {
+        InetSocketAddress address = uri.address();
+        if (address.isUnresolved()) {
+            throw new IOException("cannot resolve host " + uri.host());
+        }
+        HostIdentity id = options.identity();
+        admin = await(TcpQueue.open(group, address, 0, ADMIN_QUEUE_SIZE, TcpQueue.ADMIN_IN_CAPSULE,
+                options.headerDigest, options.dataDigest, options.commandTimeout.toNanos(),
+                (int) options.connectTimeout.toMillis()), "connect to " + address, options.connectTimeout.toMillis());
+        long kato = options.keepAlive.toMillis();
+        cntlid = (int) connectQueue(admin, ADMIN_QUEUE_SIZE, ConnectData.CNTLID_DYNAMIC, kato, id) & 0xffff;
+
+        cap = run(admin, propertyGet(Registers.CAP, 8)).result();
+        version = (int) run(admin, propertyGet(Registers.VS, 4)).result();
+        run(admin, propertySet(Registers.CC, Registers.ccEnable()));
+        waitReady(true);
+
+        ByteBuffer page = Flyweight.allocate(IdentifyCns.DATA_SIZE);
+        run(admin, identifyCommand(IdentifyCns.CONTROLLER, 0, page));
+        identify = new IdentifyController().wrap(page, 0);
+
+        int want = options.ioQueues;
+        Command nq = Command.admin(AdminOpcode.SET_FEATURES, "Set Features (Number of Queues)")
+                .cdw(10, FeatureId.NUMBER_OF_QUEUES).cdw(11, (want - 1) | (want - 1) << 16);
+        long granted = run(admin, nq).result();
+        int queues = Math.min(want, Math.min((int) (granted & 0xffff), (int) ((granted >>> 16) & 0xffff)) + 1);
+
+        int depth = Math.min(options.queueSize, Registers.capMaxQueueEntries(cap));
+        int inCapsule = (int) Math.max(0, identify.ioccsz() * 16 - 64);
+        for (int qid = 1; qid <= queues; qid++) {
+            TcpQueue q = await(TcpQueue.open(group, address, qid, depth, inCapsule, options.headerDigest,
+                    options.dataDigest, options.commandTimeout.toNanos(), (int) options.connectTimeout.toMillis()),
+                    "connect I/O queue " + qid, options.connectTimeout.toMillis());
+            ioQueues.add(q);
+            connectQueue(q, depth, cntlid, 0, id);
+        }
+        if (kato > 0) {
+            long period = Math.max(kato / 2, 100);
+            keepAlive = admin.eventLoop().scheduleAtFixedRate(this::sendKeepAlive, period, period, TimeUnit.MILLISECONDS);
+        }
+        LOG.log(System.Logger.Level.DEBUG, "connected to {0}: cntlid {1}, {2} I/O queues of {3}", uri, cntlid, queues, depth);
+    }
+
+    private long connectQueue(TcpQueue q, int size, int controllerId, long kato, HostIdentity id) throws IOException {
+        ByteBuffer data = Flyweight.allocate(ConnectData.SIZE);
+        new ConnectData().<ConnectData>wrap(data, 0).hostId(id.hostId()).cntlid(controllerId)
+                .subsystemNqn(uri.subsystemNqn()).hostNqn(id.hostNqn());
+        Command c = new Command("Connect (queue " + q.qid() + ")").fabrics(FabricsCommandType.CONNECT.code)
+                .cdw(10, q.qid() << 16).cdw(11, size - 1).cdw(12, (int) kato).dataOut(data, ConnectData.SIZE);
+        try {
+            return run(q, c).result();
+        } catch (NvmeStatusException e) {
+            if (e.status().equals(Status.CONNECT_INVALID_HOST)) {
+                throw new NvmeStatusException("Connect to " + uri.subsystemNqn() + " as host " + id.hostNqn()
+                        + " (host not allowed)", e.status());
+            }
+            if (e.status().equals(Status.CONNECT_INVALID_PARAMETERS) && (c.result() & 0xffff) == ConnectData.SUBNQN_OFFSET) {
+                throw new NvmeStatusException("Connect to " + uri.subsystemNqn() + " (no such subsystem at "
+                        + uri.host() + ":" + uri.port() + ")", e.status());
+            }
+            throw e;
+        }
+    }
+
+    private void waitReady(boolean ready) throws IOException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(Registers.capTimeoutMillis(cap), 500));
+        while (true) {
+            int csts = (int) run(admin, propertyGet(Registers.CSTS, 4)).result();
+            if ((csts & Registers.CSTS_CFS) != 0) {
+                throw new IOException("controller fatal status (CSTS.CFS) while enabling");
+            }
+            if (Registers.cstsReady(csts) == ready) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IOException("controller not ready within CAP.TO (" + Registers.capTimeoutMillis(cap) + " ms)");
+            }
+            sleep(10);
+        }
+    }
+
+    private static void sleep(long ms) throws InterruptedIOException {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted");
+        }
+    }
+
+    private void sendKeepAlive() {
+        if (closed || !admin.isOpen()) {
+            return;
+        }
+        Command ka = Command.admin(AdminOpcode.KEEP_ALIVE, "Keep Alive");
+        admin.submit(ka);
+        ka.whenComplete((c, t) -> {
+            if (t != null && !closed) {
+                LOG.log(System.Logger.Level.WARNING, "keep alive to " + uri + " failed: " + t.getMessage());
+            }
+        });
+    }
+
+    static Command propertyGet(int offset, int size) {
+        return new Command("Property Get " + Integer.toHexString(offset)).fabrics(FabricsCommandType.PROPERTY_GET.code)
+                .cdw(10, size == 8 ? 1 : 0).cdw(11, offset);
+    }
+
+    static Command propertySet(int offset, int value) {
+        return new Command("Property Set " + Integer.toHexString(offset)).fabrics(FabricsCommandType.PROPERTY_SET.code)
+                .cdw(10, 0).cdw(11, offset).cdw(12, value);
+    }
+
+    static Command identifyCommand(int cns, int nsid, ByteBuffer into) {
+        return Command.admin(AdminOpcode.IDENTIFY, "Identify (CNS " + cns + ")").nsid(nsid).cdw(10, cns)
+                .dataIn(into, IdentifyCns.DATA_SIZE);
+    }
+
+    /** Runs an admin command synchronously with the command timeout. */
+    public Command admin(Command c) throws IOException {
+        return run(admin, c);
+    }
+
+    private Command run(Queue q, Command c) throws IOException {
+        q.submit(c);
+        return await(c, c.name(), timeoutMillis() + 1000);
+    }
+
+    static <T> T await(CompletableFuture<T> f, String what, long timeoutMillis) throws IOException {
+        try {
+            return f.get(timeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException(what + " interrupted");
+        } catch (TimeoutException e) {
+            throw new IOException(what + " timed out after " + timeoutMillis + " ms");
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            while (c instanceof java.util.concurrent.CompletionException && c.getCause() != null) {
+                c = c.getCause();
+            }
+            if (c instanceof NvmeStatusException s) {
+                throw new NvmeStatusException(what, s.status());
+            }
+            if (c instanceof IOException io) {
+                throw new IOException(io.getMessage(), io);
+            }
+            throw new IOException(what + " failed: " + c, c);
+        }
+    }
+
+    /** The I/O queue for the next command: round robin. */
+    Queue ioQueue() {
+        int n = ioQueues.size();
+        return ioQueues.get((next.getAndIncrement() & Integer.MAX_VALUE) % n);
+    }
+
+    /** Active namespace IDs, ascending. */
+    public List<Integer> activeNamespaces() throws IOException {
+        List<Integer> ids = new ArrayList<>();
+        int after = 0;
+        while (true) {
+            ByteBuffer page = Flyweight.allocate(IdentifyCns.DATA_SIZE);
+            run(admin, identifyCommand(IdentifyCns.ACTIVE_NAMESPACE_LIST, after, page));
+            int count = 0;
+            for (int at = 0; at < IdentifyCns.DATA_SIZE; at += 4) {
+                int nsid = page.getInt(at);
+                if (nsid == 0) {
+                    break;
+                }
+                ids.add(nsid);
+                after = nsid;
+                count++;
+            }
+            if (count < IdentifyCns.DATA_SIZE / 4) {
+                return ids;
+            }
+        }
+    }
+
+    /** Identify Namespace data for {@code nsid}. */
+    public IdentifyNamespace identifyNamespace(int nsid) throws IOException {
+        ByteBuffer page = Flyweight.allocate(IdentifyCns.DATA_SIZE);
+        run(admin, identifyCommand(IdentifyCns.NAMESPACE, nsid, page));
+        return new IdentifyNamespace().wrap(page, 0);
+    }
+
+    /** A block device for namespace {@code nsid}. */
+    public BlockDevice namespace(int nsid) throws IOException {
+        IdentifyNamespace ns = identifyNamespace(nsid);
+        if (ns.nsze() == 0) {
+            throw new IOException("namespace " + Integer.toUnsignedString(nsid) + " of " + uri.subsystemNqn()
+                    + " is not active");
+        }
+        return new NamespaceDevice(this, nsid, ns.nsze(), ns.blockSize(), maxTransferBytes(ns.blockSize()));
+    }
+
+    /** Block devices for every active namespace. */
+    public List<BlockDevice> namespaces() throws IOException {
+        List<BlockDevice> all = new ArrayList<>();
+        for (int nsid : activeNamespaces()) {
+            all.add(namespace(nsid));
+        }
+        return all;
+    }
+
+    /** The largest transfer of one command: MDTS (2^n pages of CAP.MPSMIN), at most 1 MiB and 65536 blocks. */
+    int maxTransferBytes(int blockSize) {
+        long limit = 1 << 20;
+        int mdts = identify.mdts();
+        if (mdts > 0) {
+            long page = 1L << (12 + Registers.capMpsMin(cap));
+            limit = Math.min(limit, page << mdts);
+        }
+        limit = Math.min(limit, 65536L * blockSize);
+        return (int) Math.max(blockSize, limit - limit % blockSize);
+    }
+
+    /** Identify Controller data, as read at bring-up. */
+    public IdentifyController identify() {
+        return identify;
+    }
+
+    public long cap() {
+        return cap;
+    }
+
+    public int version() {
+        return version;
+    }
+
+    public int cntlid() {
+        return cntlid;
+    }
+
+    public int ioQueueCount() {
+        return ioQueues.size();
+    }
+
+    ConnectOptions options() {
+        return options;
+    }
+
+    public NvmeofUri uri() {
+        return uri;
+    }
+
+    /** Normal shutdown (CC.SHN), then every connection closes. Always returns. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (keepAlive != null) {
+            keepAlive.cancel(false);
+        }
+        try {
+            if (admin != null && admin.isOpen() && identify != null) {
+                run(admin, propertySet(Registers.CC, Registers.ccEnable() | Registers.CC_SHN_NORMAL));
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+                while (System.nanoTime() < deadline) {
+                    int csts = (int) run(admin, propertyGet(Registers.CSTS, 4)).result();
+                    if (Registers.cstsShst(csts) == 2) {
+                        break;
+                    }
+                    sleep(10);
+                }
+            }
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.DEBUG, "shutdown of " + uri + " incomplete: " + e.getMessage());
+        }
+        List<CompletableFuture<Void>> closing = new ArrayList<>();
+        for (TcpQueue q : ioQueues) {
+            closing.add(q.close());
+        }
+        if (admin != null) {
+            closing.add(admin.close());
+        }
+        try {
+            CompletableFuture.allOf(closing.toArray(new CompletableFuture[0])).get(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.log(System.Logger.Level.DEBUG, "closing queues: " + e);
+        }
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    }
+}

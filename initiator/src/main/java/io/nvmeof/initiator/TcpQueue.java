@@ -1,0 +1,437 @@
+package io.nvmeof.initiator;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.nvmeof.fabric.EventLoops;
+import io.nvmeof.fabric.tcp.PduDecoder;
+import io.nvmeof.fabric.tcp.PduException;
+import io.nvmeof.fabric.tcp.Wire;
+import io.nvmeof.protocol.CompletionQueueEntry;
+import io.nvmeof.protocol.Sgl;
+import io.nvmeof.protocol.SubmissionQueueEntry;
+import io.nvmeof.protocol.tcp.CapsuleCommandPdu;
+import io.nvmeof.protocol.tcp.CapsuleResponsePdu;
+import io.nvmeof.protocol.tcp.DataPdu;
+import io.nvmeof.protocol.tcp.FatalErrorStatus;
+import io.nvmeof.protocol.tcp.ICReqPdu;
+import io.nvmeof.protocol.tcp.ICRespPdu;
+import io.nvmeof.protocol.tcp.Pdu;
+import io.nvmeof.protocol.tcp.PduType;
+import io.nvmeof.protocol.tcp.R2TPdu;
+import io.nvmeof.protocol.tcp.TermReqPdu;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The host side of one NVMe/TCP connection (one queue): ICReq/ICResp, command capsules
+ * with in-capsule data for small writes, H2CData in answer to R2T, C2HData into the
+ * caller's buffer, response capsules, digests (NVMe/TCP Transport 1.0). Commands wait in
+ * a queue when every command ID is in use. Confined to the channel's event loop.
+ */
+final class TcpQueue extends PduDecoder implements Queue {
+    private static final System.Logger LOG = System.getLogger(TcpQueue.class.getName());
+    /** The admin queue accepts 8 KiB in-capsule (for Connect) before IOCCSZ is known. */
+    public static final int ADMIN_IN_CAPSULE = 8192;
+    /** Upper bound of one C2HData payload this side buffers. */
+    private static final int MAX_C2H_DATA = 16 << 20;
+
+    private final int qid;
+    private final int depth;
+    private final boolean wantHeaderDigest;
+    private final boolean wantDataDigest;
+    private final long commandTimeoutNanos;
+    private final Command[] slots;
+    private final int[] freeCids;
+    private int freeCount;
+    private final ArrayDeque<Command> waiting = new ArrayDeque<>();
+    private final CompletableFuture<TcpQueue> ready = new CompletableFuture<>();
+    private final SubmissionQueueEntry sqeView = new SubmissionQueueEntry();
+    private final CompletionQueueEntry cqeView = new CompletionQueueEntry();
+    private final DataPdu dataView = new DataPdu();
+    private final R2TPdu r2tView = new R2TPdu();
+    private final CapsuleCommandPdu capsuleView = new CapsuleCommandPdu();
+    private volatile int inCapsuleLimit;
+    private long maxH2cData;
+    private ChannelHandlerContext ctx;
+    private Channel channel;
+    private boolean initialized;
+    private boolean flushScheduled;
+    private volatile Throwable failure;
+    private ScheduledFuture<?> timeoutCheck;
+    private final Runnable flushTask = () -> {
+        flushScheduled = false;
+        if (ctx != null) {
+            ctx.flush();
+        }
+    };
+
+    private TcpQueue(int qid, int depth, int inCapsuleLimit, boolean hd, boolean dd, long commandTimeoutNanos) {
+        this.qid = qid;
+        this.depth = depth;
+        this.inCapsuleLimit = inCapsuleLimit;
+        this.wantHeaderDigest = hd;
+        this.wantDataDigest = dd;
+        this.commandTimeoutNanos = commandTimeoutNanos;
+        this.slots = new Command[depth];
+        this.freeCids = new int[depth];
+        for (int i = 0; i < depth; i++) {
+            freeCids[i] = depth - 1 - i;
+        }
+        this.freeCount = depth;
+    }
+
+    /**
+     * Opens a TCP connection and runs connection initialization. The future completes when
+     * the ICResp arrived; command-level Connect is the caller's next step.
+     */
+    public static CompletableFuture<TcpQueue> open(EventLoopGroup group, InetSocketAddress address, int qid, int depth,
+                                                    int inCapsuleLimit, boolean hd, boolean dd, long commandTimeoutNanos,
+                                                    int connectTimeoutMillis) {
+        TcpQueue q = new TcpQueue(qid, depth, inCapsuleLimit, hd, dd, commandTimeoutNanos);
+        Bootstrap b = new Bootstrap().group(group).channel(EventLoops.clientChannel())
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
+                .handler(q);
+        ChannelFuture f = b.connect(address);
+        f.addListener(x -> {
+            if (!x.isSuccess()) {
+                Throwable c = x.cause();
+                q.ready.completeExceptionally(new IOException("cannot connect to " + address + ": "
+                        + (c.getMessage() != null ? c.getMessage() : c.toString()), c));
+            }
+        });
+        return q.ready;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+        this.channel = ctx.channel();
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+        ICReqPdu req = new ICReqPdu().wrap(scratch, 0);
+        req.encode(0, wantHeaderDigest, wantDataDigest, 0);
+        ByteBuf out = ctx.alloc().directBuffer(ICReqPdu.SIZE);
+        Wire.store(scratch, ICReqPdu.SIZE, out);
+        ctx.writeAndFlush(out);
+        long period = Math.max(TimeUnit.NANOSECONDS.toMillis(commandTimeoutNanos) / 4, 50);
+        timeoutCheck = ctx.executor().scheduleAtFixedRate(this::checkTimeouts, period, period, TimeUnit.MILLISECONDS);
+        super.channelActive(ctx);
+    }
+
+    @Override
+    public int qid() {
+        return qid;
+    }
+
+    @Override
+    public EventLoop eventLoop() {
+        return channel.eventLoop();
+    }
+
+    /** Sets the in-capsule data limit learned from Identify Controller (IOCCSZ). */
+    public void inCapsuleLimit(int bytes) {
+        this.inCapsuleLimit = bytes;
+    }
+
+    @Override
+    public boolean isOpen() {
+        return failure == null && channel.isActive();
+    }
+
+    // ---- submission ----
+
+    @Override
+    public void submit(Command c) {
+        if (channel.eventLoop().inEventLoop()) {
+            issue(c);
+        } else {
+            channel.eventLoop().execute(() -> issue(c));
+        }
+    }
+
+    private void issue(Command c) {
+        Throwable f = failure;
+        if (f != null) {
+            c.completeExceptionally(new IOException("queue " + qid + " is closed: " + f.getMessage(), f));
+            return;
+        }
+        if (freeCount == 0) {
+            waiting.addLast(c);
+            return;
+        }
+        int cid = freeCids[--freeCount];
+        slots[cid] = c;
+        c.cid = cid;
+        c.deadlineNanos = System.nanoTime() + commandTimeoutNanos;
+        boolean inCapsule = c.direction == Command.TO_CONTROLLER && c.length <= inCapsuleLimit;
+        int dataLen = inCapsule ? c.length : 0;
+        boolean hd = headerDigest;
+        boolean dd = dataDigest && dataLen > 0;
+        int hdr = CapsuleCommandPdu.SIZE + (hd ? Pdu.DIGEST_SIZE : 0);
+        int plen = hdr + dataLen + (dd ? Pdu.DIGEST_SIZE : 0);
+        capsuleView.wrap(scratch, 0);
+        capsuleView.init(PduType.CAPSULE_CMD, (hd ? Pdu.FLAG_HDGST : 0) | (dd ? Pdu.FLAG_DDGST : 0),
+                dataLen > 0 ? hdr : 0, plen);
+        SubmissionQueueEntry sqe = capsuleView.sqe(sqeView);
+        c.fill(sqe);
+        sqe.cid(cid);
+        if (c.direction != Command.NONE) {
+            sqe.sgl(0, c.length, inCapsule ? Sgl.IN_CAPSULE : Sgl.TCP_TRANSPORT);
+        } else {
+            sqe.sgl(0, 0, Sgl.TCP_TRANSPORT);
+        }
+        ByteBuf out = ctx.alloc().directBuffer(plen);
+        Wire.store(scratch, CapsuleCommandPdu.SIZE, out);
+        if (hd) {
+            out.writeIntLE(crc.compute(out, 0, CapsuleCommandPdu.SIZE));
+        }
+        if (dataLen > 0) {
+            ByteBuffer src = c.data;
+            int pos = src.position();
+            out.writeBytes(src.duplicate().limit(pos + dataLen));
+            if (dd) {
+                out.writeIntLE(crc.compute(out, hdr, dataLen));
+            }
+        }
+        write(out);
+    }
+
+    private void write(ByteBuf out) {
+        ctx.write(out, ctx.voidPromise());
+        if (!flushScheduled) {
+            flushScheduled = true;
+            ctx.executor().execute(flushTask);
+        }
+    }
+
+    // ---- receive ----
+
+    @Override
+    protected boolean allowed(PduType type) {
+        if (!initialized) {
+            return type == PduType.IC_RESP || type == PduType.C2H_TERM_REQ;
+        }
+        return type == PduType.CAPSULE_RESP || type == PduType.C2H_DATA || type == PduType.R2T
+                || type == PduType.C2H_TERM_REQ;
+    }
+
+    @Override
+    protected long maxData(PduType type) {
+        return type == PduType.C2H_DATA ? MAX_C2H_DATA : 0;
+    }
+
+    @Override
+    protected void onPdu(ChannelHandlerContext ctx, PduType type, ByteBuf in, int start, int flags,
+                         int dataStart, int dataLength) throws PduException {
+        switch (type) {
+            case IC_RESP:
+                icResp(in, start);
+                break;
+            case CAPSULE_RESP:
+                response(in, start);
+                break;
+            case C2H_DATA:
+                c2hData(in, start, flags, dataStart, dataLength);
+                break;
+            case R2T:
+                r2t(in, start);
+                break;
+            case C2H_TERM_REQ: {
+                int fes = in.getUnsignedShortLE(start + TermReqPdu.FES_OFFSET);
+                long fei = in.getUnsignedIntLE(start + TermReqPdu.FEI_OFFSET);
+                markFailed();
+                fail(new IOException("controller terminated queue " + qid + ": " + FatalErrorStatus.of(fes)
+                        + " (field " + fei + ")"));
+                ctx.close();
+                break;
+            }
+            default:
+                throw new PduException(FatalErrorStatus.PDU_SEQUENCE_ERROR, 0, "unexpected " + type);
+        }
+    }
+
+    private void icResp(ByteBuf in, int start) throws PduException {
+        ICRespPdu resp = new ICRespPdu().wrap(Wire.load(in, start, ICRespPdu.SIZE, scratch), 0);
+        if (resp.pfv() != 0) {
+            throw new PduException(FatalErrorStatus.UNSUPPORTED_PARAMETER, ICRespPdu.PFV_OFFSET, "PFV " + resp.pfv());
+        }
+        if (resp.cpda() != 0) {
+            throw new PduException(FatalErrorStatus.UNSUPPORTED_PARAMETER, ICRespPdu.CPDA_OFFSET, "CPDA " + resp.cpda());
+        }
+        if (resp.maxH2cData() < 4096 || resp.maxH2cData() % 4 != 0) {
+            throw new PduException(FatalErrorStatus.INVALID_HEADER_FIELD, ICRespPdu.MAXH2CDATA_OFFSET,
+                    "MAXH2CDATA " + resp.maxH2cData());
+        }
+        boolean hd = (resp.digest() & ICReqPdu.DGST_HEADER) != 0;
+        boolean dd = (resp.digest() & ICReqPdu.DGST_DATA) != 0;
+        if (hd != wantHeaderDigest || dd != wantDataDigest) {
+            throw new PduException(FatalErrorStatus.UNSUPPORTED_PARAMETER, ICRespPdu.DGST_OFFSET,
+                    "controller answered digests " + resp.digest());
+        }
+        headerDigest = hd;
+        dataDigest = dd;
+        maxH2cData = resp.maxH2cData();
+        initialized = true;
+        ready.complete(this);
+    }
+
+    private Command inFlight(int cid, int fieldOffset) throws PduException {
+        Command c = cid < depth ? slots[cid] : null;
+        if (c == null) {
+            throw new PduException(FatalErrorStatus.INVALID_HEADER_FIELD, fieldOffset, "no command with CID " + cid);
+        }
+        return c;
+    }
+
+    private void response(ByteBuf in, int start) throws PduException {
+        CompletionQueueEntry cqe = cqeView.wrap(Wire.load(in, start + CapsuleResponsePdu.CQE_OFFSET,
+                CompletionQueueEntry.SIZE, scratch), 0);
+        int cid = cqe.cid();
+        Command c = inFlight(cid, CapsuleResponsePdu.CQE_OFFSET + CompletionQueueEntry.CID_OFFSET);
+        retire(cid);
+        c.finish(cqe.status(), cqe.result());
+    }
+
+    private void c2hData(ByteBuf in, int start, int flags, int dataStart, int dataLength) throws PduException {
+        DataPdu pdu = dataView.wrap(Wire.load(in, start, DataPdu.SIZE, scratch), 0);
+        int cid = pdu.cccid();
+        Command c = inFlight(cid, DataPdu.CCCID_OFFSET);
+        long datao = pdu.datao();
+        if (c.direction != Command.FROM_CONTROLLER || pdu.datal() != dataLength
+                || datao + dataLength > c.length) {
+            throw new PduException(FatalErrorStatus.DATA_TRANSFER_OUT_OF_RANGE, DataPdu.DATAO_OFFSET,
+                    "C2HData " + datao + "+" + dataLength + " outside command " + c);
+        }
+        ByteBuffer dst = c.data;
+        int pos = dst.position();
+        in.getBytes(dataStart, dst.duplicate().position(pos + (int) datao).limit(pos + (int) datao + dataLength));
+        if ((flags & Pdu.FLAG_SUCCESS) != 0) {
+            if ((flags & Pdu.FLAG_LAST_PDU) == 0) {
+                throw new PduException(FatalErrorStatus.INVALID_HEADER_FIELD, Pdu.FLAGS_OFFSET,
+                        "SUCCESS without LAST_PDU");
+            }
+            retire(cid);
+            c.finish(io.nvmeof.protocol.Status.SUCCESS, 0);
+        }
+    }
+
+    private void r2t(ByteBuf in, int start) throws PduException {
+        R2TPdu pdu = r2tView.wrap(Wire.load(in, start, R2TPdu.SIZE, scratch), 0);
+        Command c = inFlight(pdu.cccid(), R2TPdu.CCCID_OFFSET);
+        long offset = pdu.r2to();
+        long length = pdu.r2tl();
+        if (c.direction != Command.TO_CONTROLLER || length == 0 || offset + length > c.length) {
+            throw new PduException(FatalErrorStatus.DATA_TRANSFER_OUT_OF_RANGE, R2TPdu.R2TO_OFFSET,
+                    "R2T " + offset + "+" + length + " outside command " + c);
+        }
+        int ttag = pdu.ttag();
+        int cccid = pdu.cccid();
+        ByteBuffer src = c.data;
+        int base = src.position();
+        long sent = 0;
+        while (sent < length) {
+            int chunk = (int) Math.min(length - sent, maxH2cData);
+            boolean last = sent + chunk == length;
+            boolean hd = headerDigest;
+            boolean dd = dataDigest;
+            int hdr = DataPdu.SIZE + (hd ? Pdu.DIGEST_SIZE : 0);
+            ByteBuf out = ctx.alloc().directBuffer(hdr + chunk + (dd ? Pdu.DIGEST_SIZE : 0));
+            dataView.wrap(scratch, 0);
+            dataView.encode(PduType.H2C_DATA, last ? Pdu.FLAG_LAST_PDU : 0, cccid, ttag, offset + sent, chunk, hd, dd);
+            Wire.store(scratch, DataPdu.SIZE, out);
+            if (hd) {
+                out.writeIntLE(crc.compute(out, 0, DataPdu.SIZE));
+            }
+            int from = base + (int) (offset + sent);
+            out.writeBytes(src.duplicate().position(from).limit(from + chunk));
+            if (dd) {
+                out.writeIntLE(crc.compute(out, hdr, chunk));
+            }
+            write(out);
+            sent += chunk;
+        }
+    }
+
+    private void retire(int cid) {
+        slots[cid] = null;
+        freeCids[freeCount++] = cid;
+        Command next = waiting.pollFirst();
+        if (next != null) {
+            issue(next);
+        }
+    }
+
+    private void checkTimeouts() {
+        long now = System.nanoTime();
+        for (Command c : slots) {
+            if (c != null && now - c.deadlineNanos > 0) {
+                fail(new IOException(c.name() + " timed out after "
+                        + TimeUnit.NANOSECONDS.toMillis(commandTimeoutNanos) + " ms on queue " + qid));
+                channel.close();
+                return;
+            }
+        }
+    }
+
+    @Override
+    protected void sendTermination(ChannelHandlerContext ctx, PduException e, ByteBuf header) {
+        fail(new IOException("protocol error on queue " + qid + ": " + e.status() + ": " + e.getMessage()));
+        writeTermination(ctx, PduType.H2C_TERM_REQ, e, header);
+    }
+
+    /** Fails every command in flight or waiting; the queue accepts no more. */
+    private void fail(Throwable cause) {
+        if (failure == null) {
+            failure = cause;
+        }
+        ready.completeExceptionally(cause);
+        for (int i = 0; i < depth; i++) {
+            Command c = slots[i];
+            if (c != null) {
+                slots[i] = null;
+                c.completeExceptionally(cause);
+            }
+        }
+        Command w;
+        while ((w = waiting.pollFirst()) != null) {
+            w.completeExceptionally(cause);
+        }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        if (timeoutCheck != null) {
+            timeoutCheck.cancel(false);
+        }
+        fail(new IOException("connection of queue " + qid + " to " + ctx.channel().remoteAddress() + " closed"));
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        LOG.log(System.Logger.Level.DEBUG, "queue " + qid + " failed", cause);
+        fail(cause instanceof IOException ? cause : new IOException(cause.toString(), cause));
+        ctx.close();
+    }
+
+    @Override
+    public CompletableFuture<Void> close() {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        channel.close().addListener(f -> done.complete(null));
+        return done;
+    }
+}
