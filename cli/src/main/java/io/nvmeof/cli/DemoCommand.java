@@ -39,8 +39,12 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--size", defaultValue = "256M", description = "RAM namespace size (default: ${DEFAULT-VALUE}).")
     String size;
 
+    /** Held so the level sticks: the demo prints its own story, the target's INFO lines would clutter it. */
+    private static final java.util.logging.Logger QUIET = java.util.logging.Logger.getLogger("io.nvmeof");
+
     @Override
     public Integer call() throws Exception {
+        QUIET.setLevel(java.util.logging.Level.WARNING);
         PrintWriter out = spec.commandLine().getOut();
         long bytes = io.nvmeof.target.backend.BackendSpec.parseSize(size, "--size");
         try (Target target = new Target()) {

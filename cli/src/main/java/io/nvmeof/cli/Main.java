@@ -19,6 +19,10 @@ public final class Main implements Runnable {
     }
 
     public static void main(String[] args) {
+        // One line per log record, to stderr: "12:00:01 INFO  Target: listening on ...".
+        if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
+            System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tT %4$-7s %3$s: %5$s%6$s%n");
+        }
         System.exit(execute(args));
     }
 

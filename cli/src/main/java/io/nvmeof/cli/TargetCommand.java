@@ -87,23 +87,17 @@ final class TargetCommand implements Callable<Integer> {
                         + " bytes, " + ns.blockSize() + "-byte blocks" + (ns.readOnly() ? ", read-only" : ""));
             }
             out.flush();
-            Thread hook = new Thread(() -> {
-                try {
-                    target.close();
-                    out.println("nvmeof target stopped");
-                    out.flush();
-                } catch (Exception e) {
-                    System.err.println("nvmeof: error during shutdown: " + Main.describe(e));
-                } finally {
-                    stopped.countDown();
-                }
-            }, "nvmeof-shutdown");
-            Runtime.getRuntime().addShutdownHook(hook);
+            // SIGINT and SIGTERM end the wait; the target then closes in order and the
+            // process exits 0, which is what systemd expects of a clean stop.
+            Signals.onTermination(stopped::countDown);
             stopped.await();
-            return 0;
-        } catch (Exception | Error e) {
+            out.println("nvmeof target stopping");
+            out.flush();
+        } finally {
             target.close();
-            throw e;
         }
+        out.println("nvmeof target stopped");
+        out.flush();
+        return 0;
     }
 }

@@ -11,7 +11,7 @@ import java.util.concurrent.CompletableFuture;
  * the future the caller waits on. The caller fills it on its own thread; the queue's event
  * loop takes it from there (the object is its own hand-off task).
  */
-public final class Command extends CompletableFuture<Command> {
+public final class Command extends CompletableFuture<Command> implements Runnable {
     /** Data direction. */
     public static final int NONE = 0;
     public static final int TO_CONTROLLER = 1;
@@ -31,6 +31,8 @@ public final class Command extends CompletableFuture<Command> {
     int cid = -1;
     long deadlineNanos;
     final String name;
+    /** The queue the command was submitted to; set for the hand-off to its event loop. */
+    TcpQueue queue;
 
     public Command(String name) {
         this.name = name;
@@ -114,6 +116,12 @@ public final class Command extends CompletableFuture<Command> {
         } else {
             completeExceptionally(new NvmeStatusException(name, s));
         }
+    }
+
+    /** The hand-off: runs on the queue's event loop. */
+    @Override
+    public void run() {
+        queue.issueOnLoop(this);
     }
 
     @Override

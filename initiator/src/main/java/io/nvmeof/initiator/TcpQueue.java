@@ -159,8 +159,13 @@ final class TcpQueue extends PduDecoder implements Queue {
         if (channel.eventLoop().inEventLoop()) {
             issue(c);
         } else {
-            channel.eventLoop().execute(() -> issue(c));
+            c.queue = this;
+            channel.eventLoop().execute(c);
         }
+    }
+
+    void issueOnLoop(Command c) {
+        issue(c);
     }
 
     private void issue(Command c) {

@@ -28,6 +28,26 @@ final class AdminCommands {
     private AdminCommands() {
     }
 
+    /** Invalid Command Opcode for admin commands this controller does not implement. */
+    static Status checkOpcode(SubmissionQueueEntry sqe) {
+        AdminOpcode op = AdminOpcode.of(sqe.opcode());
+        if (op == null) {
+            return Status.INVALID_OPCODE;
+        }
+        switch (op) {
+            case IDENTIFY:
+            case GET_LOG_PAGE:
+            case SET_FEATURES:
+            case GET_FEATURES:
+            case KEEP_ALIVE:
+            case ASYNC_EVENT_REQUEST:
+            case ABORT:
+                return null;
+            default:
+                return Status.INVALID_OPCODE;
+        }
+    }
+
     static void execute(Request r, Controller c) {
         QueuePair q = r.queue;
         SubmissionQueueEntry sqe = r.sqe;

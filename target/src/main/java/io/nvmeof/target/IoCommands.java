@@ -16,7 +16,14 @@ final class IoCommands {
     private IoCommands() {
     }
 
-    /** Checks opcode, namespace, LBA range and transfer length; returns an error or null. */
+    /** Invalid Command Opcode for anything but the NVM commands this target executes. */
+    static Status checkOpcode(SubmissionQueueEntry sqe) {
+        int op = sqe.opcode();
+        return op == NvmOpcode.READ.code || op == NvmOpcode.WRITE.code || op == NvmOpcode.FLUSH.code
+                ? null : Status.INVALID_OPCODE;
+    }
+
+    /** Checks namespace, LBA range and transfer length; returns an error or null. */
     static Status prepare(Request r, Subsystem subsystem) {
         SubmissionQueueEntry sqe = r.sqe;
         NvmOpcode op = NvmOpcode.of(sqe.opcode());

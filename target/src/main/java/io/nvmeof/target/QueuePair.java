@@ -96,11 +96,16 @@ public final class QueuePair {
             controller.touch();
         }
         SubmissionQueueEntry sqe = r.sqe;
-        Status s = parseDataPointer(r, sqe);
-        if (s == null) {
-            s = checkState(sqe);
+        // The order of checks follows the kernel target: state, opcode, data pointer, fields.
+        Status s = checkState(sqe);
+        boolean fabrics = sqe.opcode() == AdminOpcode.FABRICS.code;
+        if (s == null && !fabrics) {
+            s = qid == 0 ? AdminCommands.checkOpcode(sqe) : IoCommands.checkOpcode(sqe);
         }
-        if (s == null && qid > 0 && sqe.opcode() != AdminOpcode.FABRICS.code) {
+        if (s == null) {
+            s = parseDataPointer(r, sqe);
+        }
+        if (s == null && qid > 0 && !fabrics) {
             s = IoCommands.prepare(r, controller.subsystem());
         }
         if (s != null) {

@@ -104,7 +104,8 @@ public final class Target implements AutoCloseable {
         try {
             TcpListener l = TcpListener.bind(this, group, address);
             listeners.add(l);
-            LOG.log(System.Logger.Level.INFO, "listening on tcp://{0}", l.localAddress());
+            LOG.log(System.Logger.Level.INFO, "listening on tcp://{0}:{1,number,#}", l.localAddress().getHostString(),
+                    l.localAddress().getPort());
             return l.localAddress();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

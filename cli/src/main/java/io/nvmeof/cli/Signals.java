@@ -1,0 +1,19 @@
+package io.nvmeof.cli;
+
+import sun.misc.Signal;
+
+/** SIGINT / SIGTERM as an orderly stop request rather than an abrupt JVM exit. */
+final class Signals {
+    private Signals() {
+    }
+
+    static void onTermination(Runnable action) {
+        for (String name : new String[] {"INT", "TERM"}) {
+            try {
+                Signal.handle(new Signal(name), s -> action.run());
+            } catch (IllegalArgumentException e) {
+                // the signal is not available here (e.g. reserved by the JVM); the default applies
+            }
+        }
+    }
+}

@@ -1,0 +1,49 @@
+package io.nvmeof.initiator;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+class NvmeofUriTest {
+    @Test
+    void parsesTheDocumentedForm() {
+        NvmeofUri u = NvmeofUri.parse("nvme+tcp://127.0.0.1:4420/nqn.2026-11.io.nvmeof:disk?nsid=3");
+        assertEquals("tcp", u.transport());
+        assertEquals("127.0.0.1", u.host());
+        assertEquals(4420, u.port());
+        assertEquals("nqn.2026-11.io.nvmeof:disk", u.subsystemNqn());
+        assertEquals(3, u.nsid());
+        assertEquals("nvme+tcp://127.0.0.1:4420/nqn.2026-11.io.nvmeof:disk?nsid=3", u.toString());
+        NvmeofUri d = NvmeofUri.parse("nvme+tcp://localhost/nqn.2026-11.io.nvmeof:disk");
+        assertEquals(4420, d.port());
+        assertEquals(0, d.nsid());
+        assertEquals(8009, NvmeofUri.parse("nvme+tcp://localhost").port());
+    }
+
+    @Test
+    void errorsSayWhatIsWrong() {
+        assertMessage("http://h:1/nqn.2026-11.io.nvmeof:x", "scheme must be nvme+tcp");
+        assertMessage("nvme+tcp:///nqn.2026-11.io.nvmeof:x", "no host");
+        assertMessage("nvme+tcp://h:1/notanqn", "NQN must look like");
+        assertMessage("nvme+tcp://h:1/nqn.2026-11.io.nvmeof:x?nsid=0", "nsid must be");
+        assertMessage("nvme+tcp://h:1/nqn.2026-11.io.nvmeof:x?colour=red", "unknown parameter");
+        assertMessage("nvme+tcp://h 1", "bad URI");
+    }
+
+    private static void assertMessage(String uri, String part) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NvmeofUri.parse(uri));
+        assertTrue(e.getMessage().contains(part), e.getMessage());
+    }
+
+    @Test
+    void hostIdentityIsStableAndPaired() {
+        HostIdentity a = HostIdentity.system();
+        HostIdentity b = HostIdentity.system();
+        assertEquals(a, b);
+        if (a.hostNqn().contains(":uuid:")) {
+            assertTrue(a.hostNqn().endsWith(a.hostId().toString()));
+        }
+    }
+}

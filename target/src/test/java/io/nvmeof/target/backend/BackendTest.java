@@ -1,0 +1,81 @@
+package io.nvmeof.target.backend;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class BackendTest {
+    @TempDir
+    Path dir;
+
+    private static ByteBuffer pattern(int len, int seed) {
+        ByteBuffer b = ByteBuffer.allocateDirect(len);
+        for (int i = 0; i < len; i++) {
+            b.put((byte) (i * 31 + seed));
+        }
+        return b.flip();
+    }
+
+    @Test
+    void fileIsCreatedAtSizeAndKeepsDataAcrossReopen() throws IOException {
+        Path p = dir.resolve("disk.img");
+        try (Backend b = BackendSpec.open("file:" + p + ",size=1M")) {
+            assertEquals(1 << 20, b.size());
+            assertEquals(4096, b.blockSize());
+            assertTrue(b.blocking());
+            b.write(8192, pattern(4096, 3));
+            b.flush();
+        }
+        assertEquals(1 << 20, Files.size(p));
+        try (Backend b = BackendSpec.open("file:" + p)) {
+            ByteBuffer back = ByteBuffer.allocateDirect(4096);
+            b.read(8192, back);
+            assertEquals(pattern(4096, 3), back.flip());
+            ByteBuffer zeros = ByteBuffer.allocateDirect(4096);
+            b.read(0, zeros);
+            assertEquals(ByteBuffer.allocateDirect(4096), zeros.flip());
+        }
+    }
+
+    @Test
+    void ramSpansSegmentsAndReadsBack() {
+        RamBackend ram = new RamBackend(8 << 20, 512);
+        ram.write(4096, pattern(8192, 9));
+        ByteBuffer back = ByteBuffer.allocate(8192);
+        ram.read(4096, back);
+        assertEquals(pattern(8192, 9), back.flip());
+        assertThrows(IllegalArgumentException.class, () -> new RamBackend(1000, 512));
+    }
+
+    @Test
+    void specErrorsNameTheProblem() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> BackendSpec.open("ram:lots"));
+        assertTrue(e.getMessage().contains("lots"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> BackendSpec.open("tape:/dev/st0"));
+        assertTrue(e.getMessage().contains("unknown backend 'tape'"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> BackendSpec.open("file:/x,colour=blue"));
+        assertTrue(e.getMessage().contains("colour=blue"), e.getMessage());
+        IOException io = assertThrows(IOException.class, () -> BackendSpec.open("file:" + dir.resolve("missing")));
+        assertTrue(io.getMessage().contains("does not exist"), io.getMessage());
+        assertEquals(256L << 20, BackendSpec.parseSize("256M", "size"));
+        assertEquals(4096, BackendSpec.parseSize("4k", "bs"));
+        assertEquals(1L << 30, BackendSpec.parseSize("1GiB", "size"));
+        assertInstanceOf(RamBackend.class, assertDoesNotThrowOpen("ram:1M,bs=512"));
+    }
+
+    private static Backend assertDoesNotThrowOpen(String spec) {
+        try {
+            return BackendSpec.open(spec);
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+}

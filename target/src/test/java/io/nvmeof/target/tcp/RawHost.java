@@ -1,0 +1,175 @@
+package io.nvmeof.target.tcp;
+
+import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.CompletionQueueEntry;
+import io.nvmeof.protocol.ConnectData;
+import io.nvmeof.protocol.Flyweight;
+import io.nvmeof.protocol.Registers;
+import io.nvmeof.protocol.Sgl;
+import io.nvmeof.protocol.SubmissionQueueEntry;
+import io.nvmeof.protocol.tcp.ICReqPdu;
+import io.nvmeof.protocol.tcp.Pdu;
+import io.nvmeof.protocol.tcp.PduType;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.UUID;
+
+/**
+ * A deliberately simple NVMe/TCP host over a blocking socket, written from the spec and
+ * independent of the initiator, to drive the target PDU by PDU (including wrong ones).
+ */
+final class RawHost implements AutoCloseable {
+    static final String HOST_NQN = "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555";
+    static final UUID HOST_ID = UUID.fromString("11111111-2222-3333-4444-555555555555");
+
+    final Socket socket;
+    final DataInputStream in;
+    final OutputStream out;
+    int cid = 1;
+
+    /** A received PDU: its whole bytes, little-endian. */
+    record Received(PduType type, ByteBuffer bytes) {
+        int u8(int at) {
+            return bytes.get(at) & 0xff;
+        }
+
+        int u16(int at) {
+            return bytes.getShort(at) & 0xffff;
+        }
+
+        long u32(int at) {
+            return bytes.getInt(at) & 0xffffffffL;
+        }
+
+        CompletionQueueEntry cqe() {
+            if (type != PduType.CAPSULE_RESP) {
+                throw new AssertionError("expected a response capsule, got " + type);
+            }
+            return new CompletionQueueEntry().wrap(bytes, 8);
+        }
+    }
+
+    RawHost(InetSocketAddress target) throws IOException {
+        socket = new Socket();
+        socket.connect(target, 5000);
+        socket.setSoTimeout(10_000);
+        socket.setTcpNoDelay(true);
+        in = new DataInputStream(socket.getInputStream());
+        out = socket.getOutputStream();
+    }
+
+    void send(ByteBuffer pdu) throws IOException {
+        byte[] b = new byte[pdu.remaining()];
+        pdu.duplicate().get(b);
+        out.write(b);
+        out.flush();
+    }
+
+    Received receive() throws IOException {
+        byte[] ch = new byte[8];
+        in.readFully(ch);
+        ByteBuffer h = ByteBuffer.wrap(ch).order(ByteOrder.LITTLE_ENDIAN);
+        int plen = h.getInt(4);
+        if (plen < 8 || plen > (64 << 20)) {
+            throw new IOException("bad PLEN " + plen);
+        }
+        byte[] all = new byte[plen];
+        System.arraycopy(ch, 0, all, 0, 8);
+        in.readFully(all, 8, plen - 8);
+        return new Received(PduType.of(ch[0]), ByteBuffer.wrap(all).order(ByteOrder.LITTLE_ENDIAN));
+    }
+
+    /** True if the target closed the connection (EOF) within the socket timeout. */
+    boolean closedByPeer() throws IOException {
+        try {
+            int b = in.read();
+            return b < 0;
+        } catch (EOFException e) {
+            return true;
+        } catch (java.net.SocketException e) {
+            return true;
+        }
+    }
+
+    Received icreq() throws IOException {
+        ByteBuffer b = Flyweight.allocate(128);
+        new ICReqPdu().<ICReqPdu>wrap(b, 0).encode(0, false, false, 0);
+        send(b);
+        return receive();
+    }
+
+    /** A command capsule with optional in-capsule data; the SQE is prepared by {@code fill}. */
+    ByteBuffer capsule(java.util.function.Consumer<SubmissionQueueEntry> fill, byte[] inCapsule) {
+        int dataLen = inCapsule == null ? 0 : inCapsule.length;
+        ByteBuffer b = Flyweight.allocate(72 + dataLen);
+        Pdu p = new Pdu().wrap(b, 0);
+        p.init(PduType.CAPSULE_CMD, 0, dataLen > 0 ? 72 : 0, 72 + dataLen);
+        b.put(2, (byte) 72);
+        SubmissionQueueEntry sqe = new SubmissionQueueEntry().wrap(b, 8);
+        fill.accept(sqe);
+        if (sqe.cid() == 0) {
+            sqe.cid(cid++);
+        }
+        if (dataLen > 0) {
+            b.put(72, inCapsule);
+        }
+        return b;
+    }
+
+    Received command(java.util.function.Consumer<SubmissionQueueEntry> fill, byte[] inCapsule) throws IOException {
+        send(capsule(fill, inCapsule));
+        return receive();
+    }
+
+    static byte[] connectData(String subnqn, String hostnqn, int cntlid) {
+        ByteBuffer d = Flyweight.allocate(1024);
+        new ConnectData().<ConnectData>wrap(d, 0).hostId(HOST_ID).cntlid(cntlid).subsystemNqn(subnqn).hostNqn(hostnqn);
+        byte[] b = new byte[1024];
+        d.get(0, b);
+        return b;
+    }
+
+    Received connect(int qid, String subnqn, String hostnqn, int cntlid) throws IOException {
+        return command(s -> s.connect(qid, 32, 0, qid == 0 ? 5000 : 0).sgl(0, 1024, Sgl.IN_CAPSULE),
+                connectData(subnqn, hostnqn, cntlid));
+    }
+
+    /** ICReq, admin Connect, CC.EN and CSTS.RDY; returns the cntlid. */
+    int bringUpAdmin(String subnqn) throws IOException {
+        icreq();
+        CompletionQueueEntry cqe = connect(0, subnqn, HOST_NQN, 0xffff).cqe();
+        if (!cqe.status().isSuccess()) {
+            throw new IOException("Connect failed: " + cqe.status());
+        }
+        int cntlid = cqe.dw0() & 0xffff;
+        CompletionQueueEntry set = command(s -> s.propertySet(Registers.CC, 4, Registers.ccEnable()), null).cqe();
+        if (!set.status().isSuccess()) {
+            throw new IOException("Property Set failed: " + set.status());
+        }
+        return cntlid;
+    }
+
+    /** ICReq and I/O queue Connect for an existing controller. */
+    void bringUpIo(String subnqn, int qid, int cntlid) throws IOException {
+        icreq();
+        CompletionQueueEntry cqe = connect(qid, subnqn, HOST_NQN, cntlid).cqe();
+        if (!cqe.status().isSuccess()) {
+            throw new IOException("I/O Connect failed: " + cqe.status());
+        }
+    }
+
+    static void keepAlive(SubmissionQueueEntry s) {
+        s.opcode(AdminOpcode.KEEP_ALIVE.code).psdt(1);
+    }
+
+    @Override
+    public void close() throws IOException {
+        socket.close();
+    }
+}

@@ -1,0 +1,292 @@
+package io.nvmeof.target.tcp;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.CompletionQueueEntry;
+import io.nvmeof.protocol.Flyweight;
+import io.nvmeof.protocol.IdentifyCns;
+import io.nvmeof.protocol.NvmOpcode;
+import io.nvmeof.protocol.Registers;
+import io.nvmeof.protocol.Sgl;
+import io.nvmeof.protocol.Status;
+import io.nvmeof.protocol.tcp.DataPdu;
+import io.nvmeof.protocol.tcp.FatalErrorStatus;
+import io.nvmeof.protocol.tcp.ICRespPdu;
+import io.nvmeof.protocol.tcp.Pdu;
+import io.nvmeof.protocol.tcp.PduType;
+import io.nvmeof.protocol.tcp.R2TPdu;
+import io.nvmeof.protocol.tcp.TermReqPdu;
+import io.nvmeof.target.Namespace;
+import io.nvmeof.target.Subsystem;
+import io.nvmeof.target.Target;
+import io.nvmeof.target.backend.RamBackend;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.Random;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** The target over real loopback TCP, driven PDU by PDU by an independent raw host. */
+class TargetTcpTest {
+    static final String NQN = "nqn.2026-11.io.nvmeof:test";
+    static final String PRIVATE = "nqn.2026-11.io.nvmeof:private";
+    static final long BLOCKS = 2048;
+    static Target target;
+    static InetSocketAddress address;
+
+    @BeforeAll
+    static void start() throws IOException {
+        Target.Options o = new Target.Options();
+        o.eventLoopThreads = 2;
+        target = new Target(o);
+        Subsystem s = new Subsystem(NQN, "SN0001", "test model", "1.0");
+        s.addNamespace(new Namespace(NQN, 1, new RamBackend(BLOCKS * 4096, 4096), false, null));
+        s.addNamespace(new Namespace(NQN, 5, new RamBackend(64 * 512, 512), true, null));
+        target.addSubsystem(s);
+        Subsystem p = new Subsystem(PRIVATE, "SN0002", "private", "1.0");
+        p.allowHost("nqn.2026-11.io.nvmeof:someone-else");
+        p.addNamespace(new Namespace(PRIVATE, 1, new RamBackend(1 << 20, 4096), false, null));
+        target.addSubsystem(p);
+        address = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
+    }
+
+    @AfterAll
+    static void stop() throws IOException {
+        target.close();
+    }
+
+    @Test
+    void icRespFollowsLinuxInteropRules() throws IOException {
+        try (RawHost h = new RawHost(address)) {
+            RawHost.Received r = h.icreq();
+            assertEquals(PduType.IC_RESP, r.type());
+            assertEquals(128, r.u8(Pdu.HLEN_OFFSET));
+            assertEquals(128, r.u32(Pdu.PLEN_OFFSET));
+            assertEquals(0, r.u16(ICRespPdu.PFV_OFFSET));
+            assertEquals(0, r.u8(ICRespPdu.CPDA_OFFSET));
+            long maxh2c = r.u32(ICRespPdu.MAXH2CDATA_OFFSET);
+            assertTrue(maxh2c >= 4096 && maxh2c % 4 == 0, "MAXH2CDATA " + maxh2c);
+        }
+    }
+
+    @Test
+    void bringUpAndIdentify() throws IOException {
+        try (RawHost h = new RawHost(address)) {
+            int cntlid = h.bringUpAdmin(NQN);
+            assertTrue(cntlid >= 1 && cntlid <= 0xffef);
+            CompletionQueueEntry csts = h.command(s -> s.propertyGet(Registers.CSTS, 4), null).cqe();
+            assertEquals(Registers.CSTS_RDY, csts.dw0());
+            CompletionQueueEntry cap = h.command(s -> s.propertyGet(Registers.CAP, 8), null).cqe();
+            assertEquals(128, Registers.capMaxQueueEntries(cap.result()));
+
+            h.send(h.capsule(s -> s.opcode(AdminOpcode.IDENTIFY.code).psdt(1).identifyCns(IdentifyCns.CONTROLLER)
+                    .sgl(0, 4096, Sgl.TCP_TRANSPORT), null));
+            RawHost.Received data = h.receive();
+            assertEquals(PduType.C2H_DATA, data.type());
+            assertEquals(4096, data.u32(DataPdu.DATAL_OFFSET));
+            assertTrue((data.u8(Pdu.FLAGS_OFFSET) & Pdu.FLAG_LAST_PDU) != 0);
+            io.nvmeof.protocol.IdentifyController id = new io.nvmeof.protocol.IdentifyController()
+                    .wrap(data.bytes(), data.u8(Pdu.PDO_OFFSET));
+            assertEquals("SN0001", id.serialNumber());
+            assertEquals(NQN, id.subsystemNqn());
+            assertEquals(cntlid, id.cntlid());
+            assertEquals(1, id.vwc());
+            assertTrue(h.receive().cqe().status().isSuccess());
+
+            h.send(h.capsule(s -> s.opcode(AdminOpcode.IDENTIFY.code).psdt(1).identifyCns(IdentifyCns.ACTIVE_NAMESPACE_LIST)
+                    .sgl(0, 4096, Sgl.TCP_TRANSPORT), null));
+            RawHost.Received list = h.receive();
+            int pdo = list.u8(Pdu.PDO_OFFSET);
+            assertEquals(1, list.bytes().getInt(pdo));
+            assertEquals(5, list.bytes().getInt(pdo + 4));
+            assertEquals(0, list.bytes().getInt(pdo + 8));
+            assertTrue(h.receive().cqe().status().isSuccess());
+        }
+    }
+
+    @Test
+    void refusesUnknownSubsystemAndHostNotAllowed() throws IOException {
+        try (RawHost h = new RawHost(address)) {
+            h.icreq();
+            CompletionQueueEntry cqe = h.connect(0, "nqn.2026-11.io.nvmeof:nothing", RawHost.HOST_NQN, 0xffff).cqe();
+            assertEquals(Status.CONNECT_INVALID_PARAMETERS, cqe.status());
+            assertEquals(256, cqe.dw0() & 0xffff, "IPO names SUBNQN");
+            assertEquals(1, (cqe.dw0() >>> 16) & 0xff, "IATTR: in the data");
+        }
+        try (RawHost h = new RawHost(address)) {
+            h.icreq();
+            CompletionQueueEntry cqe = h.connect(0, PRIVATE, RawHost.HOST_NQN, 0xffff).cqe();
+            assertEquals(Status.CONNECT_INVALID_HOST, cqe.status());
+            assertTrue(cqe.status().dnr());
+        }
+    }
+
+    @Test
+    void commandBeforeConnectIsASequenceError() throws IOException {
+        try (RawHost h = new RawHost(address)) {
+            h.icreq();
+            assertEquals(Status.COMMAND_SEQUENCE_ERROR, h.command(RawHost::keepAlive, null).cqe().status());
+        }
+    }
+
+    /** Each malformed PDU ends its connection with the right C2HTermReq; the target serves on. */
+    static Stream<Arguments> malformedPdus() {
+        return Stream.of(
+                Arguments.of("capsule before ICReq", false, (Consumer<ByteBuffer>) b -> { },
+                        FatalErrorStatus.PDU_SEQUENCE_ERROR, 0),
+                Arguments.of("capsule with HLEN 80", true, (Consumer<ByteBuffer>) b -> b.put(2, (byte) 80),
+                        FatalErrorStatus.INVALID_HEADER_FIELD, 2),
+                Arguments.of("unknown PDU type 0x0f", true, (Consumer<ByteBuffer>) b -> b.put(0, (byte) 0x0f),
+                        FatalErrorStatus.INVALID_HEADER_FIELD, 0),
+                Arguments.of("R2T from a host", true, (Consumer<ByteBuffer>) b -> b.put(0, (byte) PduType.R2T.code),
+                        FatalErrorStatus.PDU_SEQUENCE_ERROR, 0),
+                Arguments.of("PLEN past the in-capsule limit", true,
+                        (Consumer<ByteBuffer>) b -> b.put(3, (byte) 72).putInt(4, 72 + 1_000_000),
+                        FatalErrorStatus.DATA_TRANSFER_LIMIT_EXCEEDED, 4),
+                Arguments.of("PLEN shorter than the header", true, (Consumer<ByteBuffer>) b -> b.putInt(4, 40),
+                        FatalErrorStatus.INVALID_HEADER_FIELD, 4));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("malformedPdus")
+    void malformedPduGetsTermReq(String what, boolean initialize, Consumer<ByteBuffer> corrupt, FatalErrorStatus fes,
+                                 int fei) throws IOException {
+        try (RawHost h = new RawHost(address)) {
+            if (initialize) {
+                h.icreq();
+            }
+            ByteBuffer pdu = h.capsule(RawHost::keepAlive, null);
+            corrupt.accept(pdu);
+            h.send(pdu);
+            RawHost.Received term = h.receive();
+            assertEquals(PduType.C2H_TERM_REQ, term.type(), what);
+            assertEquals(fes.code, term.u16(TermReqPdu.FES_OFFSET), what);
+            assertEquals(fei, term.u32(TermReqPdu.FEI_OFFSET), what);
+            assertTrue(h.closedByPeer(), "connection closed after the TermReq");
+        }
+        // the target still serves everyone else
+        try (RawHost other = new RawHost(address)) {
+            other.bringUpAdmin(NQN);
+            assertTrue(other.command(RawHost::keepAlive, null).cqe().status().isSuccess());
+        }
+    }
+
+    private static Consumer<io.nvmeof.protocol.SubmissionQueueEntry> rw(NvmOpcode op, int nsid, long slba, int blocks,
+                                                                      long sglLength, int sgl) {
+        return s -> s.opcode(op.code).psdt(1).nsid(nsid).slba(slba).blockCount(blocks).sgl(0, sglLength, sgl);
+    }
+
+    static Stream<Arguments> badCommands() {
+        return Stream.of(
+                Arguments.of("LBA range past the end", rw(NvmOpcode.READ, 1, BLOCKS - 1, 2, 8192, Sgl.TCP_TRANSPORT),
+                        Status.LBA_OUT_OF_RANGE),
+                Arguments.of("unknown namespace", rw(NvmOpcode.READ, 9, 0, 1, 4096, Sgl.TCP_TRANSPORT),
+                        Status.INVALID_NAMESPACE),
+                Arguments.of("SGL length not the block count", rw(NvmOpcode.READ, 1, 0, 2, 4096, Sgl.TCP_TRANSPORT),
+                        Status.DATA_SGL_LENGTH_INVALID),
+                Arguments.of("write to a read-only namespace", rw(NvmOpcode.WRITE, 5, 0, 1, 512, Sgl.TCP_TRANSPORT),
+                        Status.NAMESPACE_WRITE_PROTECTED),
+                Arguments.of("unsupported I/O opcode",
+                        (Consumer<io.nvmeof.protocol.SubmissionQueueEntry>) s -> s.opcode(0x7e).psdt(1).nsid(1),
+                        Status.INVALID_OPCODE),
+                Arguments.of("transfer beyond MDTS", rw(NvmOpcode.READ, 1, 0, 512, 2 << 20, Sgl.TCP_TRANSPORT),
+                        Status.INVALID_FIELD),
+                Arguments.of("keyed SGL over TCP", rw(NvmOpcode.READ, 1, 0, 1, 4096, 0x40),
+                        Status.SGL_DESCRIPTOR_TYPE_INVALID));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("badCommands")
+    void badCommandGetsSpecStatus(String what, Consumer<io.nvmeof.protocol.SubmissionQueueEntry> fill, Status expected)
+            throws IOException {
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+            int cntlid = admin.bringUpAdmin(NQN);
+            io.bringUpIo(NQN, 1, cntlid);
+            CompletionQueueEntry cqe = io.command(fill, null).cqe();
+            assertEquals(expected, cqe.status().withDnr(expected.dnr()), what);
+            assertEquals(1, cqe.sqid());
+            // the queue keeps working after the error
+            assertTrue(io.command(s -> s.opcode(NvmOpcode.FLUSH.code).psdt(1).nsid(1), null).cqe().status().isSuccess());
+        }
+    }
+
+    @Test
+    void writeThroughR2tAndReadBack() throws IOException {
+        byte[] payload = new byte[3 * 4096];
+        new Random(7).nextBytes(payload);
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+            int cntlid = admin.bringUpAdmin(NQN);
+            io.bringUpIo(NQN, 1, cntlid);
+            io.send(io.capsule(rw(NvmOpcode.WRITE, 1, 100, 3, payload.length, Sgl.TCP_TRANSPORT), null));
+            RawHost.Received r2t = io.receive();
+            assertEquals(PduType.R2T, r2t.type());
+            assertEquals(0, r2t.u32(R2TPdu.R2TO_OFFSET));
+            assertEquals(payload.length, r2t.u32(R2TPdu.R2TL_OFFSET));
+            int ttag = r2t.u16(R2TPdu.TTAG_OFFSET);
+            int cccid = r2t.u16(R2TPdu.CCCID_OFFSET);
+            // two H2CData PDUs: 8 KiB then 4 KiB
+            for (int at = 0; at < payload.length; at += 8192) {
+                int n = Math.min(8192, payload.length - at);
+                ByteBuffer b = Flyweight.allocate(24 + n);
+                new DataPdu().<DataPdu>wrap(b, 0).encode(PduType.H2C_DATA, at + n == payload.length ? Pdu.FLAG_LAST_PDU : 0,
+                        cccid, ttag, at, n, false, false);
+                b.put(24, payload, at, n);
+                io.send(b);
+            }
+            assertTrue(io.receive().cqe().status().isSuccess());
+
+            // in-capsule write of one block, then read all four back
+            byte[] one = new byte[4096];
+            new Random(8).nextBytes(one);
+            assertTrue(io.command(rw(NvmOpcode.WRITE, 1, 103, 1, 4096, Sgl.IN_CAPSULE), one).cqe().status().isSuccess());
+            io.send(io.capsule(rw(NvmOpcode.READ, 1, 100, 4, 4 * 4096, Sgl.TCP_TRANSPORT), null));
+            RawHost.Received data = io.receive();
+            assertEquals(PduType.C2H_DATA, data.type());
+            byte[] back = new byte[4 * 4096];
+            data.bytes().get(data.u8(Pdu.PDO_OFFSET), back);
+            byte[] expected = new byte[4 * 4096];
+            System.arraycopy(payload, 0, expected, 0, payload.length);
+            System.arraycopy(one, 0, expected, payload.length, 4096);
+            assertArrayEquals(expected, back);
+            assertTrue(io.receive().cqe().status().isSuccess());
+        }
+    }
+
+    @Test
+    void h2cDataWithUnknownTagIsFatal() throws IOException {
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+            int cntlid = admin.bringUpAdmin(NQN);
+            io.bringUpIo(NQN, 1, cntlid);
+            ByteBuffer b = Flyweight.allocate(24 + 512);
+            new DataPdu().<DataPdu>wrap(b, 0).encode(PduType.H2C_DATA, Pdu.FLAG_LAST_PDU, 1, 77, 0, 512, false, false);
+            io.send(b);
+            RawHost.Received term = io.receive();
+            assertEquals(PduType.C2H_TERM_REQ, term.type());
+            assertEquals(FatalErrorStatus.INVALID_HEADER_FIELD.code, term.u16(TermReqPdu.FES_OFFSET));
+            assertEquals(DataPdu.TTAG_OFFSET, term.u32(TermReqPdu.FEI_OFFSET));
+            // the admin queue of the same host is unaffected
+            assertTrue(admin.command(RawHost::keepAlive, null).cqe().status().isSuccess());
+        }
+    }
+
+    @Test
+    void ioQueueConnectChecksController() throws IOException {
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+            int cntlid = admin.bringUpAdmin(NQN);
+            io.icreq();
+            CompletionQueueEntry cqe = io.connect(1, NQN, RawHost.HOST_NQN, cntlid + 1000).cqe();
+            assertEquals(Status.CONNECT_INVALID_PARAMETERS, cqe.status());
+            assertEquals(16, cqe.dw0() & 0xffff, "IPO names CNTLID");
+        }
+    }
+}
