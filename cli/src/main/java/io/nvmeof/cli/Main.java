@@ -59,6 +59,15 @@ public final class Main implements Runnable {
                 || c instanceof java.util.concurrent.ExecutionException) && c.getCause() != null) {
             c = c.getCause();
         }
+        if (c instanceof java.nio.file.NoSuchFileException f) {
+            return "no such file: " + f.getFile();
+        }
+        if (c instanceof java.nio.file.AccessDeniedException f) {
+            return "permission denied: " + f.getFile();
+        }
+        if (c instanceof java.nio.file.FileSystemException f && f.getReason() != null) {
+            return f.getFile() + ": " + f.getReason();
+        }
         String m = c.getMessage();
         if (m == null || m.isBlank()) {
             m = c.getClass().getSimpleName();

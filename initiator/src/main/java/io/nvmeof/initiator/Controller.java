@@ -195,6 +195,14 @@ public final class Controller implements AutoCloseable {
         return run(admin, c);
     }
 
+    /**
+     * Runs an I/O command as given (passthrough, like nvme-cli's io-passthru) on the next I/O
+     * queue and waits for it; a status other than success throws {@link NvmeStatusException}.
+     */
+    public Command io(Command c) throws IOException {
+        return run(ioQueue(), c);
+    }
+
     private Command run(Queue q, Command c) throws IOException {
         q.submit(c);
         return await(c, c.name(), timeoutMillis() + 1000);

@@ -24,8 +24,8 @@ import java.util.UUID;
  * A deliberately simple NVMe/TCP host over a blocking socket, written from the spec and
  * independent of the initiator, to drive the target PDU by PDU (including wrong ones).
  */
-final class RawHost implements AutoCloseable {
-    static final String HOST_NQN = "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555";
+public final class RawHost implements AutoCloseable {
+    public static final String HOST_NQN = "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555";
     static final UUID HOST_ID = UUID.fromString("11111111-2222-3333-4444-555555555555");
 
     final Socket socket;
@@ -34,20 +34,20 @@ final class RawHost implements AutoCloseable {
     int cid = 1;
 
     /** A received PDU: its whole bytes, little-endian. */
-    record Received(PduType type, ByteBuffer bytes) {
-        int u8(int at) {
+    public record Received(PduType type, ByteBuffer bytes) {
+        public int u8(int at) {
             return bytes.get(at) & 0xff;
         }
 
-        int u16(int at) {
+        public int u16(int at) {
             return bytes.getShort(at) & 0xffff;
         }
 
-        long u32(int at) {
+        public long u32(int at) {
             return bytes.getInt(at) & 0xffffffffL;
         }
 
-        CompletionQueueEntry cqe() {
+        public CompletionQueueEntry cqe() {
             if (type != PduType.CAPSULE_RESP) {
                 throw new AssertionError("expected a response capsule, got " + type);
             }
@@ -55,7 +55,7 @@ final class RawHost implements AutoCloseable {
         }
     }
 
-    RawHost(InetSocketAddress target) throws IOException {
+    public RawHost(InetSocketAddress target) throws IOException {
         socket = new Socket();
         socket.connect(target, 5000);
         socket.setSoTimeout(10_000);
@@ -64,14 +64,14 @@ final class RawHost implements AutoCloseable {
         out = socket.getOutputStream();
     }
 
-    void send(ByteBuffer pdu) throws IOException {
+    public void send(ByteBuffer pdu) throws IOException {
         byte[] b = new byte[pdu.remaining()];
         pdu.duplicate().get(b);
         out.write(b);
         out.flush();
     }
 
-    Received receive() throws IOException {
+    public Received receive() throws IOException {
         byte[] ch = new byte[8];
         in.readFully(ch);
         ByteBuffer h = ByteBuffer.wrap(ch).order(ByteOrder.LITTLE_ENDIAN);
@@ -86,7 +86,7 @@ final class RawHost implements AutoCloseable {
     }
 
     /** True if the target closed the connection (EOF) within the socket timeout. */
-    boolean closedByPeer() throws IOException {
+    public boolean closedByPeer() throws IOException {
         try {
             int b = in.read();
             return b < 0;
@@ -97,7 +97,7 @@ final class RawHost implements AutoCloseable {
         }
     }
 
-    Received icreq() throws IOException {
+    public Received icreq() throws IOException {
         ByteBuffer b = Flyweight.allocate(128);
         new ICReqPdu().<ICReqPdu>wrap(b, 0).encode(0, false, false, 0);
         send(b);
@@ -105,7 +105,7 @@ final class RawHost implements AutoCloseable {
     }
 
     /** A command capsule with optional in-capsule data; the SQE is prepared by {@code fill}. */
-    ByteBuffer capsule(java.util.function.Consumer<SubmissionQueueEntry> fill, byte[] inCapsule) {
+    public ByteBuffer capsule(java.util.function.Consumer<SubmissionQueueEntry> fill, byte[] inCapsule) {
         int dataLen = inCapsule == null ? 0 : inCapsule.length;
         ByteBuffer b = Flyweight.allocate(72 + dataLen);
         Pdu p = new Pdu().wrap(b, 0);
@@ -122,12 +122,12 @@ final class RawHost implements AutoCloseable {
         return b;
     }
 
-    Received command(java.util.function.Consumer<SubmissionQueueEntry> fill, byte[] inCapsule) throws IOException {
+    public Received command(java.util.function.Consumer<SubmissionQueueEntry> fill, byte[] inCapsule) throws IOException {
         send(capsule(fill, inCapsule));
         return receive();
     }
 
-    static byte[] connectData(String subnqn, String hostnqn, int cntlid) {
+    public static byte[] connectData(String subnqn, String hostnqn, int cntlid) {
         ByteBuffer d = Flyweight.allocate(1024);
         new ConnectData().<ConnectData>wrap(d, 0).hostId(HOST_ID).cntlid(cntlid).subsystemNqn(subnqn).hostNqn(hostnqn);
         byte[] b = new byte[1024];
@@ -135,13 +135,13 @@ final class RawHost implements AutoCloseable {
         return b;
     }
 
-    Received connect(int qid, String subnqn, String hostnqn, int cntlid) throws IOException {
+    public Received connect(int qid, String subnqn, String hostnqn, int cntlid) throws IOException {
         return command(s -> s.connect(qid, 32, 0, qid == 0 ? 5000 : 0).sgl(0, 1024, Sgl.IN_CAPSULE),
                 connectData(subnqn, hostnqn, cntlid));
     }
 
     /** ICReq, admin Connect, CC.EN and CSTS.RDY; returns the cntlid. */
-    int bringUpAdmin(String subnqn) throws IOException {
+    public int bringUpAdmin(String subnqn) throws IOException {
         icreq();
         CompletionQueueEntry cqe = connect(0, subnqn, HOST_NQN, 0xffff).cqe();
         if (!cqe.status().isSuccess()) {
@@ -156,7 +156,7 @@ final class RawHost implements AutoCloseable {
     }
 
     /** ICReq and I/O queue Connect for an existing controller. */
-    void bringUpIo(String subnqn, int qid, int cntlid) throws IOException {
+    public void bringUpIo(String subnqn, int qid, int cntlid) throws IOException {
         icreq();
         CompletionQueueEntry cqe = connect(qid, subnqn, HOST_NQN, cntlid).cqe();
         if (!cqe.status().isSuccess()) {
@@ -164,7 +164,7 @@ final class RawHost implements AutoCloseable {
         }
     }
 
-    static void keepAlive(SubmissionQueueEntry s) {
+    public static void keepAlive(SubmissionQueueEntry s) {
         s.opcode(AdminOpcode.KEEP_ALIVE.code).psdt(1);
     }
 

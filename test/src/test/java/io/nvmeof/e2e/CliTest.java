@@ -1,0 +1,148 @@
+package io.nvmeof.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The CLI as a user runs it: the jar as a process against a target process. */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class CliTest {
+    static final String NQN = "nqn.2026-11.io.nvmeof:cli";
+    @TempDir
+    static Path dir;
+    static TargetProcess target;
+
+    @BeforeAll
+    static void start() throws Exception {
+        target = TargetProcess.start(dir, "--listen", "tcp://127.0.0.1:0", "--subsystem", NQN,
+                "--namespace", "ram:32M", "--namespace", "file:" + dir.resolve("ns2.img") + ",size=8M,bs=512");
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        assertEquals(0, target.stop());
+        target.assertNoLeaks();
+        target.close();
+    }
+
+    @Test
+    void writeThenReadBackAFileOfOddLength() throws Exception {
+        byte[] data = new byte[10_000 + 123];
+        new Random(5).nextBytes(data);
+        Path in = dir.resolve("in.bin");
+        Path out = dir.resolve("out.bin");
+        Files.write(in, data);
+        String uri = target.uri(NQN) + "?nsid=2";
+        TargetProcess.Run w = TargetProcess.cli(60, "write", uri, "--offset", "8192", "--input", in.toString());
+        assertEquals(0, w.exit(), w.err());
+        assertTrue(w.out().contains("wrote 10123 bytes"), w.out());
+        TargetProcess.Run r = TargetProcess.cli(60, "read", uri, "--offset", "8192", "--length", "10123", "--output",
+                out.toString());
+        assertEquals(0, r.exit(), r.err());
+        assertArrayEquals(data, Files.readAllBytes(out));
+        // an unaligned read of the middle
+        TargetProcess.Run mid = TargetProcess.cli(60, "read", uri, "--offset", "9000", "--length", "777", "--output",
+                out.toString());
+        assertEquals(0, mid.exit(), mid.err());
+        byte[] want = new byte[777];
+        System.arraycopy(data, 9000 - 8192, want, 0, 777);
+        assertArrayEquals(want, Files.readAllBytes(out));
+    }
+
+    @Test
+    void benchWritesFioJson() throws Exception {
+        TargetProcess.Run r = TargetProcess.cli(60, "bench", target.uri(NQN), "--rw", "randread", "--bs", "4k",
+                "--iodepth", "8", "--runtime", "1", "--output-format", "json");
+        assertEquals(0, r.exit(), r.err());
+        JsonNode job = new ObjectMapper().readTree(r.out()).get("jobs").get(0);
+        JsonNode read = job.get("read");
+        assertTrue(read.get("iops").asDouble() > 0, r.out());
+        assertTrue(read.get("total_ios").asLong() > 0);
+        assertEquals(read.get("total_ios").asLong() * 4096, read.get("io_bytes").asLong());
+        assertTrue(read.get("bw").asLong() > 0);
+        JsonNode lat = read.get("lat_ns");
+        assertTrue(lat.get("mean").asDouble() > 0);
+        long p50 = lat.get("percentile").get("50.000000").asLong();
+        long p99 = lat.get("percentile").get("99.000000").asLong();
+        assertTrue(p50 > 0 && p99 >= p50, "p50 " + p50 + " p99 " + p99);
+        assertEquals(0, job.get("write").get("total_ios").asLong());
+
+        TargetProcess.Run text = TargetProcess.cli(60, "bench", target.uri(NQN), "--rw", "write", "--bs", "64k",
+                "--iodepth", "4", "--runtime", "0.5");
+        assertEquals(0, text.exit(), text.err());
+        assertTrue(text.out().contains("write: IOPS="), text.out());
+        assertTrue(text.out().contains("99.00th="), text.out());
+    }
+
+    private static void assertOneLineError(TargetProcess.Run r, int exit, String part) {
+        assertEquals(exit, r.exit(), r.out() + r.err());
+        assertEquals(1, r.err().lines().count(), "one line:\n" + r.err());
+        assertTrue(r.firstErrLine().startsWith("nvmeof: "), r.err());
+        assertTrue(r.err().contains(part), r.err());
+    }
+
+    @Test
+    void mistakesGetOneLineErrors() throws Exception {
+        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--bogus"), 2, "Unknown option: '--bogus'");
+        assertOneLineError(TargetProcess.cli(30, "read", "nvme+tcp://127.0.0.1/not-an-nqn", "--offset", "0",
+                "--length", "1", "--output", dir.resolve("x").toString()), 1, "bad URI");
+        assertOneLineError(TargetProcess.cli(30, "bench", "http://127.0.0.1:1/" + NQN), 1, "scheme must be nvme+tcp");
+        int closed;
+        try (ServerSocket s = new ServerSocket(0)) {
+            closed = s.getLocalPort();
+        }
+        assertOneLineError(TargetProcess.cli(30, "bench", "nvme+tcp://127.0.0.1:" + closed + "/" + NQN), 1,
+                "cannot connect");
+        assertOneLineError(TargetProcess.cli(30, "bench", "nvme+tcp://127.0.0.1:" + target.port
+                + "/nqn.2026-11.io.nvmeof:nosuch"), 1, "no such subsystem");
+        Path small = Files.write(dir.resolve("small.bin"), new byte[100]);
+        assertOneLineError(TargetProcess.cli(30, "write", target.uri(NQN), "--offset", "100", "--input",
+                small.toString()), 1, "not a multiple of the block size");
+        assertOneLineError(TargetProcess.cli(30, "write", target.uri(NQN), "--offset", "0", "--input",
+                dir.resolve("missing.bin").toString()), 1, "no such file: ");
+        assertOneLineError(TargetProcess.cli(30, "target", "--listen", "tcp://127.0.0.1:0", "--subsystem", NQN,
+                "--namespace", "ram:huge"), 1, "ram size 'huge'");
+        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--rw", "sideways"), 1, "--rw 'sideways'");
+        TargetProcess.Run help = TargetProcess.cli(30, "--help");
+        assertEquals(0, help.exit());
+        assertTrue(help.out().contains("bench"), help.out());
+    }
+
+    @Test
+    void notAllowedHostIsRefused() throws Exception {
+        try (TargetProcess t = TargetProcess.start(dir, "--listen", "tcp://127.0.0.1:0", "--subsystem", NQN,
+                "--namespace", "ram:4M", "--allow-host", "nqn.2026-11.io.nvmeof:host-a")) {
+            TargetProcess.Run refused = TargetProcess.cli(30, "bench", t.uri(NQN), "--runtime", "0.2",
+                    "--hostnqn", "nqn.2026-11.io.nvmeof:host-b");
+            assertOneLineError(refused, 1, "not allowed");
+            TargetProcess.Run allowed = TargetProcess.cli(30, "bench", t.uri(NQN), "--runtime", "0.2",
+                    "--hostnqn", "nqn.2026-11.io.nvmeof:host-a");
+            assertEquals(0, allowed.exit(), allowed.err());
+            assertEquals(0, t.stop());
+        }
+    }
+
+    @Test
+    void demoRunsToACleanExit() throws Exception {
+        TargetProcess.Run r = TargetProcess.cli(90, "demo", "--runtime", "0.3", "--size", "64M");
+        assertEquals(0, r.exit(), r.err());
+        assertTrue(r.out().contains("all bytes match"), r.out());
+        assertTrue(r.out().contains("randread-qd32"), r.out());
+        assertTrue(r.out().contains("target shut down cleanly"), r.out());
+        assertNotEquals(-1, r.out().indexOf("IOPS="));
+    }
+}

@@ -1,0 +1,149 @@
+package io.nvmeof.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The real {@code nvmeof} jar as a separate JVM: the target process for end-to-end tests,
+ * and the CLI run as a user would run it.
+ */
+final class TargetProcess implements AutoCloseable {
+    static final Path JAR = Path.of(System.getProperty("nvmeof.jar", "../cli/target/nvmeof.jar")).toAbsolutePath();
+    private static final Pattern LISTENING = Pattern.compile("listening on tcp://([^:\\s]+):(\\d+)");
+
+    final Process process;
+    final Path stdout;
+    final Path stderr;
+    final int port;
+
+    private TargetProcess(Process process, Path stdout, Path stderr, int port) {
+        this.process = process;
+        this.stdout = stdout;
+        this.stderr = stderr;
+        this.port = port;
+    }
+
+    static List<String> java(String... args) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("-Dio.netty.leakDetection.level=paranoid");
+        cmd.add("-Djava.net.preferIPv4Stack=true");
+        cmd.add("-Xmx512m");
+        cmd.add("-jar");
+        cmd.add(JAR.toString());
+        cmd.addAll(List.of(args));
+        return cmd;
+    }
+
+    /** Starts {@code nvmeof target ARGS} and waits until it prints its port. */
+    static TargetProcess start(Path dir, String... args) throws IOException, InterruptedException {
+        assertTrue(Files.isRegularFile(JAR), "the CLI jar must be built first: " + JAR);
+        List<String> cmd = java("target");
+        cmd.addAll(List.of(args));
+        Path out = Files.createTempFile(dir, "target", ".out");
+        Path err = Files.createTempFile(dir, "target", ".err");
+        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            Matcher m = LISTENING.matcher(Files.readString(out));
+            if (m.find()) {
+                return new TargetProcess(p, out, err, Integer.parseInt(m.group(2)));
+            }
+            if (!p.isAlive()) {
+                throw new IOException("target exited with " + p.exitValue() + ": " + Files.readString(err));
+            }
+            Thread.sleep(50);
+        }
+        p.destroyForcibly();
+        throw new IOException("target did not start within 30 s: " + Files.readString(err));
+    }
+
+    String uri(String nqn) {
+        return "nvme+tcp://127.0.0.1:" + port + "/" + nqn;
+    }
+
+    /** SIGTERM, then the exit code (the target shuts down in order and exits 0). */
+    int stop() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+            process.waitFor();
+            return -1;
+        }
+        return process.exitValue();
+    }
+
+    String out() throws IOException {
+        return Files.readString(stdout);
+    }
+
+    String err() throws IOException {
+        return Files.readString(stderr);
+    }
+
+    /** Netty's paranoid leak detector in the target process reported nothing. */
+    void assertNoLeaks() throws IOException {
+        String e = err();
+        assertFalse(e.contains("LEAK:"), "target reported leaked buffers:\n" + e);
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        if (process.isAlive()) {
+            process.destroyForcibly();
+            process.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Runs the CLI to completion; returns exit code, stdout and stderr. */
+    record Run(int exit, String out, String err) {
+        String firstErrLine() {
+            return err.lines().findFirst().orElse("");
+        }
+    }
+
+    static Run cli(long timeoutSeconds, String... args) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(java(args)).start();
+        StringBuilder out = new StringBuilder();
+        StringBuilder err = new StringBuilder();
+        Thread a = drain(p.getInputStream(), out);
+        Thread b = drain(p.getErrorStream(), err);
+        if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            p.waitFor();
+            throw new AssertionError("nvmeof " + String.join(" ", args) + " did not finish in " + timeoutSeconds + " s");
+        }
+        a.join();
+        b.join();
+        return new Run(p.exitValue(), out.toString(), err.toString());
+    }
+
+    private static Thread drain(java.io.InputStream in, StringBuilder into) {
+        Thread t = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    synchronized (into) {
+                        into.append(line).append('\n');
+                    }
+                }
+            } catch (IOException ignored) {
+                // process ended
+            }
+        });
+        t.start();
+        return t;
+    }
+}
