@@ -166,7 +166,8 @@ public final class Target implements AutoCloseable {
             l.close();
         }
         if (group != null) {
-            group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+            // Backend calls still running hand their requests back to the event loops, which
+            // release them; so the executor drains before the loops stop.
             ioExecutor.shutdown();
             try {
                 if (!ioExecutor.awaitTermination(10, TimeUnit.SECONDS)) {
@@ -175,6 +176,7 @@ public final class Target implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+            group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         }
         IOException first = null;
         for (Subsystem s : subsystems.values()) {

@@ -48,6 +48,7 @@ class TargetTcpTest {
     static void start() throws IOException {
         Target.Options o = new Target.Options();
         o.eventLoopThreads = 2;
+        o.keepAliveGraceMillis = 200;
         target = new Target(o);
         Subsystem s = new Subsystem(NQN, "SN0001", "test model", "1.0");
         s.addNamespace(new Namespace(NQN, 1, new RamBackend(BLOCKS * 4096, 4096), false, null));
@@ -276,6 +277,36 @@ class TargetTcpTest {
             assertEquals(DataPdu.TTAG_OFFSET, term.u32(TermReqPdu.FEI_OFFSET));
             // the admin queue of the same host is unaffected
             assertTrue(admin.command(RawHost::keepAlive, null).cqe().status().isSuccess());
+        }
+    }
+
+    @Test
+    void silentHostIsDisconnectedAfterKeepAliveTimeout() throws IOException {
+        try (RawHost h = new RawHost(address)) {
+            h.icreq();
+            // KATO 1000 ms, then silence: the controller goes away within KATO + grace
+            CompletionQueueEntry cqe = h.command(s -> s.connect(0, 32, 0, 1000).sgl(0, 1024, Sgl.IN_CAPSULE),
+                    RawHost.connectData(NQN, RawHost.HOST_NQN, 0xffff)).cqe();
+            assertTrue(cqe.status().isSuccess());
+            long t0 = System.nanoTime();
+            assertTrue(h.closedByPeer(), "target closed the admin queue");
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            assertTrue(ms >= 900 && ms < 5000, "closed after " + ms + " ms");
+        }
+    }
+
+    @Test
+    void keepAliveKeepsTheControllerAlive() throws Exception {
+        try (RawHost h = new RawHost(address)) {
+            h.icreq();
+            assertTrue(h.command(s -> s.connect(0, 32, 0, 1000).sgl(0, 1024, Sgl.IN_CAPSULE),
+                    RawHost.connectData(NQN, RawHost.HOST_NQN, 0xffff)).cqe().status().isSuccess());
+            assertTrue(h.command(s -> s.propertySet(Registers.CC, 4, Registers.ccEnable()), null).cqe().status()
+                    .isSuccess());
+            for (int i = 0; i < 6; i++) {
+                Thread.sleep(400);
+                assertTrue(h.command(RawHost::keepAlive, null).cqe().status().isSuccess());
+            }
         }
     }
 
