@@ -255,18 +255,14 @@ final class TcpQueue extends PduDecoder implements Queue {
             case R2T:
                 r2t(in, start);
                 break;
-            case C2H_TERM_REQ: {
-                int fes = in.getUnsignedShortLE(start + TermReqPdu.FES_OFFSET);
-                long fei = in.getUnsignedIntLE(start + TermReqPdu.FEI_OFFSET);
-                markFailed();
-                fail(new IOException("controller terminated queue " + qid + ": " + FatalErrorStatus.of(fes)
-                        + " (field " + fei + ")"));
-                ctx.close();
-                break;
-            }
             default:
                 throw new PduException(FatalErrorStatus.PDU_SEQUENCE_ERROR, 0, "unexpected " + type);
         }
+    }
+
+    @Override
+    protected void onPeerTermination(FatalErrorStatus fes, long fei) {
+        fail(new IOException("controller terminated queue " + qid + ": " + fes + " (field offset " + fei + ")"));
     }
 
     private void icResp(ByteBuf in, int start) throws PduException {

@@ -109,20 +109,6 @@ public final class Subsystem implements AutoCloseable {
         for (Controller c : controllers.values()) {
             c.destroy();
         }
-        IOException first = null;
-        for (Namespace ns : namespaces.values()) {
-            try {
-                ns.close();
-            } catch (IOException e) {
-                if (first == null) {
-                    first = e;
-                } else {
-                    first.addSuppressed(e);
-                }
-            }
-        }
-        if (first != null) {
-            throw first;
-        }
+        Closeables.closeAll(namespaces.values());
     }
 }

@@ -178,20 +178,6 @@ public final class Target implements AutoCloseable {
             }
             group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         }
-        IOException first = null;
-        for (Subsystem s : subsystems.values()) {
-            try {
-                s.close();
-            } catch (IOException e) {
-                if (first == null) {
-                    first = e;
-                } else {
-                    first.addSuppressed(e);
-                }
-            }
-        }
-        if (first != null) {
-            throw first;
-        }
+        Closeables.closeAll(subsystems.values());
     }
 }

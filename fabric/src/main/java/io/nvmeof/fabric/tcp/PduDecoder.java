@@ -159,8 +159,20 @@ public abstract class PduDecoder extends ByteToMessageDecoder {
                 dataDigestError(ctx, type, in, start);
             }
         }
+        if (type == PduType.H2C_TERM_REQ || type == PduType.C2H_TERM_REQ) {
+            // The peer ends the connection; nothing is sent back (NVMe/TCP 1.0, 3.6.2.4).
+            FatalErrorStatus fes = FatalErrorStatus.of(in.getUnsignedShortLE(start + TermReqPdu.FES_OFFSET));
+            long fei = in.getUnsignedIntLE(start + TermReqPdu.FEI_OFFSET);
+            failed = true;
+            onPeerTermination(fes, fei);
+            ctx.close();
+            return;
+        }
         onPdu(ctx, type, in, start, flags, dataStart, dataLength);
     }
+
+    /** The peer sent a termination PDU ({@code fes} null if its code is unknown); the channel closes next. */
+    protected abstract void onPeerTermination(FatalErrorStatus fes, long fei);
 
     /**
      * A data digest did not match. The spec lets the receiver fail the command instead of the

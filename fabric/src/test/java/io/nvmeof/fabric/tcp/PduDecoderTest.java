@@ -49,6 +49,11 @@ class PduDecoderTest {
         }
 
         @Override
+        protected void onPeerTermination(FatalErrorStatus fes, long fei) {
+            seen.add("TERM:" + fes + ":" + fei);
+        }
+
+        @Override
         protected void sendTermination(ChannelHandlerContext ctx, PduException e, ByteBuf header) {
             writeTermination(ctx, PduType.C2H_TERM_REQ, e, header);
         }
@@ -142,6 +147,20 @@ class PduDecoderTest {
         ByteBuf term = ch.readOutbound();
         assertEquals(FatalErrorStatus.HEADER_DIGEST_ERROR.code, term.getUnsignedShortLE(TermReqPdu.FES_OFFSET));
         term.release();
+        assertFalse(ch.isOpen());
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void peerTerminationClosesWithoutAnswer() {
+        Recorder r = new Recorder(false, false);
+        EmbeddedChannel ch = new EmbeddedChannel(r);
+        ByteBuf term = Unpooled.buffer();
+        term.writeByte(PduType.H2C_TERM_REQ.code).writeByte(0).writeByte(24).writeByte(0).writeIntLE(24 + 8)
+                .writeShortLE(FatalErrorStatus.PDU_SEQUENCE_ERROR.code).writeIntLE(3).writeZero(10).writeZero(8);
+        ch.writeInbound(term);
+        assertEquals(List.of("TERM:PDU_SEQUENCE_ERROR:3"), r.seen);
+        assertNull(ch.readOutbound());
         assertFalse(ch.isOpen());
         ch.finishAndReleaseAll();
     }

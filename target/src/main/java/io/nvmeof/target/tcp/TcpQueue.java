@@ -16,7 +16,6 @@ import io.nvmeof.protocol.tcp.ICRespPdu;
 import io.nvmeof.protocol.tcp.Pdu;
 import io.nvmeof.protocol.tcp.PduType;
 import io.nvmeof.protocol.tcp.R2TPdu;
-import io.nvmeof.protocol.tcp.TermReqPdu;
 import io.nvmeof.target.QueuePair;
 import io.nvmeof.target.QueueTransport;
 import io.nvmeof.target.Request;
@@ -89,17 +88,14 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
             case H2C_DATA:
                 h2cData(in, start, dataStart, dataLength);
                 break;
-            case H2C_TERM_REQ: {
-                int fes = in.getUnsignedShortLE(start + TermReqPdu.FES_OFFSET);
-                LOG.log(System.Logger.Level.WARNING, "host {0} terminated the connection: FES {1}", peer(),
-                        FatalErrorStatus.of(fes));
-                markFailed();
-                ctx.close();
-                break;
-            }
             default:
                 throw new PduException(FatalErrorStatus.PDU_SEQUENCE_ERROR, 0, "unexpected " + type);
         }
+    }
+
+    @Override
+    protected void onPeerTermination(FatalErrorStatus fes, long fei) {
+        LOG.log(System.Logger.Level.WARNING, "host {0} terminated the connection: {1} (field offset {2})", peer(), fes, fei);
     }
 
     private void initialize(ByteBuf in, int start) throws PduException {
