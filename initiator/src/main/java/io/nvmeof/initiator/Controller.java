@@ -78,7 +78,7 @@ public final class Controller implements AutoCloseable {
             throw new IOException("cannot resolve host " + uri.host());
         }
         HostIdentity id = options.identity();
-        admin = await(TcpQueue.open(group, address, 0, ADMIN_QUEUE_SIZE, TcpQueue.ADMIN_IN_CAPSULE,
+        admin = await(TcpQueue.open(group, address, 0, ADMIN_QUEUE_SIZE - 1, TcpQueue.ADMIN_IN_CAPSULE,
                 options.headerDigest, options.dataDigest, options.commandTimeout.toNanos(),
                 (int) options.connectTimeout.toMillis()), "connect to " + address, options.connectTimeout.toMillis());
         long kato = options.keepAlive.toMillis();
@@ -99,20 +99,20 @@ public final class Controller implements AutoCloseable {
         long granted = run(admin, nq).result();
         int queues = Math.min(want, Math.min((int) (granted & 0xffff), (int) ((granted >>> 16) & 0xffff)) + 1);
 
-        int depth = Math.min(options.queueSize, Registers.capMaxQueueEntries(cap));
+        int size = Math.min(options.queueSize, Registers.capMaxQueueEntries(cap));
         int inCapsule = (int) Math.max(0, identify.ioccsz() * 16 - 64);
         for (int qid = 1; qid <= queues; qid++) {
-            TcpQueue q = await(TcpQueue.open(group, address, qid, depth, inCapsule, options.headerDigest,
+            TcpQueue q = await(TcpQueue.open(group, address, qid, size - 1, inCapsule, options.headerDigest,
                     options.dataDigest, options.commandTimeout.toNanos(), (int) options.connectTimeout.toMillis()),
                     "connect I/O queue " + qid, options.connectTimeout.toMillis());
             ioQueues.add(q);
-            connectQueue(q, depth, cntlid, 0, id);
+            connectQueue(q, size, cntlid, 0, id);
         }
         if (kato > 0) {
             long period = Math.max(kato / 2, 100);
             keepAlive = admin.eventLoop().scheduleAtFixedRate(this::sendKeepAlive, period, period, TimeUnit.MILLISECONDS);
         }
-        LOG.log(System.Logger.Level.DEBUG, "connected to {0}: cntlid {1}, {2} I/O queues of {3}", uri, cntlid, queues, depth);
+        LOG.log(System.Logger.Level.DEBUG, "connected to {0}: cntlid {1}, {2} I/O queues of {3}", uri, cntlid, queues, size);
     }
 
     private long connectQueue(TcpQueue q, int size, int controllerId, long kato, HostIdentity id) throws IOException {

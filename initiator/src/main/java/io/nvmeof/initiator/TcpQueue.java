@@ -85,6 +85,7 @@ final class TcpQueue extends PduDecoder implements Queue {
         this.commandTimeoutNanos = commandTimeoutNanos;
         this.slots = new Command[depth];
         this.freeCids = new int[depth];
+        // depth is what may be outstanding: one less than the queue size, so the SQ is never full
         for (int i = 0; i < depth; i++) {
             freeCids[i] = depth - 1 - i;
         }
@@ -205,9 +206,7 @@ final class TcpQueue extends PduDecoder implements Queue {
             out.writeIntLE(crc.compute(out, 0, CapsuleCommandPdu.SIZE));
         }
         if (dataLen > 0) {
-            ByteBuffer src = c.data;
-            int pos = src.position();
-            out.writeBytes(src.duplicate().limit(pos + dataLen));
+            copyOut(c.data, 0, dataLen, out);
             if (dd) {
                 out.writeIntLE(crc.compute(out, hdr, dataLen));
             }
@@ -317,9 +316,7 @@ final class TcpQueue extends PduDecoder implements Queue {
             throw new PduException(FatalErrorStatus.DATA_TRANSFER_OUT_OF_RANGE, DataPdu.DATAO_OFFSET,
                     "C2HData " + datao + "+" + dataLength + " outside command " + c);
         }
-        ByteBuffer dst = c.data;
-        int pos = dst.position();
-        in.getBytes(dataStart, dst.duplicate().position(pos + (int) datao).limit(pos + (int) datao + dataLength));
+        copyIn(in, dataStart, c.data, (int) datao, dataLength);
         if ((flags & Pdu.FLAG_SUCCESS) != 0) {
             if ((flags & Pdu.FLAG_LAST_PDU) == 0) {
                 throw new PduException(FatalErrorStatus.INVALID_HEADER_FIELD, Pdu.FLAGS_OFFSET,
@@ -341,8 +338,6 @@ final class TcpQueue extends PduDecoder implements Queue {
         }
         int ttag = pdu.ttag();
         int cccid = pdu.cccid();
-        ByteBuffer src = c.data;
-        int base = src.position();
         long sent = 0;
         while (sent < length) {
             int chunk = (int) Math.min(length - sent, maxH2cData);
@@ -357,13 +352,40 @@ final class TcpQueue extends PduDecoder implements Queue {
             if (hd) {
                 out.writeIntLE(crc.compute(out, 0, DataPdu.SIZE));
             }
-            int from = base + (int) (offset + sent);
-            out.writeBytes(src.duplicate().position(from).limit(from + chunk));
+            copyOut(c.data, (int) (offset + sent), chunk, out);
             if (dd) {
                 out.writeIntLE(crc.compute(out, hdr, chunk));
             }
             write(out);
             sent += chunk;
+        }
+    }
+
+    /**
+     * Appends {@code len} bytes of the caller's buffer, {@code at} bytes past its position, to
+     * {@code out}. The buffer belongs to the command while it is in flight, so its position and
+     * limit are borrowed and put back rather than duplicated (no allocation per PDU).
+     */
+    private static void copyOut(ByteBuffer buf, int at, int len, ByteBuf out) {
+        int pos = buf.position();
+        int lim = buf.limit();
+        buf.position(pos + at).limit(pos + at + len);
+        try {
+            out.writeBytes(buf);
+        } finally {
+            buf.limit(lim).position(pos);
+        }
+    }
+
+    /** Copies {@code len} bytes of {@code in} at {@code index} into the caller's buffer, {@code at} past its position. */
+    private static void copyIn(ByteBuf in, int index, ByteBuffer buf, int at, int len) {
+        int pos = buf.position();
+        int lim = buf.limit();
+        buf.position(pos + at).limit(pos + at + len);
+        try {
+            in.getBytes(index, buf);
+        } finally {
+            buf.limit(lim).position(pos);
         }
     }
 
