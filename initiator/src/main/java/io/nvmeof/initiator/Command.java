@@ -96,7 +96,8 @@ public final class Command extends CompletableFuture<Command> implements Runnabl
     /** Writes the SQE fields into {@code sqe} (SGL and CID are the transport's). */
     void fill(SubmissionQueueEntry sqe) {
         sqe.clear();
-        sqe.opcode(opcode).psdt(opcode == AdminOpcode.FABRICS.code ? 0 : SubmissionQueueEntry.PSDT_SGL_MPTR_CONTIGUOUS);
+        // SGLs for data on every command, Fabrics ones included, as the Linux host does
+        sqe.opcode(opcode).psdt(SubmissionQueueEntry.PSDT_SGL_MPTR_CONTIGUOUS);
         if (opcode == AdminOpcode.FABRICS.code) {
             sqe.fctype(fctype);
         } else {

@@ -212,6 +212,23 @@ public final class SubmissionQueueEntry extends Flyweight {
         return cdw10() < 0;
     }
 
+    /** Set Features Number of Queues, CDW11: NSQR 15:0 and NCQR 31:16, both 0's based; takes 1-based counts. */
+    public SubmissionQueueEntry numberOfQueues(int submissionQueues, int completionQueues) {
+        featureId(FeatureId.NUMBER_OF_QUEUES);
+        put32(CDW11_OFFSET, (submissionQueues - 1) & 0xffff | ((completionQueues - 1) & 0xffffL) << 16);
+        return this;
+    }
+
+    /** NSQR + 1: I/O submission queues requested. */
+    public int requestedSubmissionQueues() {
+        return u16(CDW11_OFFSET) + 1;
+    }
+
+    /** NCQR + 1: I/O completion queues requested. */
+    public int requestedCompletionQueues() {
+        return u16(CDW11_OFFSET + 2) + 1;
+    }
+
     // ---- Fabrics Connect (NVMe-oF 1.1, 3.3, Figure 19) ----
 
     public static final int CONNECT_RECFMT_OFFSET = 40;

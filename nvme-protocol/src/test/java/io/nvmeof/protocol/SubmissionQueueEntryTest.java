@@ -116,6 +116,17 @@ class SubmissionQueueEntryTest {
         assertTrue(sqe.featureSave());
     }
 
+    /** Set Features Number of Queues asking for 4 SQs and 4 CQs: CDW10 07h, CDW11 0x00030003. */
+    @Test
+    void numberOfQueuesGoldenBytes() {
+        ByteBuffer buf = Flyweight.allocate(64);
+        sqe.wrap(buf, 0).clear();
+        sqe.opcode(AdminOpcode.SET_FEATURES.code).numberOfQueues(4, 4);
+        assertEquals(Hex.clean("07000000 03000300"), Hex.of(buf, 40, 8));
+        assertEquals(4, sqe.requestedSubmissionQueues());
+        assertEquals(4, sqe.requestedCompletionQueues());
+    }
+
     @Test
     void keyedSglFields() {
         // Keyed data block: address 0x1000, length 0x123456 (3 bytes), key 0xdeadbeef, identifier 40h

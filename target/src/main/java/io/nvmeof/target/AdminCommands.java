@@ -235,13 +235,13 @@ final class AdminCommands {
         int cdw11 = sqe.cdw11();
         switch (sqe.featureId()) {
             case FeatureId.NUMBER_OF_QUEUES: {
-                int nsqr = cdw11 & 0xffff;
-                int ncqr = cdw11 >>> 16;
-                if (nsqr == 0xffff || ncqr == 0xffff) {
+                int nsq = sqe.requestedSubmissionQueues();
+                int ncq = sqe.requestedCompletionQueues();
+                if (nsq > 0xffff || ncq > 0xffff) { // 0's based FFFFh is not a count
                     q.complete(r, Status.INVALID_FIELD);
                     return;
                 }
-                int granted = Math.min(Math.max(nsqr, ncqr) + 1, c.target().maxIoQueues());
+                int granted = Math.min(Math.max(nsq, ncq), c.target().maxIoQueues());
                 c.grantIoQueues(granted);
                 r.result = (granted - 1) | (long) (granted - 1) << 16;
                 q.complete(r, Status.SUCCESS);
