@@ -4,7 +4,14 @@
 # jar (mvn package) and the guest image (built here on first use, about 1.5 min).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-vm=${NVMF_VM_DIR:-$top/../shared/vm}
+# The team's VM scripts sit in shared/ beside the repository (CI clones next to it).
+vm=${NVMF_VM_DIR:-}
+if [ -z "$vm" ]; then
+  for cand in "$top/../shared/vm" "$top/../../shared/vm" /work/shared/vm; do
+    [ -x "$cand/run-guest.sh" ] && { vm=$(cd "$cand" && pwd); break; }
+  done
+fi
+vm=${vm:-$top/../shared/vm}
 jar=$top/cli/target/nvmeof.jar
 [ -x "$vm/run-guest.sh" ] || { echo "kernel interop: $vm/run-guest.sh not found (set NVMF_VM_DIR)" >&2; exit 1; }
 [ -f "$jar" ] || { echo "kernel interop: build first (mvn -DskipTests package)" >&2; exit 1; }
