@@ -30,6 +30,8 @@ public final class Command extends CompletableFuture<Command> implements Runnabl
     long result;
     int cid = -1;
     long deadlineNanos;
+    /** Controller-to-host data arrived damaged (data digest mismatch). */
+    boolean dataCorrupt;
     final String name;
     /** The queue the command was submitted to; set for the hand-off to its event loop. */
     TcpQueue queue;
@@ -110,6 +112,9 @@ public final class Command extends CompletableFuture<Command> implements Runnabl
 
     /** Completes normally on success, exceptionally with {@link NvmeStatusException} otherwise. */
     void finish(Status s, long res) {
+        if (dataCorrupt && s.isSuccess()) {
+            s = Status.TRANSIENT_TRANSPORT_ERROR;
+        }
         this.status = s;
         this.result = res;
         if (s.isSuccess()) {

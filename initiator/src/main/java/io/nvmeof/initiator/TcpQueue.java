@@ -316,7 +316,11 @@ final class TcpQueue extends PduDecoder implements Queue {
             throw new PduException(FatalErrorStatus.DATA_TRANSFER_OUT_OF_RANGE, DataPdu.DATAO_OFFSET,
                     "C2HData " + datao + "+" + dataLength + " outside command " + c);
         }
-        copyIn(in, dataStart, c.data, (int) datao, dataLength);
+        if (dataDigestOk) {
+            copyIn(in, dataStart, c.data, (int) datao, dataLength);
+        } else {
+            c.dataCorrupt = true;
+        }
         if ((flags & Pdu.FLAG_SUCCESS) != 0) {
             if ((flags & Pdu.FLAG_LAST_PDU) == 0) {
                 throw new PduException(FatalErrorStatus.INVALID_HEADER_FIELD, Pdu.FLAGS_OFFSET,

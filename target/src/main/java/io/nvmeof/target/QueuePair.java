@@ -95,6 +95,10 @@ public final class QueuePair {
         if (controller != null) {
             controller.touch();
         }
+        if (r.dataCorrupt) {
+            complete(r, Status.TRANSIENT_TRANSPORT_ERROR);
+            return;
+        }
         SubmissionQueueEntry sqe = r.sqe;
         // The order of checks follows the kernel target: state, opcode, data pointer, fields.
         Status s = checkState(sqe);
@@ -125,6 +129,10 @@ public final class QueuePair {
 
     /** The transport has all host-to-controller data of {@code r}. */
     public void dataReceived(Request r) {
+        if (r.dataCorrupt) {
+            complete(r, Status.TRANSIENT_TRANSPORT_ERROR);
+            return;
+        }
         execute(r);
     }
 

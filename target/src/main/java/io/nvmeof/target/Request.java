@@ -40,6 +40,8 @@ public final class Request implements Runnable {
     public int received;
     /** Transport bookkeeping: the next data offset it expects or will request. */
     public int transportCursor;
+    /** Some of the command's data arrived damaged (data digest mismatch). */
+    public boolean dataCorrupt;
 
     Namespace namespace;
     long byteOffset;
@@ -81,6 +83,7 @@ public final class Request implements Runnable {
         dataOffset = 0;
         received = 0;
         transportCursor = 0;
+        dataCorrupt = false;
         namespace = null;
         byteOffset = 0;
         status = Status.SUCCESS;

@@ -30,6 +30,12 @@ public abstract class PduDecoder extends ByteToMessageDecoder {
     protected final ByteBuffer scratch = Flyweight.allocate(256);
     private final TermReqPdu termView = new TermReqPdu();
     private boolean failed;
+    /**
+     * Whether the data of the PDU being handled matched its data digest. A mismatch is not
+     * fatal (NVMe/TCP 1.0, 3.6.1.4; SPDK agrees): the command it belongs to completes with
+     * Transient Transport Error and the connection lives on.
+     */
+    protected boolean dataDigestOk = true;
 
     /** Whether a PDU of this type may arrive now. */
     protected abstract boolean allowed(PduType type);
@@ -155,9 +161,9 @@ public abstract class PduDecoder extends ByteToMessageDecoder {
             boolean dd = (flags & Pdu.FLAG_DDGST) != 0;
             dataStart = start + pdo;
             dataLength = plen - pdo - (dd ? Pdu.DIGEST_SIZE : 0);
-            if (dd && crc.compute(in, dataStart, dataLength) != in.getIntLE(dataStart + dataLength)) {
-                dataDigestError(ctx, type, in, start);
-            }
+            dataDigestOk = !dd || crc.compute(in, dataStart, dataLength) == in.getIntLE(dataStart + dataLength);
+        } else {
+            dataDigestOk = true;
         }
         if (type == PduType.H2C_TERM_REQ || type == PduType.C2H_TERM_REQ) {
             // The peer ends the connection; nothing is sent back (NVMe/TCP 1.0, 3.6.2.4).
@@ -173,14 +179,6 @@ public abstract class PduDecoder extends ByteToMessageDecoder {
 
     /** The peer sent a termination PDU ({@code fes} null if its code is unknown); the channel closes next. */
     protected abstract void onPeerTermination(FatalErrorStatus fes, long fei);
-
-    /**
-     * A data digest did not match. The spec lets the receiver fail the command instead of the
-     * connection; like the Linux target, the default treats it as fatal.
-     */
-    protected void dataDigestError(ChannelHandlerContext ctx, PduType type, ByteBuf in, int start) throws PduException {
-        throw new PduException(FatalErrorStatus.HEADER_DIGEST_ERROR, 0, type + " data digest mismatch");
-    }
 
     private void fail(ChannelHandlerContext ctx, PduException e, ByteBuf in, int start) {
         failed = true;

@@ -45,7 +45,8 @@ class PduDecoderTest {
         @Override
         protected void onPdu(ChannelHandlerContext ctx, PduType type, ByteBuf in, int start, int flags,
                              int dataStart, int dataLength) {
-            seen.add(type + ":" + dataLength + (dataLength > 0 ? ":" + in.getByte(dataStart) : ""));
+            seen.add(type + ":" + dataLength + (dataLength > 0 ? ":" + in.getByte(dataStart) : "")
+                    + (dataDigestOk ? "" : ":bad-ddgst"));
         }
 
         @Override
@@ -134,6 +135,20 @@ class PduDecoderTest {
         term.release();
         assertTrue(r.seen.isEmpty());
         assertFalse(ch.isOpen());
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void dataDigestMismatchIsReportedNotFatal() {
+        Recorder r = new Recorder(false, true);
+        EmbeddedChannel ch = new EmbeddedChannel(r);
+        ByteBuf pdu = h2cData(16, false, true, (byte) 1);
+        pdu.setByte(24 + 16, pdu.getByte(24 + 16) ^ 0x55);
+        ch.writeInbound(pdu);
+        ch.writeInbound(h2cData(16, false, true, (byte) 2));
+        assertEquals(List.of("H2C_DATA:16:1:bad-ddgst", "H2C_DATA:16:2"), r.seen);
+        assertNull(ch.readOutbound());
+        assertTrue(ch.isOpen());
         ch.finishAndReleaseAll();
     }
 

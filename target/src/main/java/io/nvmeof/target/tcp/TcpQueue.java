@@ -131,6 +131,7 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
             r.data = allocateData(r, dataLength);
             r.data.setBytes(r.dataOffset, in, dataStart, dataLength);
             r.received = dataLength;
+            r.dataCorrupt = !dataDigestOk;
         }
         queue.start(r);
     }
@@ -156,6 +157,7 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
         }
         r.data.setBytes(r.dataOffset + r.received, in, dataStart, dataLength);
         r.received += dataLength;
+        r.dataCorrupt |= !dataDigestOk;
         if (r.received == r.length) {
             queue.dataReceived(r);
         } else if (r.received == r.transportCursor) {

@@ -32,6 +32,8 @@ public final class RawHost implements AutoCloseable {
     final DataInputStream in;
     final OutputStream out;
     int cid = 1;
+    boolean headerDigest;
+    boolean dataDigest;
 
     /** A received PDU: its whole bytes, little-endian. */
     public record Received(PduType type, ByteBuffer bytes) {
@@ -98,26 +100,48 @@ public final class RawHost implements AutoCloseable {
     }
 
     public Received icreq() throws IOException {
+        return icreq(0, false, false);
+    }
+
+    /** ICReq with the given HPDA and digests; later capsules carry the digests. */
+    public Received icreq(int hpda, boolean hd, boolean dd) throws IOException {
         ByteBuffer b = Flyweight.allocate(128);
-        new ICReqPdu().<ICReqPdu>wrap(b, 0).encode(0, false, false, 0);
+        new ICReqPdu().<ICReqPdu>wrap(b, 0).encode(hpda, hd, dd, 0);
         send(b);
+        headerDigest = hd;
+        dataDigest = dd;
         return receive();
+    }
+
+    static int crc32c(ByteBuffer b, int from, int len) {
+        java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+        c.update(b.duplicate().position(from).limit(from + len));
+        return (int) c.getValue();
     }
 
     /** A command capsule with optional in-capsule data; the SQE is prepared by {@code fill}. */
     public ByteBuffer capsule(java.util.function.Consumer<SubmissionQueueEntry> fill, byte[] inCapsule) {
         int dataLen = inCapsule == null ? 0 : inCapsule.length;
-        ByteBuffer b = Flyweight.allocate(72 + dataLen);
+        int hdr = 72 + (headerDigest ? 4 : 0);
+        boolean dd = dataDigest && dataLen > 0;
+        int plen = hdr + dataLen + (dd ? 4 : 0);
+        ByteBuffer b = Flyweight.allocate(plen);
         Pdu p = new Pdu().wrap(b, 0);
-        p.init(PduType.CAPSULE_CMD, 0, dataLen > 0 ? 72 : 0, 72 + dataLen);
-        b.put(2, (byte) 72);
+        p.init(PduType.CAPSULE_CMD, (headerDigest ? Pdu.FLAG_HDGST : 0) | (dd ? Pdu.FLAG_DDGST : 0),
+                dataLen > 0 ? hdr : 0, plen);
         SubmissionQueueEntry sqe = new SubmissionQueueEntry().wrap(b, 8);
         fill.accept(sqe);
         if (sqe.cid() == 0) {
             sqe.cid(cid++);
         }
+        if (headerDigest) {
+            b.putInt(72, crc32c(b, 0, 72));
+        }
         if (dataLen > 0) {
-            b.put(72, inCapsule);
+            b.put(hdr, inCapsule);
+            if (dd) {
+                b.putInt(hdr + dataLen, crc32c(b, hdr, dataLen));
+            }
         }
         return b;
     }

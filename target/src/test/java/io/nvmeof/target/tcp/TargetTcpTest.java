@@ -281,6 +281,73 @@ class TargetTcpTest {
     }
 
     @Test
+    void dataDigestMismatchFailsOnlyThatCommand() throws IOException {
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+            int cntlid = admin.bringUpAdmin(NQN);
+            io.icreq(0, true, true);
+            assertTrue(io.connect(1, NQN, RawHost.HOST_NQN, cntlid).cqe().status().isSuccess());
+            byte[] block = new byte[4096];
+            new Random(3).nextBytes(block);
+            ByteBuffer bad = io.capsule(rw(NvmOpcode.WRITE, 1, 7, 1, 4096, Sgl.IN_CAPSULE), block);
+            int last = bad.limit() - 1;
+            bad.put(last, (byte) (bad.get(last) ^ 1));
+            io.send(bad);
+            assertEquals(Status.TRANSIENT_TRANSPORT_ERROR, io.receive().cqe().status());
+            assertTrue(io.command(rw(NvmOpcode.WRITE, 1, 7, 1, 4096, Sgl.IN_CAPSULE), block).cqe().status().isSuccess());
+            io.send(io.capsule(rw(NvmOpcode.READ, 1, 7, 1, 4096, Sgl.TCP_TRANSPORT), null));
+            RawHost.Received data = io.receive();
+            assertEquals(PduType.C2H_DATA, data.type());
+            int flags = data.u8(Pdu.FLAGS_OFFSET);
+            assertTrue((flags & Pdu.FLAG_HDGST) != 0 && (flags & Pdu.FLAG_DDGST) != 0);
+            int pdo = data.u8(Pdu.PDO_OFFSET);
+            assertEquals(28, pdo);
+            assertEquals(RawHost.crc32c(data.bytes(), 0, 24), data.bytes().getInt(24), "header digest");
+            assertEquals(RawHost.crc32c(data.bytes(), pdo, 4096), data.bytes().getInt(pdo + 4096), "data digest");
+            byte[] back = new byte[4096];
+            data.bytes().get(pdo, back);
+            assertArrayEquals(block, back);
+            RawHost.Received resp = io.receive();
+            assertEquals(RawHost.crc32c(resp.bytes(), 0, 24), resp.bytes().getInt(24));
+            assertTrue(resp.cqe().status().isSuccess());
+        }
+    }
+
+    @Test
+    void headerDigestMismatchIsFatal() throws IOException {
+        try (RawHost h = new RawHost(address)) {
+            h.icreq(0, true, false);
+            ByteBuffer pdu = h.capsule(RawHost::keepAlive, null);
+            pdu.put(72, (byte) (pdu.get(72) ^ 0xff));
+            h.send(pdu);
+            RawHost.Received term = h.receive();
+            assertEquals(PduType.C2H_TERM_REQ, term.type());
+            assertEquals(FatalErrorStatus.HEADER_DIGEST_ERROR.code, term.u16(TermReqPdu.FES_OFFSET));
+            assertTrue(h.closedByPeer());
+        }
+    }
+
+    @Test
+    void c2hDataHonoursTheHostsPduDataAlignment() throws IOException {
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+            int cntlid = admin.bringUpAdmin(NQN);
+            io.icreq(3, false, false); // HPDA 3: data on 16-byte boundaries
+            assertTrue(io.connect(1, NQN, RawHost.HOST_NQN, cntlid).cqe().status().isSuccess());
+            byte[] block = new byte[4096];
+            new Random(4).nextBytes(block);
+            assertTrue(io.command(rw(NvmOpcode.WRITE, 1, 9, 1, 4096, Sgl.IN_CAPSULE), block).cqe().status().isSuccess());
+            io.send(io.capsule(rw(NvmOpcode.READ, 1, 9, 1, 4096, Sgl.TCP_TRANSPORT), null));
+            RawHost.Received data = io.receive();
+            int pdo = data.u8(Pdu.PDO_OFFSET);
+            assertEquals(32, pdo);
+            assertEquals(pdo + 4096, data.u32(Pdu.PLEN_OFFSET));
+            byte[] back = new byte[4096];
+            data.bytes().get(pdo, back);
+            assertArrayEquals(block, back);
+            assertTrue(io.receive().cqe().status().isSuccess());
+        }
+    }
+
+    @Test
     void silentHostIsDisconnectedAfterKeepAliveTimeout() throws IOException {
         try (RawHost h = new RawHost(address)) {
             h.icreq();
