@@ -24,7 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The target as its own JVM from the built jar, a file namespace, and the initiator: 64 MiB
  * of random data at random block-aligned offsets, several queues in flight, everything read
- * back and compared, then a clean SIGTERM, a restart on the same file, and the data again.
+ * back and compared; then the target is killed (SIGKILL) after the Flush, restarted on the same
+ * file, everything compared again, and stopped cleanly with SIGTERM.
  */
 class EndToEndTest {
     static final String NQN = "nqn.2026-11.io.nvmeof:e2e";
@@ -88,19 +89,20 @@ class EndToEndTest {
                 CompletableFuture.allOf(writes.toArray(new CompletableFuture[0])).get(2, TimeUnit.MINUTES);
                 dev.flush();
                 verifyAll(dev, model);
+                // A completed Flush survives a crash of the target process: SIGKILL, no goodbye.
+                t.process.destroyForcibly();
+                assertTrue(t.process.waitFor(10, TimeUnit.SECONDS));
             }
-            assertEquals(0, t.stop(), "clean exit on SIGTERM");
-            assertTrue(t.out().contains("nvmeof target stopped"), t.out());
-            t.assertNoLeaks();
         }
 
-        // A completed Flush survives the process: restart on the same file and read again.
+        // Restart on the same file: everything flushed before the crash is there.
         try (TargetProcess t = TargetProcess.start(dir, "--listen", "tcp://127.0.0.1:0", "--subsystem", NQN,
                 "--namespace", "file:" + disk)) {
             try (Controller c = Controller.connect(NvmeofUri.parse(t.uri(NQN)), ConnectOptions.defaults().ioQueues(2))) {
                 verifyAll(c.namespace(1), model);
             }
-            assertEquals(0, t.stop());
+            assertEquals(0, t.stop(), "clean exit on SIGTERM");
+            assertTrue(t.out().contains("nvmeof target stopped"), t.out());
             t.assertNoLeaks();
         }
     }
