@@ -101,6 +101,7 @@ final class TcpQueue extends PduDecoder implements Queue {
                                                     int connectTimeoutMillis) {
         TcpQueue q = new TcpQueue(qid, depth, inCapsuleLimit, hd, dd, commandTimeoutNanos);
         Bootstrap b = new Bootstrap().group(group).channel(EventLoops.clientChannel())
+                .option(ChannelOption.ALLOCATOR, EventLoops.ALLOCATOR)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
                 .handler(q);

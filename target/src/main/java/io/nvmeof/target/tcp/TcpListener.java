@@ -31,6 +31,8 @@ public final class TcpListener implements AutoCloseable {
                 .channel(EventLoops.serverChannel())
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .option(ChannelOption.SO_BACKLOG, 128)
+                .option(ChannelOption.ALLOCATOR, EventLoops.ALLOCATOR)
+                .childOption(ChannelOption.ALLOCATOR, EventLoops.ALLOCATOR)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.SO_KEEPALIVE, true)
                 .childHandler(new ChannelInitializer<Channel>() {
