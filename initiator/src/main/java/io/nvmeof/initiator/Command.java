@@ -30,6 +30,8 @@ public final class Command extends CompletableFuture<Command> implements Runnabl
     long result;
     int cid = -1;
     long deadlineNanos;
+    /** Bytes of controller-to-host data received so far. */
+    int received;
     /** Controller-to-host data arrived damaged (data digest mismatch). */
     boolean dataCorrupt;
     final String name;

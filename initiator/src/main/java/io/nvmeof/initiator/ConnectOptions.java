@@ -40,8 +40,8 @@ public final class ConnectOptions {
 
     /** Entries per I/O queue (capped by the target's CAP.MQES + 1). */
     public ConnectOptions queueSize(int n) {
-        if (n < 2 || n > 65536) {
-            throw new IllegalArgumentException("queueSize must be 2..65536: " + n);
+        if (n < 2 || n > 4096) {
+            throw new IllegalArgumentException("queueSize must be 2..4096: " + n);
         }
         this.queueSize = n;
         return this;

@@ -205,7 +205,16 @@ public final class Controller implements AutoCloseable {
 
     private Command run(Queue q, Command c) throws IOException {
         q.submit(c);
-        return await(c, c.name(), timeoutMillis() + 1000);
+        return await(c, c.name(), callerTimeoutMillis());
+    }
+
+    /**
+     * How long a caller waits: longer than the queue takes to notice a timeout (command timeout
+     * plus a tenth), so the queue, which fails the connection and so stops all use of the
+     * caller's buffer, always reports first.
+     */
+    long callerTimeoutMillis() {
+        return timeoutMillis() * 3 / 2 + 1000;
     }
 
     static <T> T await(CompletableFuture<T> f, String what, long timeoutMillis) throws IOException {

@@ -104,7 +104,7 @@ final class NamespaceDevice implements BlockDevice {
     }
 
     private long timeout() {
-        return 2 * controller.options().commandTimeout.toMillis() + 1000;
+        return controller.callerTimeoutMillis();
     }
 
     @Override

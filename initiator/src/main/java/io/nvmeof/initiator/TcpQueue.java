@@ -43,6 +43,9 @@ final class TcpQueue extends PduDecoder implements Queue {
     private static final System.Logger LOG = System.getLogger(TcpQueue.class.getName());
     /** The admin queue accepts 8 KiB in-capsule (for Connect) before IOCCSZ is known. */
     public static final int ADMIN_IN_CAPSULE = 8192;
+    /** CID bits 11:0 index the slot, so at most 4096 commands are outstanding per queue. */
+    static final int MAX_DEPTH = 4096;
+    private static final int SLOT_MASK = 0xfff;
     /** Upper bound of one C2HData payload this side buffers. */
     private static final int MAX_C2H_DATA = 16 << 20;
 
@@ -52,8 +55,12 @@ final class TcpQueue extends PduDecoder implements Queue {
     private final boolean wantDataDigest;
     private final long commandTimeoutNanos;
     private final Command[] slots;
-    private final int[] freeCids;
+    /** Free slots, first in first out, so a slot rests as long as possible before reuse. */
+    private final int[] freeSlots;
+    private int freeHead;
     private int freeCount;
+    /** Per-slot generation in CID bits 15:12, as the Linux host does, to catch stale completions. */
+    private final byte[] generation;
     private final ArrayDeque<Command> waiting = new ArrayDeque<>();
     private final CompletableFuture<TcpQueue> ready = new CompletableFuture<>();
     private final SubmissionQueueEntry sqeView = new SubmissionQueueEntry();
@@ -83,11 +90,15 @@ final class TcpQueue extends PduDecoder implements Queue {
         this.wantHeaderDigest = hd;
         this.wantDataDigest = dd;
         this.commandTimeoutNanos = commandTimeoutNanos;
-        this.slots = new Command[depth];
-        this.freeCids = new int[depth];
+        if (depth < 1 || depth > MAX_DEPTH) {
+            throw new IllegalArgumentException("queue depth must be 1.." + MAX_DEPTH + ": " + depth);
+        }
         // depth is what may be outstanding: one less than the queue size, so the SQ is never full
+        this.slots = new Command[depth];
+        this.freeSlots = new int[depth];
+        this.generation = new byte[depth];
         for (int i = 0; i < depth; i++) {
-            freeCids[i] = depth - 1 - i;
+            freeSlots[i] = i;
         }
         this.freeCount = depth;
     }
@@ -129,7 +140,7 @@ final class TcpQueue extends PduDecoder implements Queue {
         ByteBuf out = ctx.alloc().directBuffer(ICReqPdu.SIZE);
         Wire.store(scratch, ICReqPdu.SIZE, out);
         ctx.writeAndFlush(out);
-        long period = Math.max(TimeUnit.NANOSECONDS.toMillis(commandTimeoutNanos) / 4, 50);
+        long period = Math.max(TimeUnit.NANOSECONDS.toMillis(commandTimeoutNanos) / 10, 20);
         timeoutCheck = ctx.executor().scheduleAtFixedRate(this::checkTimeouts, period, period, TimeUnit.MILLISECONDS);
         super.channelActive(ctx);
     }
@@ -158,6 +169,8 @@ final class TcpQueue extends PduDecoder implements Queue {
 
     @Override
     public void submit(Command c) {
+        // The timeout runs from submission, so time spent waiting for a free slot counts.
+        c.deadlineNanos = System.nanoTime() + commandTimeoutNanos;
         if (channel.eventLoop().inEventLoop()) {
             issue(c);
         } else {
@@ -180,10 +193,14 @@ final class TcpQueue extends PduDecoder implements Queue {
             waiting.addLast(c);
             return;
         }
-        int cid = freeCids[--freeCount];
-        slots[cid] = c;
+        int slot = freeSlots[freeHead];
+        freeHead = freeHead + 1 == depth ? 0 : freeHead + 1;
+        freeCount--;
+        int gen = (generation[slot] + 1) & 0xf;
+        generation[slot] = (byte) gen;
+        int cid = gen << 12 | slot;
+        slots[slot] = c;
         c.cid = cid;
-        c.deadlineNanos = System.nanoTime() + commandTimeoutNanos;
         boolean inCapsule = c.direction == Command.TO_CONTROLLER && c.length <= inCapsuleLimit;
         int dataLen = inCapsule ? c.length : 0;
         boolean hd = headerDigest;
@@ -291,8 +308,9 @@ final class TcpQueue extends PduDecoder implements Queue {
     }
 
     private Command inFlight(int cid, int fieldOffset) throws PduException {
-        Command c = cid < depth ? slots[cid] : null;
-        if (c == null) {
+        int slot = cid & SLOT_MASK;
+        Command c = slot < depth ? slots[slot] : null;
+        if (c == null || c.cid != cid) {
             throw new PduException(FatalErrorStatus.INVALID_HEADER_FIELD, fieldOffset, "no command with CID " + cid);
         }
         return c;
@@ -304,6 +322,11 @@ final class TcpQueue extends PduDecoder implements Queue {
         int cid = cqe.cid();
         Command c = inFlight(cid, CapsuleResponsePdu.CQE_OFFSET + CompletionQueueEntry.CID_OFFSET);
         retire(cid);
+        if (cqe.status().isSuccess() && c.direction == Command.FROM_CONTROLLER && c.received != c.length) {
+            c.completeExceptionally(new IOException(c.name() + " completed with " + c.received + " of "
+                    + c.length + " bytes transferred"));
+            return;
+        }
         c.finish(cqe.status(), cqe.result());
     }
 
@@ -312,7 +335,7 @@ final class TcpQueue extends PduDecoder implements Queue {
         int cid = pdu.cccid();
         Command c = inFlight(cid, DataPdu.CCCID_OFFSET);
         long datao = pdu.datao();
-        if (c.direction != Command.FROM_CONTROLLER || pdu.datal() != dataLength
+        if (c.direction != Command.FROM_CONTROLLER || pdu.datal() != dataLength || datao != c.received
                 || datao + dataLength > c.length) {
             throw new PduException(FatalErrorStatus.DATA_TRANSFER_OUT_OF_RANGE, DataPdu.DATAO_OFFSET,
                     "C2HData " + datao + "+" + dataLength + " outside command " + c);
@@ -322,12 +345,18 @@ final class TcpQueue extends PduDecoder implements Queue {
         } else {
             c.dataCorrupt = true;
         }
+        c.received += dataLength;
         if ((flags & Pdu.FLAG_SUCCESS) != 0) {
             if ((flags & Pdu.FLAG_LAST_PDU) == 0) {
                 throw new PduException(FatalErrorStatus.INVALID_HEADER_FIELD, Pdu.FLAGS_OFFSET,
                         "SUCCESS without LAST_PDU");
             }
             retire(cid);
+            if (c.received != c.length) {
+                c.completeExceptionally(new IOException(c.name() + " ended with " + c.received + " of " + c.length
+                        + " bytes"));
+                return;
+            }
             c.finish(io.nvmeof.protocol.Status.SUCCESS, 0);
         }
     }
@@ -395,8 +424,11 @@ final class TcpQueue extends PduDecoder implements Queue {
     }
 
     private void retire(int cid) {
-        slots[cid] = null;
-        freeCids[freeCount++] = cid;
+        int slot = cid & SLOT_MASK;
+        slots[slot] = null;
+        int tail = freeHead + freeCount;
+        freeSlots[tail >= depth ? tail - depth : tail] = slot;
+        freeCount++;
         Command next = waiting.pollFirst();
         if (next != null) {
             issue(next);
@@ -407,11 +439,18 @@ final class TcpQueue extends PduDecoder implements Queue {
         long now = System.nanoTime();
         for (Command c : slots) {
             if (c != null && now - c.deadlineNanos > 0) {
+                // An in-flight command cannot be taken back without the target's help (Abort
+                // comes later): failing the connection makes sure nothing touches its buffer.
                 fail(new IOException(c.name() + " timed out after "
                         + TimeUnit.NANOSECONDS.toMillis(commandTimeoutNanos) + " ms on queue " + qid));
                 channel.close();
                 return;
             }
+        }
+        while (!waiting.isEmpty() && now - waiting.peekFirst().deadlineNanos > 0) {
+            Command w = waiting.pollFirst();
+            w.completeExceptionally(new IOException(w.name() + " timed out after "
+                    + TimeUnit.NANOSECONDS.toMillis(commandTimeoutNanos) + " ms waiting for a free slot on queue " + qid));
         }
     }
 

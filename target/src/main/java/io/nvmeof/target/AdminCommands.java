@@ -235,6 +235,11 @@ final class AdminCommands {
         int cdw11 = sqe.cdw11();
         switch (sqe.featureId()) {
             case FeatureId.NUMBER_OF_QUEUES: {
+                if (c.hasIoQueues()) {
+                    // only before the first I/O queue is created (Base 2.0, 5.27.1.5)
+                    q.complete(r, Status.COMMAND_SEQUENCE_ERROR);
+                    return;
+                }
                 int nsq = sqe.requestedSubmissionQueues();
                 int ncq = sqe.requestedCompletionQueues();
                 if (nsq > 0xffff || ncq > 0xffff) { // 0's based FFFFh is not a count
@@ -266,9 +271,36 @@ final class AdminCommands {
         }
     }
 
+    /** Get Features SEL 011b: the capabilities of a feature (Base 2.0, Figure 318). */
+    private static final int SEL_SUPPORTED_CAPABILITIES = 3;
+    private static final int CAPABILITY_CHANGEABLE = 1 << 2;
+
     private static void getFeatures(Request r, Controller c) {
         SubmissionQueueEntry sqe = r.sqe;
         QueuePair q = r.queue;
+        if (sqe.featureSelect() == SEL_SUPPORTED_CAPABILITIES) {
+            switch (sqe.featureId()) {
+                case FeatureId.NUMBER_OF_QUEUES:
+                case FeatureId.ASYNC_EVENT_CONFIG:
+                    r.result = CAPABILITY_CHANGEABLE;
+                    break;
+                case FeatureId.KEEP_ALIVE_TIMER:
+                case FeatureId.VOLATILE_WRITE_CACHE:
+                case FeatureId.TEMPERATURE_THRESHOLD:
+                case FeatureId.ARBITRATION:
+                case FeatureId.POWER_MANAGEMENT:
+                case FeatureId.ERROR_RECOVERY:
+                case FeatureId.HOST_IDENTIFIER:
+                    r.result = 0;
+                    break;
+                default:
+                    q.complete(r, Status.INVALID_FIELD);
+                    return;
+            }
+            q.complete(r, Status.SUCCESS);
+            return;
+        }
+        // SEL current, default and saved read alike: nothing here is saveable.
         switch (sqe.featureId()) {
             case FeatureId.NUMBER_OF_QUEUES: {
                 int n = c.grantedIoQueues() - 1;

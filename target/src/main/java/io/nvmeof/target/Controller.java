@@ -114,6 +114,16 @@ public final class Controller {
         }
     }
 
+    /** Whether any I/O queue is connected now. */
+    synchronized boolean hasIoQueues() {
+        for (QueuePair q : ioQueues) {
+            if (q != null) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Installs an I/O queue; false if the qid is out of range or taken. */
     synchronized boolean installIoQueue(int qid, QueuePair q) {
         if (destroyed || qid < 1 || qid > grantedIoQueues || ioQueues[qid] != null) {
@@ -124,7 +134,7 @@ public final class Controller {
     }
 
     /** Writes CC: enable, disable (reset) and shutdown notifications (Base 2.0, 3.6). */
-    void writeCc(int value) {
+    synchronized void writeCc(int value) {
         int old = cc;
         cc = value;
         if (Registers.ccEnabled(value) && !Registers.ccEnabled(old)) {
@@ -138,8 +148,29 @@ public final class Controller {
         }
         if (Registers.ccShn(value) != 0 && Registers.ccShn(old) == 0) {
             closeIoQueues();
-            csts = (csts & ~Registers.CSTS_SHST_MASK) | Registers.CSTS_SHST_COMPLETE;
+            setShutdownStatus(Registers.CSTS_SHST_OCCURRING);
+            // Shutdown processing: the volatile write cache goes to stable storage first.
+            try {
+                target.ioExecutor().execute(() -> {
+                    for (Namespace ns : subsystem.namespaces().values()) {
+                        try {
+                            if (!ns.readOnly()) {
+                                ns.backend().flush();
+                            }
+                        } catch (java.io.IOException e) {
+                            LOG.log(System.Logger.Level.WARNING, "flush of " + ns + " at shutdown failed: " + e);
+                        }
+                    }
+                    setShutdownStatus(Registers.CSTS_SHST_COMPLETE);
+                });
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                setShutdownStatus(Registers.CSTS_SHST_COMPLETE);
+            }
         }
+    }
+
+    private synchronized void setShutdownStatus(int shst) {
+        csts = (csts & ~Registers.CSTS_SHST_MASK) | shst;
     }
 
     private void closeIoQueues() {

@@ -107,6 +107,10 @@ final class IoCommands {
                 r.namespace.backend().read(r.byteOffset, r.dataNio(r.length));
             } else if (opcode == NvmOpcode.WRITE.code) {
                 r.namespace.backend().write(r.byteOffset, r.dataNio(r.length));
+                if (r.sqe.fua()) {
+                    // Force Unit Access: durable before completion (NVM Command Set 1.0, 3.2.6).
+                    r.namespace.backend().flush();
+                }
             } else if (r.namespace != null) {
                 r.namespace.backend().flush();
             } else {

@@ -22,7 +22,11 @@ public final class QueuePair {
     private final QueueTransport transport;
     private final ArrayDeque<Request> free = new ArrayDeque<>();
     private final List<Request> all = new ArrayList<>();
-    /** Before Connect only the Connect itself may arrive; afterwards twice the queue size may be in flight. */
+    /**
+     * Before Connect only the Connect itself may arrive; afterwards the queue size. A request
+     * is freed as its response is queued, and the host reuses a slot only after it saw that
+     * response, so a well-behaved host never exceeds it.
+     */
     private int limit = 4;
 
     private int qid = -1;
@@ -152,6 +156,12 @@ public final class QueuePair {
         }
         int id = sqe.sglIdentifier();
         long len = sqe.sglLength();
+        if (len == 0 && r.received == 0) {
+            // No data after all (Get/Set Features without a buffer, say): whatever the descriptor
+            // type, there is nothing to move, as the kernel target reads it.
+            r.direction = Request.XFER_NONE;
+            return null;
+        }
         if (len > target.maxTransferSize()) {
             return Status.INVALID_FIELD;
         }
@@ -207,7 +217,12 @@ public final class QueuePair {
 
     /** Runs {@code r}'s backend call on the I/O executor. */
     void executeBlocking(Request r) {
-        target.ioExecutor().execute(r);
+        try {
+            target.ioExecutor().execute(r);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // The backend is saturated (or the target is stopping): the host may retry.
+            complete(r, Status.COMMAND_INTERRUPTED);
+        }
     }
 
     /** A blocking backend call finished; back on the event loop. */
@@ -248,7 +263,7 @@ public final class QueuePair {
         this.size = size;
         this.sqFlowControlDisabled = sqFlowControlDisabled;
         this.controller = controller;
-        this.limit = 2 * size;
+        this.limit = size;
     }
 
     /** The connection is gone: drop requests, detach from the controller. Idempotent. */

@@ -107,7 +107,11 @@ public final class Request implements Runnable {
             queue.ioFinished(this);
         } else {
             IoCommands.executeBlocking(this);
-            queue.transport().eventLoop().execute(this);
+            try {
+                queue.transport().eventLoop().execute(this);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                releaseData(); // the event loops are gone, and the connection with them
+            }
         }
     }
 

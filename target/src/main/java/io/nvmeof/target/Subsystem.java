@@ -1,5 +1,6 @@
 package io.nvmeof.target;
 
+import io.nvmeof.protocol.IdentifyController;
 import io.nvmeof.protocol.Nqn;
 import java.io.IOException;
 import java.util.Collection;
@@ -29,9 +30,17 @@ public final class Subsystem implements AutoCloseable {
 
     public Subsystem(String nqn, String serial, String model, String firmware) {
         this.nqn = Nqn.require(nqn);
-        this.serial = serial;
-        this.model = model;
-        this.firmware = firmware;
+        this.serial = ascii("serial", serial, IdentifyController.SN_LENGTH);
+        this.model = ascii("model", model, IdentifyController.MN_LENGTH);
+        this.firmware = ascii("firmware", firmware, IdentifyController.FR_LENGTH);
+    }
+
+    /** Identify strings are printable ASCII of a fixed width (NVMe Base 2.0, Figure 275). */
+    private static String ascii(String field, String value, int max) {
+        if (value == null || value.isEmpty() || value.length() > max || !value.chars().allMatch(ch -> ch >= 0x20 && ch < 0x7f)) {
+            throw new IllegalArgumentException(field + " must be 1.." + max + " printable ASCII characters: '" + value + "'");
+        }
+        return value;
     }
 
     public String nqn() {

@@ -60,7 +60,7 @@ public abstract class PduDecoder extends ByteToMessageDecoder {
             in.skipBytes(in.readableBytes());
             return;
         }
-        while (in.readableBytes() >= Pdu.COMMON_HEADER_SIZE && !failed) {
+        while (in.readableBytes() >= Pdu.COMMON_HEADER_SIZE && !failed && !paused()) {
             int start = in.readerIndex();
             try {
                 long plen = checkHeader(in, start);
@@ -71,8 +71,36 @@ public abstract class PduDecoder extends ByteToMessageDecoder {
                 in.readerIndex(start + (int) plen);
             } catch (PduException e) {
                 fail(ctx, e, in, start);
+            } catch (RuntimeException e) {
+                // A bug of ours, not the peer's fault, but the queue's state is unknown now:
+                // drop the connection, and never hand this or any later PDU over again.
+                failed = true;
+                in.skipBytes(in.readableBytes());
+                ctx.fireExceptionCaught(e);
+                ctx.close();
             }
         }
+    }
+
+    /**
+     * True while the handler cannot take more PDUs (its responses are not draining). Decoding
+     * stops with the rest left in the cumulation; call {@link #resume} to go on.
+     */
+    protected boolean paused() {
+        return false;
+    }
+
+    /** Decodes what was left in the cumulation while paused, as if it had just arrived. */
+    protected final void resume(ChannelHandlerContext ctx) {
+        ctx.pipeline().fireChannelRead(io.netty.buffer.Unpooled.EMPTY_BUFFER);
+        ctx.pipeline().fireChannelReadComplete();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        // Whatever is left unread belongs to a dead connection: do not decode it on close.
+        failed = true;
+        super.channelInactive(ctx);
     }
 
     /** Validates the common header; returns PLEN. */
@@ -182,7 +210,9 @@ public abstract class PduDecoder extends ByteToMessageDecoder {
 
     private void fail(ChannelHandlerContext ctx, PduException e, ByteBuf in, int start) {
         failed = true;
-        int len = Math.min(in.readableBytes(), TermReqPdu.MAX_DATA);
+        // The TermReq carries the header of the PDU in error (HLEN bytes, at most 128).
+        int hlen = in.readableBytes() > Pdu.HLEN_OFFSET ? in.getUnsignedByte(start + Pdu.HLEN_OFFSET) : 0;
+        int len = Math.min(in.readableBytes(), Math.min(Math.max(hlen, Pdu.COMMON_HEADER_SIZE), TermReqPdu.MAX_DATA));
         ByteBuf header = in.retainedSlice(start, len);
         in.skipBytes(in.readableBytes());
         onFatal(e);

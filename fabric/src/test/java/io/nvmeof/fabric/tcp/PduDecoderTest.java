@@ -26,6 +26,7 @@ class PduDecoderTest {
     /** Accepts CapsuleCmd and H2CData; records what it saw as "TYPE:dataLength:firstDataByte". */
     static final class Recorder extends PduDecoder {
         final List<String> seen = new ArrayList<>();
+        boolean explode;
 
         Recorder(boolean hd, boolean dd) {
             headerDigest = hd;
@@ -45,6 +46,10 @@ class PduDecoderTest {
         @Override
         protected void onPdu(ChannelHandlerContext ctx, PduType type, ByteBuf in, int start, int flags,
                              int dataStart, int dataLength) {
+            if (explode) {
+                seen.add("boom");
+                throw new IllegalStateException("handler bug");
+            }
             seen.add(type + ":" + dataLength + (dataLength > 0 ? ":" + in.getByte(dataStart) : "")
                     + (dataDigestOk ? "" : ":bad-ddgst"));
         }
@@ -178,6 +183,28 @@ class PduDecoderTest {
         assertNull(ch.readOutbound());
         assertFalse(ch.isOpen());
         ch.finishAndReleaseAll();
+    }
+
+    /** A bug in the handler closes the connection; no PDU is handed over again, not even at close. */
+    @Test
+    void handlerExceptionEndsDecoding() {
+        Recorder r = new Recorder(false, false);
+        r.explode = true;
+        EmbeddedChannel ch = new EmbeddedChannel(r);
+        ByteBuf two = Unpooled.buffer();
+        ByteBuf a = h2cData(16, false, false, (byte) 1);
+        ByteBuf b = h2cData(16, false, false, (byte) 2);
+        two.writeBytes(a).writeBytes(b);
+        a.release();
+        b.release();
+        try {
+            ch.writeInbound(two);
+        } catch (IllegalStateException expected) {
+            // EmbeddedChannel rethrows what reached the end of the pipeline
+        }
+        assertFalse(ch.isOpen());
+        ch.finishAndReleaseAll();
+        assertEquals(List.of("boom"), r.seen);
     }
 
     @Test

@@ -294,6 +294,29 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
         super.channelReadComplete(ctx);
     }
 
+    // ---- backpressure: a host that does not read its responses stops being read ----
+
+    @Override
+    protected boolean paused() {
+        if (ctx.channel().isWritable()) {
+            return false;
+        }
+        // Responses are piling up in the outbound buffer: take no new command until the host
+        // drains them, so memory per connection stays bounded by the water marks plus the
+        // commands already in flight.
+        ctx.channel().config().setAutoRead(false);
+        return true;
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+        if (ctx.channel().isWritable() && !ctx.channel().config().isAutoRead() && ctx.channel().isActive()) {
+            ctx.channel().config().setAutoRead(true);
+            resume(ctx);
+        }
+        super.channelWritabilityChanged(ctx);
+    }
+
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         queue.closed();

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.buffer.PooledByteBufAllocator;
 import io.nvmeof.protocol.AdminOpcode;
 import io.nvmeof.protocol.CompletionQueueEntry;
 import io.nvmeof.protocol.Flyweight;
@@ -344,6 +345,75 @@ class TargetTcpTest {
             data.bytes().get(pdo, back);
             assertArrayEquals(block, back);
             assertTrue(io.receive().cqe().status().isSuccess());
+        }
+    }
+
+    /**
+     * A host that sends reads and never reads the answers stops being read once a few MiB of
+     * responses wait (socket writability), instead of making the target buffer them all;
+     * other hosts are served meanwhile, and the slow host gets every answer once it reads.
+     */
+    @Test
+    void hostThatDoesNotReadIsThrottledNotBuffered() throws Exception {
+        int count = 1000;
+        int blocks = 16; // 64 KiB each: 62.5 MiB of responses in all
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+            int cntlid = admin.bringUpAdmin(NQN);
+            io.bringUpIo(NQN, 1, cntlid);
+            io.socket.setReceiveBufferSize(64 * 1024);
+            Thread sender = new Thread(() -> {
+                try {
+                    for (int i = 0; i < count; i++) {
+                        int cid = i % 30 + 1;
+                        io.send(io.capsule(s -> s.opcode(NvmOpcode.READ.code).psdt(1).nsid(1).slba(0).blockCount(blocks)
+                                .sgl(0, blocks * 4096L, Sgl.TCP_TRANSPORT).cid(cid), null));
+                    }
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            sender.start();
+            Thread.sleep(1500);
+            long used = PooledByteBufAllocator.DEFAULT.metric().usedDirectMemory();
+            assertTrue(used < 40L << 20, "target holds " + (used >> 20) + " MiB of direct memory for a host that does not read");
+            try (RawHost other = new RawHost(address)) {
+                other.bringUpAdmin(NQN);
+                assertTrue(other.command(RawHost::keepAlive, null).cqe().status().isSuccess());
+            }
+            for (int i = 0; i < count; i++) {
+                RawHost.Received data = io.receive();
+                assertEquals(PduType.C2H_DATA, data.type());
+                assertEquals(blocks * 4096L, data.u32(DataPdu.DATAL_OFFSET));
+                assertTrue(io.receive().cqe().status().isSuccess());
+            }
+            sender.join(10_000);
+        }
+    }
+
+    @Test
+    void featuresFollowTheirRules() throws IOException {
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+            int cntlid = admin.bringUpAdmin(NQN);
+            // Get Features, SEL 011b (capabilities): Number of Queues is changeable
+            CompletionQueueEntry caps = admin.command(s -> s.opcode(AdminOpcode.GET_FEATURES.code).psdt(1)
+                    .cdw(10, 0x07 | 3 << 8), null).cqe();
+            assertTrue(caps.status().isSuccess());
+            assertEquals(1 << 2, caps.dw0());
+            CompletionQueueEntry set = admin.command(s -> s.opcode(AdminOpcode.SET_FEATURES.code).psdt(1)
+                    .numberOfQueues(2, 2), null).cqe();
+            assertTrue(set.status().isSuccess());
+            assertEquals(0x00010001, set.dw0(), "two of each granted, 0's based");
+            io.bringUpIo(NQN, 1, cntlid);
+            // once an I/O queue exists, the number of queues is fixed
+            assertEquals(Status.COMMAND_SEQUENCE_ERROR, admin.command(s -> s.opcode(AdminOpcode.SET_FEATURES.code).psdt(1)
+                    .numberOfQueues(8, 8), null).cqe().status().withDnr(true));
+            // and an I/O queue beyond the grant is refused
+            try (RawHost third = new RawHost(address)) {
+                third.icreq();
+                CompletionQueueEntry cqe = third.connect(3, NQN, RawHost.HOST_NQN, cntlid).cqe();
+                assertEquals(Status.CONNECT_INVALID_PARAMETERS, cqe.status());
+                assertEquals(42, cqe.dw0() & 0xffff, "IPO names QID");
+            }
         }
     }
 
