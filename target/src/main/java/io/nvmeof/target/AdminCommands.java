@@ -6,6 +6,7 @@ import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.IdentifyCns;
 import io.nvmeof.protocol.IdentifyController;
 import io.nvmeof.protocol.IdentifyNamespace;
+import io.nvmeof.protocol.LogPage;
 import io.nvmeof.protocol.Registers;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
@@ -29,10 +30,24 @@ final class AdminCommands {
     }
 
     /** Invalid Command Opcode for admin commands this controller does not implement. */
-    static Status checkOpcode(SubmissionQueueEntry sqe) {
+    static Status checkOpcode(SubmissionQueueEntry sqe, Controller c) {
         AdminOpcode op = AdminOpcode.of(sqe.opcode());
         if (op == null) {
             return Status.INVALID_OPCODE;
+        }
+        if (c.isDiscovery()) {
+            // A discovery controller implements what NVMe-oF 1.1, 5 asks of it.
+            switch (op) {
+                case IDENTIFY:
+                case GET_LOG_PAGE:
+                case SET_FEATURES:
+                case GET_FEATURES:
+                case KEEP_ALIVE:
+                case ASYNC_EVENT_REQUEST:
+                    return null;
+                default:
+                    return Status.INVALID_OPCODE;
+            }
         }
         switch (op) {
             case IDENTIFY:
@@ -107,13 +122,27 @@ final class AdminCommands {
 
     private static void identify(Request r, Controller c) {
         SubmissionQueueEntry sqe = r.sqe;
-        Subsystem s = c.subsystem();
-        int nsid = sqe.nsid();
         ByteBuffer page = Flyweight.allocate(IdentifyCns.DATA_SIZE);
         switch (sqe.identifyCns()) {
             case IdentifyCns.CONTROLLER:
                 fillController(new IdentifyController().wrap(page, 0), c);
                 break;
+            default:
+                if (c.isDiscovery()) {
+                    r.queue.complete(r, Status.INVALID_FIELD);
+                    return;
+                }
+                identifyNamespaces(r, c, page);
+                return;
+        }
+        reply(r, page, 0);
+    }
+
+    private static void identifyNamespaces(Request r, Controller c, ByteBuffer page) {
+        SubmissionQueueEntry sqe = r.sqe;
+        Subsystem s = c.subsystem();
+        int nsid = sqe.nsid();
+        switch (sqe.identifyCns()) {
             case IdentifyCns.NAMESPACE: {
                 if (nsid == 0 || nsid == BROADCAST_NSID || Integer.toUnsignedLong(nsid) > maxNsid(s)) {
                     r.queue.complete(r, Status.INVALID_NAMESPACE);
@@ -166,6 +195,14 @@ final class AdminCommands {
     static void fillController(IdentifyController id, Controller c) {
         Subsystem s = c.subsystem();
         Target t = c.target();
+        if (c.isDiscovery()) {
+            // NVMe-oF 1.1, 5.2: a discovery controller has no namespaces and no I/O queues.
+            id.serialNumber(s.serial()).modelNumber(s.model()).firmwareRevision(s.firmware()).cntlid(c.cntlid())
+                    .version(Registers.VERSION_1_3).controllerType(IdentifyController.CNTRLTYPE_DISCOVERY)
+                    .aerl(AER_LIMIT - 1).lpa(1 << 2).elpe(0).kas(10).maxcmd(t.maxQueueSize()).nn(0)
+                    .sgls(1 | 1 << 20).subsystemNqn(s.nqn()).mdts(0);
+            return;
+        }
         id.vid(0).ssvid(0).serialNumber(s.serial()).modelNumber(s.model()).firmwareRevision(s.firmware())
                 .rab(6).ieeeOui(t.ieeeOui()).cmic(1 << 1) // more than one controller may attach
                 .mdts(t.mdts()).cntlid(c.cntlid()).version(Registers.VERSION_1_3)
@@ -190,14 +227,26 @@ final class AdminCommands {
 
     private static void getLogPage(Request r, Controller c) {
         SubmissionQueueEntry sqe = r.sqe;
-        int lid = sqe.cdw10() & 0xff;
-        long dwords = ((sqe.cdw11() & 0xffffL) << 16 | (sqe.cdw10() >>> 16)) + 1;
-        long offset = sqe.cdw(12) | sqe.cdw(13) << 32;
-        if (dwords * 4 != r.length || (offset & 3) != 0) {
+        int lid = LogPage.lid(sqe);
+        long offset = LogPage.offset(sqe);
+        if (LogPage.length(sqe) != r.length || (offset & 3) != 0) {
             r.queue.complete(r, Status.INVALID_FIELD);
             return;
         }
         ByteBuffer page;
+        if (c.isDiscovery()) {
+            if (lid != LogPage.DISCOVERY) {
+                r.queue.complete(r, Status.INVALID_LOG_PAGE);
+                return;
+            }
+            page = DiscoveryLog.build(c.target(), c.hostNqn(), r.queue.port(), r.queue.transport().localAddress());
+            if (offset > page.capacity()) {
+                r.queue.complete(r, Status.INVALID_FIELD);
+                return;
+            }
+            reply(r, page, (int) offset);
+            return;
+        }
         switch (lid) {
             case LOG_ERROR:
                 page = Flyweight.allocate(64); // one empty entry: ELPE is 0
@@ -225,9 +274,18 @@ final class AdminCommands {
         reply(r, page, (int) offset);
     }
 
+    /** Features a discovery controller has (NVMe-oF 1.1, 5.2). */
+    private static boolean discoveryFeature(int fid) {
+        return fid == FeatureId.KEEP_ALIVE_TIMER || fid == FeatureId.ASYNC_EVENT_CONFIG;
+    }
+
     private static void setFeatures(Request r, Controller c) {
         SubmissionQueueEntry sqe = r.sqe;
         QueuePair q = r.queue;
+        if (c.isDiscovery() && !discoveryFeature(sqe.featureId())) {
+            q.complete(r, Status.INVALID_FIELD);
+            return;
+        }
         if (sqe.featureSave()) {
             q.complete(r, Status.FEATURE_NOT_SAVEABLE);
             return;
@@ -278,6 +336,10 @@ final class AdminCommands {
     private static void getFeatures(Request r, Controller c) {
         SubmissionQueueEntry sqe = r.sqe;
         QueuePair q = r.queue;
+        if (c.isDiscovery() && !discoveryFeature(sqe.featureId())) {
+            q.complete(r, Status.INVALID_FIELD);
+            return;
+        }
         if (sqe.featureSelect() == SEL_SUPPORTED_CAPABILITIES) {
             switch (sqe.featureId()) {
                 case FeatureId.NUMBER_OF_QUEUES:

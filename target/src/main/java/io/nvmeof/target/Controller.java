@@ -49,6 +49,11 @@ public final class Controller {
         return cntlid;
     }
 
+    /** A discovery controller: admin queue only, Identify, the discovery log, Keep Alive. */
+    public boolean isDiscovery() {
+        return subsystem.isDiscovery();
+    }
+
     public Subsystem subsystem() {
         return subsystem;
     }

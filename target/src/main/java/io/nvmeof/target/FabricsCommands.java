@@ -68,8 +68,8 @@ final class FabricsCommands {
         String subnqn = data.subsystemNqn();
         String hostnqn = data.hostNqn();
         Subsystem subsystem = target.subsystem(subnqn);
-        if (subsystem == null) {
-            invalidParameter(r, q, ConnectData.SUBNQN_OFFSET, IN_DATA, "unknown subsystem " + subnqn);
+        if (subsystem == null || !subsystem.isDiscovery() && !q.port().serves(subnqn)) {
+            invalidParameter(r, q, ConnectData.SUBNQN_OFFSET, IN_DATA, "no subsystem " + subnqn + " on " + q.port());
             return;
         }
         if (!subsystem.allows(hostnqn)) {
@@ -81,6 +81,10 @@ final class FabricsCommands {
         }
         int qid = sqe.connectQid();
         int sqsize = sqe.connectSqsize();
+        if (subsystem.isDiscovery() && qid != 0) {
+            invalidParameter(r, q, SubmissionQueueEntry.CONNECT_QID_OFFSET, IN_SQE, "I/O queue to the discovery subsystem");
+            return;
+        }
         if (sqsize == 0 || sqsize + 1 > target.maxQueueSize()) {
             invalidParameter(r, q, SubmissionQueueEntry.CONNECT_SQSIZE_OFFSET, IN_SQE, "SQSIZE " + sqsize);
             return;

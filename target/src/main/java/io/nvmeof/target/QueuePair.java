@@ -20,6 +20,7 @@ public final class QueuePair {
 
     private final Target target;
     private final QueueTransport transport;
+    private final Port port;
     private final ArrayDeque<Request> free = new ArrayDeque<>();
     private final List<Request> all = new ArrayList<>();
     /**
@@ -36,9 +37,15 @@ public final class QueuePair {
     private Controller controller;
     private boolean closed;
 
-    public QueuePair(Target target, QueueTransport transport) {
+    public QueuePair(Target target, QueueTransport transport, Port port) {
         this.target = target;
         this.transport = transport;
+        this.port = port;
+    }
+
+    /** The port the host connected through. */
+    public Port port() {
+        return port;
     }
 
     public Target target() {
@@ -108,7 +115,7 @@ public final class QueuePair {
         Status s = checkState(sqe);
         boolean fabrics = sqe.opcode() == AdminOpcode.FABRICS.code;
         if (s == null && !fabrics) {
-            s = qid == 0 ? AdminCommands.checkOpcode(sqe) : IoCommands.checkOpcode(sqe);
+            s = qid == 0 ? AdminCommands.checkOpcode(sqe, controller) : IoCommands.checkOpcode(sqe);
         }
         if (s == null) {
             s = parseDataPointer(r, sqe);

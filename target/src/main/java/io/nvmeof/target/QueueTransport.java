@@ -33,6 +33,9 @@ public interface QueueTransport {
     /** The peer's address for logs, e.g. {@code 127.0.0.1:50122}. */
     String peer();
 
+    /** The local address of the connection (what the host reached). */
+    java.net.InetSocketAddress localAddress();
+
     /** The SGL identifier that names data moved by this transport rather than in the capsule. */
     int dataDescriptor();
 

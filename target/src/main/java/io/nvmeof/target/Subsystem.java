@@ -27,8 +27,15 @@ public final class Subsystem implements AutoCloseable {
     private volatile boolean allowAnyHost = true;
     private final Map<Integer, Controller> controllers = new ConcurrentHashMap<>();
     private int nextCntlid = 1;
+    private final boolean discovery;
+    private volatile Runnable onChange = () -> { };
 
     public Subsystem(String nqn, String serial, String model, String firmware) {
+        this(nqn, serial, model, firmware, false);
+    }
+
+    Subsystem(String nqn, String serial, String model, String firmware, boolean discovery) {
+        this.discovery = discovery;
         this.nqn = Nqn.require(nqn);
         this.serial = ascii("serial", serial, IdentifyController.SN_LENGTH);
         this.model = ascii("model", model, IdentifyController.MN_LENGTH);
@@ -41,6 +48,16 @@ public final class Subsystem implements AutoCloseable {
             throw new IllegalArgumentException(field + " must be 1.." + max + " printable ASCII characters: '" + value + "'");
         }
         return value;
+    }
+
+    /** The well-known discovery subsystem rather than an NVM subsystem. */
+    public boolean isDiscovery() {
+        return discovery;
+    }
+
+    /** Called when the hosts allowed in change (the target bumps its discovery generation). */
+    void onChange(Runnable r) {
+        this.onChange = r;
     }
 
     public String nqn() {
@@ -76,15 +93,30 @@ public final class Subsystem implements AutoCloseable {
 
     public void allowAnyHost(boolean any) {
         this.allowAnyHost = any;
+        onChange.run();
     }
 
     public void allowHost(String hostNqn) {
         allowedHosts.add(Nqn.require(hostNqn));
         allowAnyHost = false;
+        onChange.run();
+    }
+
+    public void disallowHost(String hostNqn) {
+        allowedHosts.remove(hostNqn);
+        onChange.run();
+    }
+
+    public Set<String> allowedHosts() {
+        return Set.copyOf(allowedHosts);
+    }
+
+    public boolean allowsAnyHost() {
+        return allowAnyHost;
     }
 
     public boolean allows(String hostNqn) {
-        return allowAnyHost || allowedHosts.contains(hostNqn);
+        return discovery || allowAnyHost || allowedHosts.contains(hostNqn);
     }
 
     /** Creates a controller for a host with a fresh cntlid; null if all are in use. */

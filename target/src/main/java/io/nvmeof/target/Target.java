@@ -2,6 +2,7 @@ package io.nvmeof.target;
 
 import io.netty.channel.EventLoopGroup;
 import io.nvmeof.fabric.EventLoops;
+import io.nvmeof.protocol.Nqn;
 import io.nvmeof.target.tcp.TcpListener;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -18,7 +19,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The NVMe-oF target: subsystems and the ports they are served on. Build it, add
- * subsystems, then {@link #listenTcp} on one or more addresses; {@link #close()} stops
+ * subsystems, then add ports ({@link #addPort}, or {@link #listenTcp} for a port that serves
+ * every subsystem); the discovery subsystem is served on every port. {@link #close()} stops
  * listening, drops every connection, waits for I/O in flight and closes the backends.
  */
 public final class Target implements AutoCloseable {
@@ -27,7 +29,9 @@ public final class Target implements AutoCloseable {
     public static final int MAX_NSID = 1024;
 
     private final Map<String, Subsystem> subsystems = new ConcurrentHashMap<>();
-    private final List<TcpListener> listeners = new ArrayList<>();
+    private final Map<Port, TcpListener> ports = new java.util.LinkedHashMap<>();
+    private final Subsystem discovery = new Subsystem(Nqn.DISCOVERY, "discovery", "nvmeof-java discovery", "0.1", true);
+    private final java.util.concurrent.atomic.AtomicLong discoveryGeneration = new java.util.concurrent.atomic.AtomicLong(1);
     private final Options options;
     private EventLoopGroup group;
     private ExecutorService ioExecutor;
@@ -67,13 +71,28 @@ public final class Target implements AutoCloseable {
     }
 
     public synchronized void addSubsystem(Subsystem s) {
+        if (s.isDiscovery() || s.nqn().equals(Nqn.DISCOVERY)) {
+            throw new IllegalArgumentException(Nqn.DISCOVERY + " is the target's own discovery subsystem");
+        }
         if (subsystems.putIfAbsent(s.nqn(), s) != null) {
             throw new IllegalArgumentException("subsystem " + s.nqn() + " is defined twice");
         }
+        s.onChange(this::discoveryChanged);
+        discoveryChanged();
     }
 
+    /** Removes a subsystem: its controllers are torn down and its namespaces closed. */
+    public synchronized void removeSubsystem(String nqn) throws IOException {
+        Subsystem s = subsystems.remove(nqn);
+        if (s != null) {
+            discoveryChanged();
+            s.close();
+        }
+    }
+
+    /** The subsystem with this NQN (the discovery subsystem included), or null. */
     public Subsystem subsystem(String nqn) {
-        return subsystems.get(nqn);
+        return Nqn.DISCOVERY.equals(nqn) ? discovery : subsystems.get(nqn);
     }
 
     public Collection<Subsystem> subsystems() {
@@ -95,24 +114,76 @@ public final class Target implements AutoCloseable {
         }
     }
 
-    /** Serves NVMe/TCP on {@code address}; returns the bound address (port 0 picks one). */
+    /** Serves NVMe/TCP on {@code address} for every subsystem; returns the bound address (port 0 picks one). */
     public synchronized InetSocketAddress listenTcp(InetSocketAddress address) throws IOException {
+        return addPort(new Port(nextPortId(), "tcp", address, true, List.of())).bound();
+    }
+
+    /** A free PORTID. */
+    public synchronized int nextPortId() {
+        int id = 1;
+        for (Port p : ports.keySet()) {
+            id = Math.max(id, p.id() + 1);
+        }
+        return id;
+    }
+
+    /** Starts listening on {@code port}. */
+    public synchronized Port addPort(Port port) throws IOException {
         if (closed) {
             throw new IllegalStateException("target is closed");
         }
+        for (Port p : ports.keySet()) {
+            if (p.id() == port.id()) {
+                throw new IllegalArgumentException("portid " + port.id() + " is used twice");
+            }
+        }
         startThreads();
         try {
-            TcpListener l = TcpListener.bind(this, group, address);
-            listeners.add(l);
-            LOG.log(System.Logger.Level.INFO, "listening on tcp://{0}:{1,number,#}", l.localAddress().getHostString(),
-                    l.localAddress().getPort());
-            return l.localAddress();
+            TcpListener l = TcpListener.bind(this, group, port);
+            port.bound(l.localAddress());
+            ports.put(port, l);
+            discoveryChanged();
+            LOG.log(System.Logger.Level.INFO, "listening on tcp://{0}:{1,number,#} (port {2,number,#})",
+                    l.localAddress().getHostString(), l.localAddress().getPort(), port.id());
+            return port;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IOException("interrupted while binding " + address, e);
+            throw new IOException("interrupted while binding " + port.address(), e);
         } catch (RuntimeException e) {
-            throw new IOException("cannot listen on " + address + ": " + e.getMessage(), e);
+            throw new IOException("cannot listen on " + port.address().getHostString() + ":" + port.address().getPort()
+                    + ": " + e.getMessage(), e);
         }
+    }
+
+    /** Stops listening on {@code port} and drops its connections. */
+    public synchronized void removePort(Port port) {
+        TcpListener l = ports.remove(port);
+        if (l != null) {
+            l.close();
+            discoveryChanged();
+        }
+    }
+
+    /** The ports, in PORTID order. */
+    public synchronized List<Port> ports() {
+        List<Port> list = new ArrayList<>(ports.keySet());
+        list.sort(java.util.Comparator.comparingInt(Port::id));
+        return list;
+    }
+
+    /** The discovery subsystem, served on every port. */
+    public Subsystem discovery() {
+        return discovery;
+    }
+
+    /** Discovery log generation counter: changes whenever the set of log entries may have. */
+    public long discoveryGeneration() {
+        return discoveryGeneration.get();
+    }
+
+    void discoveryChanged() {
+        discoveryGeneration.incrementAndGet();
     }
 
     ExecutorService ioExecutor() {
@@ -162,9 +233,10 @@ public final class Target implements AutoCloseable {
             return;
         }
         closed = true;
-        for (TcpListener l : listeners) {
+        for (TcpListener l : ports.values()) {
             l.close();
         }
+        ports.clear();
         if (group != null) {
             // Backend calls still running hand their requests back to the event loops, which
             // release them; so the executor drains before the loops stop.

@@ -10,6 +10,7 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.nvmeof.fabric.EventLoops;
+import io.nvmeof.target.Port;
 import io.nvmeof.target.Target;
 import java.net.InetSocketAddress;
 
@@ -24,8 +25,8 @@ public final class TcpListener implements AutoCloseable {
     }
 
     /** Binds {@code address} (port 0 picks a free one) and serves {@code target} on it. */
-    public static TcpListener bind(Target target, EventLoopGroup group, InetSocketAddress address)
-            throws InterruptedException {
+    public static TcpListener bind(Target target, EventLoopGroup group, Port port) throws InterruptedException {
+        InetSocketAddress address = port.address();
         ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
         ServerBootstrap b = new ServerBootstrap()
                 .group(group)
@@ -41,7 +42,7 @@ public final class TcpListener implements AutoCloseable {
                     @Override
                     protected void initChannel(Channel ch) {
                         connections.add(ch);
-                        ch.pipeline().addLast("nvme-tcp", new TcpQueue(target));
+                        ch.pipeline().addLast("nvme-tcp", new TcpQueue(target, port));
                     }
                 });
         Channel server = b.bind(address).sync().channel();

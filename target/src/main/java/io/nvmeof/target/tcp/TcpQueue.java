@@ -16,6 +16,7 @@ import io.nvmeof.protocol.tcp.ICRespPdu;
 import io.nvmeof.protocol.tcp.Pdu;
 import io.nvmeof.protocol.tcp.PduType;
 import io.nvmeof.protocol.tcp.R2TPdu;
+import io.nvmeof.target.Port;
 import io.nvmeof.target.QueuePair;
 import io.nvmeof.target.QueueTransport;
 import io.nvmeof.target.Request;
@@ -43,9 +44,9 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
     /** Where C2HData data starts: header, header digest, padding to the host's HPDA. */
     private int c2hDataOffset = DataPdu.SIZE;
 
-    TcpQueue(Target target) {
+    TcpQueue(Target target, Port port) {
         this.target = target;
-        this.queue = new QueuePair(target, this);
+        this.queue = new QueuePair(target, this, port);
     }
 
     @Override
@@ -253,6 +254,11 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
     @Override
     public String peer() {
         return String.valueOf(ctx.channel().remoteAddress());
+    }
+
+    @Override
+    public java.net.InetSocketAddress localAddress() {
+        return (java.net.InetSocketAddress) ctx.channel().localAddress();
     }
 
     @Override

@@ -1,0 +1,57 @@
+package io.nvmeof.target;
+
+import io.nvmeof.protocol.DiscoveryLogEntry;
+import io.nvmeof.protocol.Flyweight;
+import io.nvmeof.protocol.Nqn;
+import java.net.Inet6Address;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Builds the Discovery Log Page (NVMe-oF 1.1, 5.3) a host sees: first this discovery
+ * subsystem on the port it asked through, then one entry per (port, NVM subsystem) the host
+ * is allowed into. A port that listens on every address reports the address the host used,
+ * as Linux nvmet does.
+ */
+final class DiscoveryLog {
+    /** ASQSZ: the admin queue size hosts should use (the kernel's NVME_AQ_DEPTH). */
+    static final int ADMIN_QUEUE_SIZE = 32;
+
+    private DiscoveryLog() {
+    }
+
+    static ByteBuffer build(Target target, String hostNqn, Port current, InetSocketAddress local) {
+        List<Object[]> entries = new ArrayList<>();
+        entries.add(new Object[] {current, Nqn.DISCOVERY});
+        for (Port port : target.ports()) {
+            for (Subsystem s : target.subsystems()) {
+                if (port.serves(s.nqn()) && s.allows(hostNqn)) {
+                    entries.add(new Object[] {port, s.nqn()});
+                }
+            }
+        }
+        ByteBuffer page = Flyweight.allocate(DiscoveryLogEntry.HEADER_SIZE + entries.size() * DiscoveryLogEntry.SIZE);
+        page.putLong(DiscoveryLogEntry.GENCTR_OFFSET, target.discoveryGeneration());
+        page.putLong(DiscoveryLogEntry.NUMREC_OFFSET, entries.size());
+        page.putShort(DiscoveryLogEntry.RECFMT_OFFSET, (short) 0);
+        DiscoveryLogEntry e = new DiscoveryLogEntry();
+        int at = DiscoveryLogEntry.HEADER_SIZE;
+        for (Object[] pair : entries) {
+            Port port = (Port) pair[0];
+            String nqn = (String) pair[1];
+            boolean self = Nqn.DISCOVERY.equals(nqn);
+            InetSocketAddress a = port.wildcard() && port == current ? local : port.bound();
+            e.wrap(page, at);
+            e.encode(DiscoveryLogEntry.TRTYPE_TCP,
+                    a.getAddress() instanceof Inet6Address ? DiscoveryLogEntry.ADRFAM_IPV6 : DiscoveryLogEntry.ADRFAM_IPV4,
+                    self ? DiscoveryLogEntry.SUBTYPE_CURRENT_DISCOVERY : DiscoveryLogEntry.SUBTYPE_NVM,
+                    DiscoveryLogEntry.TREQ_SECURE_CHANNEL_NOT_REQUIRED, port.id(), 0xffff, ADMIN_QUEUE_SIZE,
+                    self ? DiscoveryLogEntry.EFLAGS_EPCSD : 0, Integer.toString(a.getPort()), nqn,
+                    a.getAddress().getHostAddress());
+            at += DiscoveryLogEntry.SIZE;
+        }
+        return page;
+    }
+}
