@@ -204,7 +204,7 @@ final class AdminCommands {
             return;
         }
         id.vid(0).ssvid(0).serialNumber(s.serial()).modelNumber(s.model()).firmwareRevision(s.firmware())
-                .rab(6).ieeeOui(t.ieeeOui()).cmic(1 << 1) // more than one controller may attach
+                .rab(6).ieeeOui(s.ieeeOui() != 0 ? s.ieeeOui() : t.ieeeOui()).cmic(1 << 1) // more than one controller may attach
                 .mdts(t.mdts()).cntlid(c.cntlid()).version(Registers.VERSION_1_3)
                 .controllerType(IdentifyController.CNTRLTYPE_IO)
                 .acl(3).aerl(AER_LIMIT - 1).frmw(1 << 1 | 1) // one slot, slot 1 read-only

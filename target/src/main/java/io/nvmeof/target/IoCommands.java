@@ -52,6 +52,9 @@ final class IoCommands {
                 if (op == NvmOpcode.WRITE && ns.readOnly()) {
                     return Status.NAMESPACE_WRITE_PROTECTED;
                 }
+                if (!ns.acquire()) {
+                    return Status.INVALID_NAMESPACE; // being removed
+                }
                 r.namespace = ns;
                 r.byteOffset = slba << ns.blockShift();
                 return null;
@@ -60,7 +63,7 @@ final class IoCommands {
                 int nsid = sqe.nsid();
                 if (nsid != ALL_NAMESPACES) {
                     Namespace ns = subsystem.namespace(nsid);
-                    if (ns == null) {
+                    if (ns == null || !ns.acquire()) {
                         return Status.INVALID_NAMESPACE;
                     }
                     r.namespace = ns;

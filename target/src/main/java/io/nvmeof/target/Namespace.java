@@ -16,6 +16,8 @@ public final class Namespace implements AutoCloseable {
     private final boolean readOnly;
     private final UUID uuid;
     private final int blockShift;
+    /** The owner's reference plus one per command using the namespace; the backend closes at zero. */
+    private final java.util.concurrent.atomic.AtomicInteger refs = new java.util.concurrent.atomic.AtomicInteger(1);
 
     public Namespace(String subsystemNqn, int nsid, Backend backend, boolean readOnly, UUID uuid) {
         if (nsid < 1 || nsid == 0xffffffff) {
@@ -64,10 +66,48 @@ public final class Namespace implements AutoCloseable {
         return backend.size() >>> blockShift;
     }
 
-    @Override
-    public void close() throws IOException {
-        backend.close();
+    /** Takes a reference for a command; false once the namespace is being removed. */
+    boolean acquire() {
+        while (true) {
+            int r = refs.get();
+            if (r == 0) {
+                return false;
+            }
+            if (refs.compareAndSet(r, r + 1)) {
+                return true;
+            }
+        }
     }
+
+    /** Drops a command's reference; the last one out closes the backend. */
+    void release() {
+        if (refs.decrementAndGet() == 0) {
+            try {
+                backend.close();
+            } catch (IOException e) {
+                System.getLogger(Namespace.class.getName()).log(System.Logger.Level.WARNING,
+                        "closing " + this + ": " + e.getMessage());
+            }
+        }
+    }
+
+    /** Whether the backend is closed (every reference gone). */
+    public boolean closed() {
+        return refs.get() == 0;
+    }
+
+    /**
+     * Drops the owner's reference: new commands are refused, commands in flight finish, then
+     * the backend closes. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (retired.compareAndSet(false, true)) {
+            release();
+        }
+    }
+
+    private final java.util.concurrent.atomic.AtomicBoolean retired = new java.util.concurrent.atomic.AtomicBoolean();
 
     @Override
     public String toString() {

@@ -236,6 +236,7 @@ public final class QueuePair {
     void ioFinished(Request r) {
         if (closed) {
             r.releaseData();
+            releaseNamespace(r);
             r.state = Request.State.FREE;
             return;
         }
@@ -244,6 +245,7 @@ public final class QueuePair {
 
     /** Completes {@code r} with {@code status}: the transport sends data (on success) and the response. */
     public void complete(Request r, Status status) {
+        releaseNamespace(r);
         if (closed) {
             release(r);
             return;
@@ -257,6 +259,14 @@ public final class QueuePair {
         }
         r.state = r.c2hLength > 0 ? Request.State.TRANSFERRING_C2H : Request.State.COMPLETED;
         transport.sendCompletion(r);
+    }
+
+    private static void releaseNamespace(Request r) {
+        Namespace ns = r.namespace;
+        if (ns != null) {
+            r.namespace = null;
+            ns.release();
+        }
     }
 
     /** SQ head to report in the next CQE. */
@@ -283,6 +293,7 @@ public final class QueuePair {
             if (r.state != Request.State.EXECUTING || r.namespace == null || !r.namespace.backend().blocking()) {
                 // a blocking call still running owns its request; ioFinished() frees it
                 r.releaseData();
+                releaseNamespace(r);
             }
         }
         Controller c = controller;

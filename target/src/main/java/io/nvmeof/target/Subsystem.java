@@ -25,6 +25,7 @@ public final class Subsystem implements AutoCloseable {
     private final NavigableMap<Integer, Namespace> namespaces = new ConcurrentSkipListMap<>(Integer::compareUnsigned);
     private final Set<String> allowedHosts = new CopyOnWriteArraySet<>();
     private volatile boolean allowAnyHost = true;
+    private volatile int ieeeOui;
     private final Map<Integer, Controller> controllers = new ConcurrentHashMap<>();
     private int nextCntlid = 1;
     private final boolean discovery;
@@ -82,6 +83,19 @@ public final class Subsystem implements AutoCloseable {
         }
     }
 
+    /**
+     * Removes a namespace: it stops being active at once, commands in flight finish, then its
+     * backend closes. Returns false if there was none.
+     */
+    public boolean removeNamespace(int nsid) {
+        Namespace ns = namespaces.remove(nsid);
+        if (ns == null) {
+            return false;
+        }
+        ns.close();
+        return true;
+    }
+
     /** The active namespace with this NSID, or null. */
     public Namespace namespace(int nsid) {
         return namespaces.get(nsid);
@@ -89,6 +103,18 @@ public final class Subsystem implements AutoCloseable {
 
     public NavigableMap<Integer, Namespace> namespaces() {
         return namespaces;
+    }
+
+    /** IEEE OUI reported in Identify Controller (24 bits). */
+    public int ieeeOui() {
+        return ieeeOui;
+    }
+
+    public void ieeeOui(int oui) {
+        if (oui < 0 || oui > 0xffffff) {
+            throw new IllegalArgumentException("IEEE OUI must be 24 bits: " + oui);
+        }
+        this.ieeeOui = oui;
     }
 
     public void allowAnyHost(boolean any) {

@@ -25,6 +25,32 @@ public interface Backend extends AutoCloseable {
     /** Writes the remaining bytes of {@code src} at {@code offset}. */
     void write(long offset, ByteBuffer src) throws IOException;
 
+    /** Writes zeroes to a range; backends with a faster way than writing a zero buffer override it. */
+    default void writeZeroes(long offset, long length) throws IOException {
+        ByteBuffer zeros = ByteBuffer.allocateDirect((int) Math.min(length, 1 << 20));
+        long done = 0;
+        while (done < length) {
+            int n = (int) Math.min(zeros.capacity(), length - done);
+            zeros.clear().limit(n);
+            write(offset + done, zeros);
+            done += n;
+        }
+    }
+
+    /** Deallocates a range (Dataset Management, deallocate). Advisory: the default does nothing. */
+    default void deallocate(long offset, long length) throws IOException {
+    }
+
+    /** Whether deallocated blocks read back as zeroes (reported in DLFEAT). */
+    default boolean deallocatedReadsZeroes() {
+        return false;
+    }
+
+    /** Alignment, in bytes, that data buffers need (O_DIRECT); 1 if none. */
+    default int bufferAlignment() {
+        return 1;
+    }
+
     /** Makes every completed write durable: it survives a crash of this process and of the machine. */
     void flush() throws IOException;
 

@@ -1,31 +1,45 @@
 package io.nvmeof.target.backend;
 
+import com.sun.nio.file.ExtendedOpenOption;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A regular file as a namespace, with positional reads and writes. A missing file is created
  * at the requested size; an existing one keeps its contents and its size (rounded down to
  * whole blocks) unless a larger size is asked for, when it grows. Flush forces data to the
- * device ({@code fdatasync}).
+ * device ({@code fdatasync}); Deallocate punches holes and Write Zeroes zeroes ranges with
+ * {@code fallocate}. With direct I/O the page cache is bypassed (O_DIRECT) and data buffers
+ * must be aligned to 4 KiB.
  */
 public final class FileBackend implements Backend {
+    /** Buffer and offset alignment for O_DIRECT that suits every common file system. */
+    static final int DIRECT_ALIGNMENT = 4096;
     private final Path path;
     private final FileChannel channel;
     private final long size;
     private final int blockSize;
     private final boolean readOnly;
+    private final boolean direct;
+    /** A second descriptor for fallocate (FileChannel hides its own); -1 when read-only. */
+    private final int fd;
+    private volatile boolean punchSupported = true;
 
-    private FileBackend(Path path, FileChannel channel, long size, int blockSize, boolean readOnly) {
+    private FileBackend(Path path, FileChannel channel, long size, int blockSize, boolean readOnly, boolean direct, int fd) {
         this.path = path;
         this.channel = channel;
         this.size = size;
         this.blockSize = blockSize;
         this.readOnly = readOnly;
+        this.direct = direct;
+        this.fd = fd;
     }
 
     /**
@@ -33,6 +47,11 @@ public final class FileBackend implements Backend {
      * file to exist.
      */
     public static FileBackend open(Path path, long size, int blockSize, boolean readOnly) throws IOException {
+        return open(path, size, blockSize, readOnly, false);
+    }
+
+    public static FileBackend open(Path path, long size, int blockSize, boolean readOnly, boolean direct)
+            throws IOException {
         boolean exists = Files.exists(path);
         if (!exists && size <= 0) {
             throw new IOException(path + " does not exist; give a size to create it");
@@ -40,9 +59,25 @@ public final class FileBackend implements Backend {
         if (exists && !Files.isRegularFile(path)) {
             throw new IOException(path + " is not a regular file");
         }
-        FileChannel ch = readOnly
-                ? FileChannel.open(path, StandardOpenOption.READ)
-                : FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE, StandardOpenOption.CREATE);
+        if (direct && blockSize % DIRECT_ALIGNMENT != 0) {
+            throw new IOException("direct I/O on " + path + " needs 4096-byte blocks");
+        }
+        if (!exists) {
+            // create and size it without O_DIRECT, then reopen
+            try (FileChannel c = FileChannel.open(path, StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW)) {
+                c.write(ByteBuffer.wrap(new byte[1]), size - 1);
+                c.force(true);
+            }
+        }
+        List<OpenOption> options = new ArrayList<>(List.of(StandardOpenOption.READ));
+        if (!readOnly) {
+            options.add(StandardOpenOption.WRITE);
+        }
+        if (direct) {
+            options.add(ExtendedOpenOption.DIRECT);
+        }
+        FileChannel ch = FileChannel.open(path, options.toArray(new OpenOption[0]));
+        int fd = -1;
         try {
             long current = ch.size();
             long want = size > 0 ? size : current;
@@ -50,17 +85,22 @@ public final class FileBackend implements Backend {
                 if (readOnly) {
                     throw new IOException(path + " is " + current + " bytes, smaller than the " + want + " asked for");
                 }
-                // A sparse extension: one byte at the end.
-                ch.write(ByteBuffer.wrap(new byte[1]), want - 1);
-                ch.force(true);
+                try (FileChannel grow = FileChannel.open(path, StandardOpenOption.WRITE)) {
+                    grow.write(ByteBuffer.wrap(new byte[1]), want - 1); // sparse extension
+                    grow.force(true);
+                }
             }
             long usable = want - want % blockSize;
             if (usable <= 0) {
                 throw new IOException(path + " is smaller than one " + blockSize + "-byte block");
             }
-            return new FileBackend(path, ch, usable, blockSize, readOnly);
+            if (!readOnly) {
+                fd = LinuxIo.open(path.toString(), true);
+            }
+            return new FileBackend(path, ch, usable, blockSize, readOnly, direct, fd);
         } catch (IOException | RuntimeException e) {
             ch.close();
+            LinuxIo.close(fd);
             throw e;
         }
     }
@@ -78,6 +118,11 @@ public final class FileBackend implements Backend {
     @Override
     public boolean blocking() {
         return true;
+    }
+
+    @Override
+    public int bufferAlignment() {
+        return direct ? DIRECT_ALIGNMENT : 1;
     }
 
     @Override
@@ -105,6 +150,28 @@ public final class FileBackend implements Backend {
     }
 
     @Override
+    public void deallocate(long offset, long length) throws IOException {
+        if (fd >= 0 && punchSupported && !LinuxIo.fallocate(fd, LinuxIo.FALLOC_FL_PUNCH_HOLE | LinuxIo.FALLOC_FL_KEEP_SIZE,
+                offset, length, path.toString())) {
+            punchSupported = false; // the file system cannot; deallocate stays advisory
+        }
+    }
+
+    @Override
+    public boolean deallocatedReadsZeroes() {
+        return punchSupported;
+    }
+
+    @Override
+    public void writeZeroes(long offset, long length) throws IOException {
+        if (fd >= 0 && LinuxIo.fallocate(fd, LinuxIo.FALLOC_FL_ZERO_RANGE | LinuxIo.FALLOC_FL_KEEP_SIZE, offset, length,
+                path.toString())) {
+            return;
+        }
+        Backend.super.writeZeroes(offset, length);
+    }
+
+    @Override
     public void flush() throws IOException {
         if (!readOnly) {
             channel.force(false);
@@ -113,11 +180,15 @@ public final class FileBackend implements Backend {
 
     @Override
     public String describe() {
-        return "file:" + path;
+        return "file:" + path + (direct ? ",direct" : "");
     }
 
     @Override
     public void close() throws IOException {
-        channel.close();
+        try {
+            channel.close();
+        } finally {
+            LinuxIo.close(fd);
+        }
     }
 }

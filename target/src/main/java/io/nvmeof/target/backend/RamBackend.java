@@ -66,6 +66,34 @@ public final class RamBackend implements Backend {
     }
 
     @Override
+    public void writeZeroes(long offset, long length) {
+        while (length > 0) {
+            ByteBuffer seg = segments[(int) (offset >>> SEGMENT_SHIFT)];
+            int at = (int) (offset & (SEGMENT - 1));
+            int n = (int) Math.min(length, seg.capacity() - at);
+            int i = at;
+            for (; i + 8 <= at + n; i += 8) {
+                seg.putLong(i, 0L);
+            }
+            for (; i < at + n; i++) {
+                seg.put(i, (byte) 0);
+            }
+            offset += n;
+            length -= n;
+        }
+    }
+
+    @Override
+    public void deallocate(long offset, long length) {
+        writeZeroes(offset, length);
+    }
+
+    @Override
+    public boolean deallocatedReadsZeroes() {
+        return true;
+    }
+
+    @Override
     public void flush() {
         // nothing volatile beyond the memory itself
     }

@@ -1,0 +1,131 @@
+package io.nvmeof.target.backend;
+
+import java.io.IOException;
+import jnr.ffi.LibraryLoader;
+import jnr.ffi.Runtime;
+import jnr.ffi.annotations.In;
+import jnr.ffi.annotations.Out;
+import jnr.ffi.annotations.SaveError;
+import jnr.ffi.byref.IntByReference;
+import jnr.ffi.byref.LongLongByReference;
+
+/**
+ * The few Linux calls Java has no API for, through jnr-ffi (no native code to build): block
+ * device ioctls (BLKGETSIZE64, BLKSSZGET, BLKDISCARD, BLKZEROOUT) and fallocate for hole
+ * punching. Loaded on first use; a missing libc is reported once, clearly.
+ */
+public final class LinuxIo {
+    /** _IOR(0x12, 114, size_t): device size in bytes. */
+    static final long BLKGETSIZE64 = 0x80081272L;
+    /** _IO(0x12, 104): logical sector size. */
+    static final long BLKSSZGET = 0x1268;
+    /** _IO(0x12, 119): discard a byte range {start, length}. */
+    static final long BLKDISCARD = 0x1277;
+    /** _IO(0x12, 127): write zeroes to a byte range {start, length}. */
+    static final long BLKZEROOUT = 0x127f;
+    static final int O_RDONLY = 0;
+    static final int O_RDWR = 2;
+    static final int O_CLOEXEC = 0x80000;
+    static final int FALLOC_FL_KEEP_SIZE = 0x01;
+    static final int FALLOC_FL_PUNCH_HOLE = 0x02;
+    static final int FALLOC_FL_ZERO_RANGE = 0x10;
+
+    /** The libc functions used. */
+    public interface LibC {
+        @SaveError
+        int open(String path, int flags);
+
+        int close(int fd);
+
+        @SaveError
+        int ioctl(int fd, long request, @Out LongLongByReference value);
+
+        @SaveError
+        int ioctl(int fd, long request, @Out IntByReference value);
+
+        @SaveError
+        int ioctl(int fd, long request, @In long[] range);
+
+        @SaveError
+        int fallocate(int fd, int mode, long offset, long length);
+
+        String strerror(int errno);
+    }
+
+    private static volatile LibC libc;
+
+    private LinuxIo() {
+    }
+
+    static LibC libc() throws IOException {
+        LibC l = libc;
+        if (l == null) {
+            synchronized (LinuxIo.class) {
+                if (libc == null) {
+                    try {
+                        libc = LibraryLoader.create(LibC.class).load("c");
+                    } catch (UnsatisfiedLinkError | RuntimeException e) {
+                        throw new IOException("cannot load libc through jnr-ffi: " + e.getMessage(), e);
+                    }
+                }
+                l = libc;
+            }
+        }
+        return l;
+    }
+
+    private static IOException error(String what) throws IOException {
+        LibC l = libc();
+        int errno = Runtime.getRuntime(l).getLastError();
+        return new IOException(what + ": " + l.strerror(errno) + " (errno " + errno + ")");
+    }
+
+    /** open(2); the fd must be closed with {@link #close}. */
+    static int open(String path, boolean write) throws IOException {
+        int fd = libc().open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+        if (fd < 0) {
+            throw error("open " + path);
+        }
+        return fd;
+    }
+
+    static void close(int fd) throws IOException {
+        if (fd >= 0) {
+            libc().close(fd);
+        }
+    }
+
+    static long blockDeviceSize(int fd, String path) throws IOException {
+        LongLongByReference v = new LongLongByReference();
+        if (libc().ioctl(fd, BLKGETSIZE64, v) != 0) {
+            throw error("BLKGETSIZE64 on " + path);
+        }
+        return v.longValue();
+    }
+
+    static int logicalBlockSize(int fd, String path) throws IOException {
+        IntByReference v = new IntByReference();
+        if (libc().ioctl(fd, BLKSSZGET, v) != 0) {
+            throw error("BLKSSZGET on " + path);
+        }
+        return v.intValue();
+    }
+
+    static void blockRange(int fd, long request, long offset, long length, String what) throws IOException {
+        if (libc().ioctl(fd, request, new long[] {offset, length}) != 0) {
+            throw error(what);
+        }
+    }
+
+    /** fallocate(2); returns false when the file system does not support {@code mode} (EOPNOTSUPP). */
+    static boolean fallocate(int fd, int mode, long offset, long length, String path) throws IOException {
+        if (libc().fallocate(fd, mode, offset, length) == 0) {
+            return true;
+        }
+        int errno = Runtime.getRuntime(libc()).getLastError();
+        if (errno == 95) { // EOPNOTSUPP
+            return false;
+        }
+        throw error("fallocate on " + path);
+    }
+}

@@ -1,0 +1,429 @@
+package io.nvmeof.target.config;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.nvmeof.protocol.Nqn;
+import io.nvmeof.target.backend.BackendSpec;
+import io.nvmeof.target.config.TargetConfig.NamespaceConfig;
+import io.nvmeof.target.config.TargetConfig.PortConfig;
+import io.nvmeof.target.config.TargetConfig.SubsystemConfig;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * Reads the target's JSON configuration, in either of two forms:
+ * <ul>
+ * <li>ours: {@code {"ports": [{"portid", "trtype", "traddr", "trsvcid", "subsystems"}],
+ * "subsystems": [{"nqn", "serial", "model", "firmware", "ieee_oui", "allow_any_host",
+ * "allowed_hosts", "namespaces": [{"nsid", "backend", "path", "size", "block_size",
+ * "read_only", "uuid", "direct_io"}]}]}};</li>
+ * <li>what {@code nvmetcli save} writes for the Linux kernel target ({@code ports[].addr},
+ * {@code subsystems[].attr}, {@code namespaces[].device}), so its users can move over.</li>
+ * </ul>
+ * Every error is a {@link ConfigException} that names the field and the bad value.
+ */
+public final class ConfigLoader {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private ConfigLoader() {
+    }
+
+    public static TargetConfig load(Path file) throws IOException {
+        String text;
+        try {
+            text = Files.readString(file);
+        } catch (IOException e) {
+            throw new IOException("cannot read config " + file + ": " + e.getMessage(), e);
+        }
+        return parse(text);
+    }
+
+    public static TargetConfig parse(String text) {
+        JsonNode root;
+        try {
+            root = JSON.readTree(text);
+        } catch (JsonProcessingException e) {
+            throw new ConfigException("(document)", "not valid JSON: " + e.getOriginalMessage() + " at line "
+                    + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr());
+        }
+        if (root == null || !root.isObject()) {
+            throw new ConfigException("(document)", "must be a JSON object with \"ports\" and \"subsystems\"");
+        }
+        boolean nvmetcli = isNvmetcli(root);
+        TargetConfig config = nvmetcli ? fromNvmetcli(root) : fromOurs(root);
+        crossCheck(config);
+        return config;
+    }
+
+    /** nvmetcli writes ports[].addr and subsystems[].attr objects. */
+    static boolean isNvmetcli(JsonNode root) {
+        for (JsonNode p : root.path("ports")) {
+            if (p.has("addr")) {
+                return true;
+            }
+        }
+        for (JsonNode s : root.path("subsystems")) {
+            if (s.has("attr")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // ---- our format ----
+
+    private static TargetConfig fromOurs(JsonNode root) {
+        known(root, "", "ports", "subsystems");
+        List<SubsystemConfig> subsystems = new ArrayList<>();
+        JsonNode subs = array(root, "subsystems", "");
+        for (int i = 0; i < subs.size(); i++) {
+            String at = "subsystems[" + i + "]";
+            JsonNode s = object(subs.get(i), at);
+            known(s, at, "nqn", "serial", "model", "firmware", "ieee_oui", "allow_any_host", "allowed_hosts", "namespaces");
+            String nqn = nqn(s.get("nqn"), at + ".nqn");
+            List<String> hosts = new ArrayList<>();
+            JsonNode hl = optionalArray(s, "allowed_hosts", at);
+            for (int h = 0; h < hl.size(); h++) {
+                hosts.add(nqn(hl.get(h), at + ".allowed_hosts[" + h + "]"));
+            }
+            boolean any = s.has("allow_any_host") ? bool(s.get("allow_any_host"), at + ".allow_any_host") : hosts.isEmpty();
+            if (any && !hosts.isEmpty()) {
+                throw new ConfigException(at + ".allow_any_host", "is true, but allowed_hosts lists hosts");
+            }
+            List<NamespaceConfig> namespaces = new ArrayList<>();
+            JsonNode nl = optionalArray(s, "namespaces", at);
+            for (int n = 0; n < nl.size(); n++) {
+                namespaces.add(namespace(nl.get(n), at + ".namespaces[" + n + "]"));
+            }
+            subsystems.add(new SubsystemConfig(nqn, string(s, "serial", at, defaultSerial(nqn)),
+                    string(s, "model", at, "nvmeof-java"), string(s, "firmware", at, "0.1"),
+                    s.has("ieee_oui") ? oui(s.get("ieee_oui"), at + ".ieee_oui") : 0, any, hosts, namespaces));
+        }
+        List<PortConfig> ports = new ArrayList<>();
+        JsonNode pl = array(root, "ports", "");
+        for (int i = 0; i < pl.size(); i++) {
+            String at = "ports[" + i + "]";
+            JsonNode p = object(pl.get(i), at);
+            known(p, at, "portid", "trtype", "traddr", "trsvcid", "adrfam", "subsystems");
+            ports.add(port(p, at, p));
+        }
+        return new TargetConfig(ports, subsystems);
+    }
+
+    private static NamespaceConfig namespace(JsonNode node, String at) {
+        JsonNode n = object(node, at);
+        known(n, at, "nsid", "backend", "path", "size", "block_size", "read_only", "uuid", "direct_io", "enable");
+        int nsid = nsid(n.get("nsid"), at + ".nsid");
+        String backend = string(n, "backend", at, null);
+        if (backend == null) {
+            throw new ConfigException(at + ".backend", "is missing (ram, null, file or block)");
+        }
+        if (!List.of("ram", "null", "file", "block").contains(backend)) {
+            throw new ConfigException(at + ".backend", "'" + backend + "' is not one of ram, null, file, block");
+        }
+        String path = string(n, "path", at, null);
+        if ((backend.equals("file") || backend.equals("block")) && (path == null || path.isEmpty())) {
+            throw new ConfigException(at + ".path", "is missing; a " + backend + " namespace needs one");
+        }
+        if ((backend.equals("ram") || backend.equals("null")) && path != null) {
+            throw new ConfigException(at + ".path", "makes no sense for a " + backend + " namespace");
+        }
+        long size = n.has("size") ? size(n.get("size"), at + ".size") : 0;
+        if ((backend.equals("ram") || backend.equals("null")) && size == 0) {
+            throw new ConfigException(at + ".size", "is missing; a " + backend + " namespace needs one");
+        }
+        int bs = n.has("block_size") ? (int) size(n.get("block_size"), at + ".block_size") : 0;
+        if (bs != 0 && bs != 512 && bs != 4096) {
+            throw new ConfigException(at + ".block_size", "must be 512 or 4096, got " + bs);
+        }
+        if (backend.equals("block") && size != 0) {
+            throw new ConfigException(at + ".size", "comes from the device for a block namespace");
+        }
+        int effectiveBs = bs == 0 ? 4096 : bs;
+        if (size % effectiveBs != 0) {
+            throw new ConfigException(at + ".size", size + " is not a multiple of the " + effectiveBs + "-byte block size");
+        }
+        boolean ro = n.has("read_only") && bool(n.get("read_only"), at + ".read_only");
+        UUID uuid = n.has("uuid") ? uuid(n.get("uuid"), at + ".uuid") : null;
+        boolean direct = n.has("direct_io") && bool(n.get("direct_io"), at + ".direct_io");
+        if (direct && !backend.equals("file")) {
+            throw new ConfigException(at + ".direct_io", "applies to file namespaces only");
+        }
+        return new NamespaceConfig(nsid, backend, path, size, bs, ro, uuid, direct);
+    }
+
+    private static PortConfig port(JsonNode p, String at, JsonNode addr) {
+        int portid = intIn(p.get("portid"), at + ".portid", 1, 0xffff);
+        String trtype = string(addr, "trtype", at, "tcp");
+        if (!trtype.equals("tcp")) {
+            throw new ConfigException(at + ".trtype", "'" + trtype + "' is not supported (tcp)");
+        }
+        String traddr = string(addr, "traddr", at, null);
+        if (traddr == null) {
+            throw new ConfigException(at + ".traddr", "is missing (the address to listen on, e.g. 0.0.0.0)");
+        }
+        try {
+            if (!traddr.matches("[0-9a-fA-F:.\\[\\]]+")) {
+                throw new UnknownHostException(traddr);
+            }
+            InetAddress.getByName(traddr);
+        } catch (UnknownHostException e) {
+            throw new ConfigException(at + ".traddr", "'" + traddr + "' is not an IP address");
+        }
+        JsonNode svc = addr.get("trsvcid");
+        int trsvcid = svc == null ? 4420 : intIn(svc.isTextual() ? textAsInt(svc, at + ".trsvcid") : svc,
+                at + ".trsvcid", 0, 65535);
+        List<String> subs = new ArrayList<>();
+        JsonNode sl = optionalArray(p, "subsystems", at);
+        for (int i = 0; i < sl.size(); i++) {
+            subs.add(nqn(sl.get(i), at + ".subsystems[" + i + "]"));
+        }
+        return new PortConfig(portid, trtype, traddr, trsvcid, subs);
+    }
+
+    // ---- nvmetcli save format ----
+
+    private static TargetConfig fromNvmetcli(JsonNode root) {
+        known(root, "", "hosts", "ports", "subsystems");
+        List<SubsystemConfig> subsystems = new ArrayList<>();
+        JsonNode subs = optionalArray(root, "subsystems", "");
+        for (int i = 0; i < subs.size(); i++) {
+            String at = "subsystems[" + i + "]";
+            JsonNode s = object(subs.get(i), at);
+            String nqn = nqn(s.get("nqn"), at + ".nqn");
+            JsonNode attr = s.path("attr");
+            boolean any = "1".equals(attr.path("allow_any_host").asText("0"));
+            List<String> hosts = new ArrayList<>();
+            JsonNode hl = optionalArray(s, "allowed_hosts", at);
+            for (int h = 0; h < hl.size(); h++) {
+                hosts.add(nqn(hl.get(h), at + ".allowed_hosts[" + h + "]"));
+            }
+            List<NamespaceConfig> namespaces = new ArrayList<>();
+            JsonNode nl = optionalArray(s, "namespaces", at);
+            for (int n = 0; n < nl.size(); n++) {
+                String nat = at + ".namespaces[" + n + "]";
+                JsonNode ns = object(nl.get(n), nat);
+                if (ns.has("enable") && ns.get("enable").asInt(1) == 0) {
+                    continue;
+                }
+                JsonNode dev = ns.path("device");
+                String path = dev.path("path").asText("");
+                if (path.isEmpty()) {
+                    throw new ConfigException(nat + ".device.path", "is missing");
+                }
+                UUID uuid = dev.hasNonNull("uuid") && !dev.get("uuid").asText().isEmpty()
+                        ? uuid(dev.get("uuid"), nat + ".device.uuid") : null;
+                String backend = path.startsWith("/dev/") ? "block" : "file";
+                namespaces.add(new NamespaceConfig(nsid(ns.get("nsid"), nat + ".nsid"), backend, path, 0, 0, false, uuid,
+                        false));
+            }
+            String serial = attr.path("serial").asText("");
+            String model = attr.path("model").asText("");
+            String firmware = attr.path("firmware").asText("");
+            subsystems.add(new SubsystemConfig(nqn, serial.isEmpty() ? defaultSerial(nqn) : serial,
+                    model.isEmpty() ? "nvmeof-java" : model, firmware.isEmpty() ? "0.1" : firmware,
+                    attr.has("ieee_oui") ? oui(attr.get("ieee_oui"), at + ".attr.ieee_oui") : 0,
+                    any || hosts.isEmpty() && any, hosts, namespaces));
+        }
+        List<PortConfig> ports = new ArrayList<>();
+        JsonNode pl = optionalArray(root, "ports", "");
+        for (int i = 0; i < pl.size(); i++) {
+            String at = "ports[" + i + "]";
+            JsonNode p = object(pl.get(i), at);
+            JsonNode addr = object(p.get("addr"), at + ".addr");
+            ports.add(port(p, at + ".addr", addr).withId(intIn(p.get("portid"), at + ".portid", 1, 0xffff)));
+        }
+        return new TargetConfig(ports, subsystems);
+    }
+
+    // ---- checks across the document ----
+
+    private static void crossCheck(TargetConfig config) {
+        Set<String> nqns = new HashSet<>();
+        for (int i = 0; i < config.subsystems().size(); i++) {
+            SubsystemConfig s = config.subsystems().get(i);
+            if (s.nqn().equals(Nqn.DISCOVERY)) {
+                throw new ConfigException("subsystems[" + i + "].nqn", "the discovery NQN is the target's own");
+            }
+            if (!nqns.add(s.nqn())) {
+                throw new ConfigException("subsystems[" + i + "].nqn", s.nqn() + " is defined twice");
+            }
+            Set<Integer> nsids = new HashSet<>();
+            for (int n = 0; n < s.namespaces().size(); n++) {
+                if (!nsids.add(s.namespaces().get(n).nsid())) {
+                    throw new ConfigException("subsystems[" + i + "].namespaces[" + n + "].nsid",
+                            Integer.toUnsignedString(s.namespaces().get(n).nsid()) + " is used twice in " + s.nqn());
+                }
+            }
+        }
+        Set<Integer> ids = new HashSet<>();
+        Set<String> addresses = new HashSet<>();
+        for (int i = 0; i < config.ports().size(); i++) {
+            PortConfig p = config.ports().get(i);
+            if (!ids.add(p.portid())) {
+                throw new ConfigException("ports[" + i + "].portid", p.portid() + " is used twice");
+            }
+            if (p.trsvcid() != 0 && !addresses.add(p.traddr() + "/" + p.trsvcid())) {
+                throw new ConfigException("ports[" + i + "].trsvcid", p.traddr() + ":" + p.trsvcid() + " is used twice");
+            }
+            for (int s = 0; s < p.subsystems().size(); s++) {
+                if (!nqns.contains(p.subsystems().get(s))) {
+                    throw new ConfigException("ports[" + i + "].subsystems[" + s + "]",
+                            p.subsystems().get(s) + " is not a configured subsystem");
+                }
+            }
+        }
+        if (config.ports().isEmpty()) {
+            throw new ConfigException("ports", "at least one port is needed");
+        }
+    }
+
+    // ---- field helpers: every error names its field ----
+
+    static String defaultSerial(String nqn) {
+        return String.format("%016x", nqn.hashCode() & 0xffffffffL).substring(0, 16);
+    }
+
+    private static void known(JsonNode node, String at, String... fields) {
+        Set<String> ok = Set.of(fields);
+        for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            if (!ok.contains(f)) {
+                throw new ConfigException((at.isEmpty() ? "" : at + ".") + f, "unknown field (known: "
+                        + String.join(", ", fields) + ")");
+            }
+        }
+    }
+
+    private static JsonNode object(JsonNode n, String at) {
+        if (n == null || !n.isObject()) {
+            throw new ConfigException(at, "must be an object");
+        }
+        return n;
+    }
+
+    private static JsonNode array(JsonNode parent, String field, String at) {
+        JsonNode n = parent.get(field);
+        String path = at.isEmpty() ? field : at + "." + field;
+        if (n == null) {
+            throw new ConfigException(path, "is missing");
+        }
+        if (!n.isArray()) {
+            throw new ConfigException(path, "must be an array");
+        }
+        return n;
+    }
+
+    private static JsonNode optionalArray(JsonNode parent, String field, String at) {
+        return parent.has(field) ? array(parent, field, at) : JSON.createArrayNode();
+    }
+
+    private static String string(JsonNode parent, String field, String at, String dflt) {
+        JsonNode n = parent.get(field);
+        if (n == null || n.isNull()) {
+            return dflt;
+        }
+        if (!n.isTextual()) {
+            throw new ConfigException(at + "." + field, "must be a string, got " + n);
+        }
+        return n.asText();
+    }
+
+    private static boolean bool(JsonNode n, String at) {
+        if (!n.isBoolean()) {
+            throw new ConfigException(at, "must be true or false, got " + n);
+        }
+        return n.asBoolean();
+    }
+
+    private static String nqn(JsonNode n, String at) {
+        if (n == null || !n.isTextual()) {
+            throw new ConfigException(at, "must be an NQN string" + (n == null ? " (missing)" : ", got " + n));
+        }
+        String problem = Nqn.problem(n.asText());
+        if (problem != null) {
+            throw new ConfigException(at, problem);
+        }
+        return n.asText();
+    }
+
+    private static int nsid(JsonNode n, String at) {
+        if (n == null || !n.canConvertToLong()) {
+            throw new ConfigException(at, "must be a number 1..4294967294" + (n == null ? " (missing)" : ", got " + n));
+        }
+        long v = n.asLong();
+        if (v < 1 || v > 0xfffffffeL) {
+            throw new ConfigException(at, "must be 1..4294967294, got " + v);
+        }
+        return (int) v;
+    }
+
+    private static JsonNode textAsInt(JsonNode n, String at) {
+        try {
+            return JSON.getNodeFactory().numberNode(Integer.parseInt(n.asText().trim()));
+        } catch (NumberFormatException e) {
+            throw new ConfigException(at, "must be a port number, got " + n);
+        }
+    }
+
+    private static int intIn(JsonNode n, String at, int min, int max) {
+        if (n == null || !n.canConvertToInt()) {
+            throw new ConfigException(at, "must be a number " + min + ".." + max + (n == null ? " (missing)" : ", got " + n));
+        }
+        int v = n.asInt();
+        if (v < min || v > max) {
+            throw new ConfigException(at, "must be " + min + ".." + max + ", got " + v);
+        }
+        return v;
+    }
+
+    private static long size(JsonNode n, String at) {
+        if (n.canConvertToLong() && n.isIntegralNumber()) {
+            long v = n.asLong();
+            if (v <= 0) {
+                throw new ConfigException(at, "must be positive, got " + v);
+            }
+            return v;
+        }
+        if (n.isTextual()) {
+            try {
+                return BackendSpec.parseSize(n.asText(), "size");
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(at, "'" + n.asText() + "' is not a size like 4096, 64k, 256M or 1G");
+            }
+        }
+        throw new ConfigException(at, "must be a size (bytes, or text like \"1G\"), got " + n);
+    }
+
+    private static UUID uuid(JsonNode n, String at) {
+        try {
+            return UUID.fromString(n.asText());
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(at, "'" + n.asText() + "' is not a UUID");
+        }
+    }
+
+    private static int oui(JsonNode n, String at) {
+        try {
+            String t = n.asText().trim().toLowerCase();
+            int v = t.startsWith("0x") ? Integer.parseInt(t.substring(2), 16) : n.isNumber() ? n.asInt()
+                    : Integer.parseInt(t, 16);
+            if (v < 0 || v > 0xffffff) {
+                throw new NumberFormatException();
+            }
+            return v;
+        } catch (NumberFormatException e) {
+            throw new ConfigException(at, "'" + n.asText() + "' is not a 24-bit IEEE OUI like \"0x0025b5\"");
+        }
+    }
+}

@@ -1,0 +1,36 @@
+package io.nvmeof.target.config;
+
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * The target's configuration, in the nouns of Linux nvmet: ports, subsystems, namespaces,
+ * allowed hosts. Values are validated; {@link ConfigLoader} builds it from JSON.
+ */
+public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems) {
+
+    /** A port: where hosts connect, and which subsystems they reach there (none: discovery only). */
+    public record PortConfig(int portid, String trtype, String traddr, int trsvcid, List<String> subsystems) {
+        PortConfig withId(int id) {
+            return new PortConfig(id, trtype, traddr, trsvcid, subsystems);
+        }
+    }
+
+    public record SubsystemConfig(String nqn, String serial, String model, String firmware, int ieeeOui,
+                                  boolean allowAnyHost, List<String> allowedHosts, List<NamespaceConfig> namespaces) {
+    }
+
+    /**
+     * A namespace. {@code backend} is ram, null, file or block; {@code size} is bytes (0: the
+     * file's or device's own); {@code blockSize} 512 or 4096 (0: the device's own).
+     */
+    public record NamespaceConfig(int nsid, String backend, String path, long size, int blockSize, boolean readOnly,
+                                  UUID uuid, boolean directIo) {
+        /** Whether two configs describe the same storage (a reload keeps such a namespace open). */
+        public boolean sameStorage(NamespaceConfig o) {
+            return backend.equals(o.backend) && java.util.Objects.equals(path, o.path) && size == o.size
+                    && blockSize == o.blockSize && readOnly == o.readOnly && java.util.Objects.equals(uuid, o.uuid)
+                    && directIo == o.directIo;
+        }
+    }
+}
