@@ -7,6 +7,11 @@ final class Signals {
     private Signals() {
     }
 
+    /** SIGHUP, the conventional "reload your configuration". */
+    static void onReload(Runnable action) {
+        Signal.handle(new Signal("HUP"), s -> action.run());
+    }
+
     static void onTermination(Runnable action) {
         for (String name : new String[] {"INT", "TERM"}) {
             try {

@@ -1,13 +1,20 @@
 package io.nvmeof.cli;
 
+import io.nvmeof.protocol.Nqn;
 import io.nvmeof.target.Namespace;
+import io.nvmeof.target.Port;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
-import io.nvmeof.target.backend.Backend;
 import io.nvmeof.target.backend.BackendSpec;
+import io.nvmeof.target.config.ConfigApplier;
+import io.nvmeof.target.config.ConfigLoader;
+import io.nvmeof.target.config.TargetConfig;
+import io.nvmeof.target.config.TargetConfig.NamespaceConfig;
+import io.nvmeof.target.config.TargetConfig.PortConfig;
+import io.nvmeof.target.config.TargetConfig.SubsystemConfig;
 import java.io.PrintWriter;
-import java.net.InetSocketAddress;
 import java.net.URI;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -16,23 +23,32 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code nvmeof target}: serve namespaces until SIGINT/SIGTERM. */
+/** {@code nvmeof target}: serve subsystems until SIGINT/SIGTERM; SIGHUP reloads {@code --config}. */
 @Command(name = "target", mixinStandardHelpOptions = true,
-        description = "Serve one subsystem over NVMe/TCP until interrupted (SIGINT or SIGTERM).")
+        description = {"Serve NVMe-oF subsystems over NVMe/TCP until interrupted (SIGINT or SIGTERM).",
+            "Either a JSON config (--config, our format or nvmetcli's; SIGHUP reloads it) or flags for one subsystem."})
 final class TargetCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    @Option(names = "--listen", required = true, paramLabel = "tcp://ADDR:PORT",
-            description = "Address to serve on, e.g. tcp://127.0.0.1:4420 (port 0 picks a free one). Repeatable.")
-    List<String> listen;
+    @Option(names = {"-c", "--config"}, paramLabel = "FILE", description = "JSON configuration (ports, subsystems, namespaces, allowed hosts).")
+    Path config;
 
-    @Option(names = "--subsystem", required = true, paramLabel = "NQN", description = "Subsystem NQN.")
+    @Option(names = "--listen", paramLabel = "tcp://ADDR:PORT",
+            description = "Address to serve the subsystem on, e.g. tcp://127.0.0.1:4420 (port 0 picks a free one). Repeatable.")
+    List<String> listen = new ArrayList<>();
+
+    @Option(names = "--discovery", paramLabel = "tcp://ADDR:PORT",
+            description = "A discovery-only port, e.g. tcp://0.0.0.0:8009. Repeatable. Every port serves discovery too.")
+    List<String> discovery = new ArrayList<>();
+
+    @Option(names = "--subsystem", paramLabel = "NQN", description = "Subsystem NQN.")
     String nqn;
 
-    @Option(names = "--namespace", required = true, paramLabel = "SPEC",
-            description = "ram:SIZE or file:PATH[,size=SIZE][,bs=512|4096][,ro]; NSIDs count from 1. Repeatable.")
-    List<String> namespaces;
+    @Option(names = "--namespace", paramLabel = "SPEC",
+            description = "ram:SIZE, null:SIZE, file:PATH[,size=SIZE][,bs=512|4096][,ro][,direct] or block:DEVICE[,ro];"
+                    + " NSIDs count from 1. Repeatable.")
+    List<String> namespaces = new ArrayList<>();
 
     @Option(names = "--allow-host", paramLabel = "NQN", description = "Allow only these host NQNs (default: any). Repeatable.")
     List<String> allowHosts = new ArrayList<>();
@@ -43,61 +59,88 @@ final class TargetCommand implements Callable<Integer> {
     @Option(names = "--model", description = "Model number (default: ${DEFAULT-VALUE}).")
     String model = "nvmeof-java";
 
-    static InetSocketAddress parseListen(String s) {
-        URI u;
+    static URI parseListen(String s, String flag) {
         try {
-            u = new URI(s);
+            URI u = new URI(s);
+            if ("tcp".equals(u.getScheme()) && u.getHost() != null && u.getPort() >= 0) {
+                return u;
+            }
         } catch (Exception e) {
-            throw new IllegalArgumentException("--listen '" + s + "' is not tcp://ADDR:PORT");
+            // fall through
         }
-        if (!"tcp".equals(u.getScheme()) || u.getHost() == null || u.getPort() < 0) {
-            throw new IllegalArgumentException("--listen '" + s + "' is not tcp://ADDR:PORT");
+        throw new IllegalArgumentException(flag + " '" + s + "' is not tcp://ADDR:PORT");
+    }
+
+    /** The flags as a configuration: one subsystem on every --listen port, plus discovery-only ports. */
+    TargetConfig fromFlags() {
+        if (nqn == null || listen.isEmpty() || namespaces.isEmpty()) {
+            throw new IllegalArgumentException("give --config FILE, or --listen, --subsystem and --namespace");
         }
-        return new InetSocketAddress(u.getHost(), u.getPort());
+        Nqn.require(nqn);
+        List<NamespaceConfig> ns = new ArrayList<>();
+        for (String s : namespaces) {
+            ns.add(BackendSpec.parse(ns.size() + 1, s));
+        }
+        SubsystemConfig sub = new SubsystemConfig(nqn, serial != null ? serial : String.format("%016x",
+                nqn.hashCode() & 0xffffffffL).substring(0, 16), model, "0.1", 0, allowHosts.isEmpty(), allowHosts, ns);
+        List<PortConfig> ports = new ArrayList<>();
+        for (String l : listen) {
+            URI u = parseListen(l, "--listen");
+            ports.add(new PortConfig(ports.size() + 1, "tcp", u.getHost(), u.getPort(), List.of(nqn)));
+        }
+        for (String d : discovery) {
+            URI u = parseListen(d, "--discovery");
+            ports.add(new PortConfig(ports.size() + 1, "tcp", u.getHost(), u.getPort(), List.of()));
+        }
+        return new TargetConfig(ports, List.of(sub));
     }
 
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
-        List<InetSocketAddress> addresses = new ArrayList<>();
-        for (String l : listen) {
-            addresses.add(parseListen(l));
+        if (config != null && (nqn != null || !listen.isEmpty() || !namespaces.isEmpty() || !discovery.isEmpty())) {
+            throw new IllegalArgumentException("--config replaces --listen, --discovery, --subsystem and --namespace");
         }
-        String sn = serial != null ? serial : String.format("%016x", nqn.hashCode() & 0xffffffffL).substring(0, 16);
-        Target target = new Target();
+        TargetConfig initial = config != null ? ConfigLoader.load(config) : fromFlags();
         CountDownLatch stopped = new CountDownLatch(1);
-        try {
-            Subsystem s = new Subsystem(io.nvmeof.protocol.Nqn.require(nqn), sn, model, "0.1");
-            for (String h : allowHosts) {
-                s.allowHost(h);
+        try (Target target = new Target()) {
+            ConfigApplier applier = new ConfigApplier(target);
+            applier.apply(initial);
+            for (Port p : target.ports()) {
+                out.println("nvmeof target listening on tcp://" + p.bound().getHostString() + ":" + p.bound().getPort()
+                        + " port " + p.id() + (p.subsystems().isEmpty() ? " (discovery)" : " subsystems "
+                        + String.join(",", p.subsystems())));
             }
-            target.addSubsystem(s);
-            int nsid = 1;
-            for (String spec : namespaces) {
-                Backend b = BackendSpec.open(spec);
-                s.addNamespace(new Namespace(nqn, nsid++, b, BackendSpec.readOnly(spec), null));
-            }
-            for (InetSocketAddress a : addresses) {
-                InetSocketAddress bound = target.listenTcp(a);
-                out.println("nvmeof target listening on tcp://" + bound.getHostString() + ":" + bound.getPort()
-                        + " subsystem " + nqn);
-            }
-            for (Namespace ns : s.namespaces().values()) {
-                out.println("  namespace " + ns.nsid() + ": " + ns.backend().describe() + ", " + ns.backend().size()
-                        + " bytes, " + ns.blockSize() + "-byte blocks" + (ns.readOnly() ? ", read-only" : ""));
+            for (Subsystem s : target.subsystems()) {
+                for (Namespace ns : s.namespaces().values()) {
+                    out.println("  " + s.nqn() + " namespace " + Integer.toUnsignedString(ns.nsid()) + ": "
+                            + ns.backend().describe() + ", " + ns.backend().size() + " bytes, " + ns.blockSize()
+                            + "-byte blocks" + (ns.readOnly() ? ", read-only" : ""));
+                }
             }
             out.flush();
+            if (config != null) {
+                Signals.onReload(() -> reload(applier, out));
+            }
             // SIGINT and SIGTERM end the wait; the target then closes in order and the
             // process exits 0, which is what systemd expects of a clean stop.
             Signals.onTermination(stopped::countDown);
             stopped.await();
             out.println("nvmeof target stopping");
             out.flush();
-        } finally {
-            target.close();
         }
         out.println("nvmeof target stopped");
         out.flush();
         return 0;
+    }
+
+    private void reload(ConfigApplier applier, PrintWriter out) {
+        try {
+            ConfigApplier.Changes c = applier.apply(ConfigLoader.load(config));
+            out.println("nvmeof target reloaded " + config + ": " + c);
+        } catch (Exception e) {
+            out.println("nvmeof target kept its configuration; reloading " + config + " failed: " + Main.describe(e));
+        }
+        out.flush();
     }
 }

@@ -49,6 +49,10 @@ final class AdminCommands {
                     return Status.INVALID_OPCODE;
             }
         }
+        return checkOpcodeOf(op);
+    }
+
+    private static Status checkOpcodeOf(AdminOpcode op) {
         switch (op) {
             case IDENTIFY:
             case GET_LOG_PAGE:
@@ -88,10 +92,8 @@ final class AdminCommands {
                 q.complete(r, Status.SUCCESS);
                 break;
             case ASYNC_EVENT_REQUEST:
-                if (c.asyncEvents.size() >= AER_LIMIT) {
+                if (!c.asyncEventRequest(r)) { // held until an event occurs, or dropped with the queue
                     q.complete(r, Status.AER_LIMIT_EXCEEDED);
-                } else {
-                    c.asyncEvents.add(r); // completed when an event occurs, or dropped with the queue
                 }
                 break;
             case ABORT:
@@ -200,15 +202,17 @@ final class AdminCommands {
             id.serialNumber(s.serial()).modelNumber(s.model()).firmwareRevision(s.firmware()).cntlid(c.cntlid())
                     .version(Registers.VERSION_1_3).controllerType(IdentifyController.CNTRLTYPE_DISCOVERY)
                     .aerl(AER_LIMIT - 1).lpa(1 << 2).elpe(0).kas(10).maxcmd(t.maxQueueSize()).nn(0)
+                    .oaes(Controller.AEC_DISCOVERY_LOG_CHANGE)
                     .sgls(1 | 1 << 20).subsystemNqn(s.nqn()).mdts(0);
             return;
         }
         id.vid(0).ssvid(0).serialNumber(s.serial()).modelNumber(s.model()).firmwareRevision(s.firmware())
                 .rab(6).ieeeOui(s.ieeeOui() != 0 ? s.ieeeOui() : t.ieeeOui()).cmic(1 << 1) // more than one controller may attach
                 .mdts(t.mdts()).cntlid(c.cntlid()).version(Registers.VERSION_1_3)
+                .oaes(Controller.AEC_NAMESPACE_ATTRIBUTE)
                 .controllerType(IdentifyController.CNTRLTYPE_IO)
                 .acl(3).aerl(AER_LIMIT - 1).frmw(1 << 1 | 1) // one slot, slot 1 read-only
-                .lpa(0).elpe(0).kas(10) // keep alive granularity 1 s
+                .lpa(1 << 1 | 1 << 2).elpe(0).kas(10) // effects log, extended Get Log Page; keep alive in 1 s steps
                 .sqes(0x66).cqes(0x44).maxcmd(t.maxQueueSize()).nn(maxNsid(s))
                 .oncs(0).fuses(0).vwc(1) // a volatile write cache: Flush matters
                 .sgls(1 | 1 << 20) // SGLs without alignment; offsets for in-capsule data
@@ -240,6 +244,7 @@ final class AdminCommands {
                 return;
             }
             page = DiscoveryLog.build(c.target(), c.hostNqn(), r.queue.port(), r.queue.transport().localAddress());
+            c.discoveryLogRead(LogPage.retainAsyncEvent(sqe));
             if (offset > page.capacity()) {
                 r.queue.complete(r, Status.INVALID_FIELD);
                 return;
@@ -263,6 +268,12 @@ final class AdminCommands {
                 byte[] fr = (c.subsystem().firmware() + "        ").substring(0, 8).getBytes(StandardCharsets.US_ASCII);
                 page.put(8, fr);
                 break;
+            case LogPage.CHANGED_NAMESPACE_LIST:
+                page = c.changedNamespaceLog(LogPage.retainAsyncEvent(sqe));
+                break;
+            case LogPage.COMMANDS_SUPPORTED_AND_EFFECTS:
+                page = commandsSupportedAndEffects();
+                break;
             default:
                 r.queue.complete(r, Status.INVALID_LOG_PAGE);
                 return;
@@ -277,6 +288,24 @@ final class AdminCommands {
     /** Features a discovery controller has (NVMe-oF 1.1, 5.2). */
     private static boolean discoveryFeature(int fid) {
         return fid == FeatureId.KEEP_ALIVE_TIMER || fid == FeatureId.ASYNC_EVENT_CONFIG;
+    }
+
+    /** Commands Supported and Effects (Base 2.0, 5.16.1.6): CSUPP, and LBCC for commands that change data. */
+    static ByteBuffer commandsSupportedAndEffects() {
+        ByteBuffer page = Flyweight.allocate(LogPage.COMMANDS_EFFECTS_SIZE);
+        int csupp = 1;
+        int lbcc = 1 << 1;
+        for (AdminOpcode op : AdminOpcode.values()) {
+            if (op != AdminOpcode.FABRICS && checkOpcodeOf(op) == null) {
+                page.putInt(op.code * 4, csupp);
+            }
+        }
+        for (io.nvmeof.protocol.NvmOpcode op : io.nvmeof.protocol.NvmOpcode.values()) {
+            if (IoCommands.supported(op)) {
+                page.putInt(1024 + op.code * 4, csupp | (IoCommands.changesData(op) ? lbcc : 0));
+            }
+        }
+        return page;
     }
 
     private static void setFeatures(Request r, Controller c) {
@@ -310,10 +339,12 @@ final class AdminCommands {
                 q.complete(r, Status.SUCCESS);
                 return;
             }
-            case FeatureId.ASYNC_EVENT_CONFIG:
-                c.asyncEventConfig = cdw11;
+            case FeatureId.ASYNC_EVENT_CONFIG: {
+                int supported = c.isDiscovery() ? Controller.AEC_DISCOVERY_LOG_CHANGE : Controller.AEC_NAMESPACE_ATTRIBUTE;
+                c.asyncEventConfig = cdw11 & supported;
                 q.complete(r, Status.SUCCESS);
                 return;
+            }
             case FeatureId.VOLATILE_WRITE_CACHE:
                 q.complete(r, (cdw11 & 1) == 1 ? Status.SUCCESS : Status.FEATURE_NOT_CHANGEABLE);
                 return;

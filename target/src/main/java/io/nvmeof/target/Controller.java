@@ -32,7 +32,23 @@ public final class Controller {
     private ScheduledFuture<?> keepAliveCheck;
     /** Outstanding Asynchronous Event Requests (admin queue loop only). */
     final ArrayDeque<Request> asyncEvents = new ArrayDeque<>();
-    int asyncEventConfig;
+    /** Events that found no outstanding request yet, as CQE DW0 values (admin queue loop only). */
+    private final ArrayDeque<Integer> pendingEvents = new ArrayDeque<>();
+    /** Asynchronous Event Configuration (Set Features 0Bh). */
+    volatile int asyncEventConfig;
+    /** NSIDs changed since the host last read the Changed Namespace List (guarded by this). */
+    private final java.util.TreeSet<Integer> changedNamespaces = new java.util.TreeSet<>(Integer::compareUnsigned);
+    private boolean changedOverflow;
+    /** An event of this kind was sent and its log page not yet read: the next one waits (Base 2.0, 5.2). */
+    private boolean namespaceEventMasked;
+    private boolean discoveryEventMasked;
+
+    /** AEC bit 8: namespace attribute notices; bit 31: discovery log page change (Base 2.0, Figure 326). */
+    static final int AEC_NAMESPACE_ATTRIBUTE = 1 << 8;
+    static final int AEC_DISCOVERY_LOG_CHANGE = 1 << 31;
+    /** Event DW0: type 2 (notice), information, log page (Base 2.0, Figure 146). */
+    static final int EVENT_NAMESPACE_CHANGED = 2 | 0x00 << 8 | 0x04 << 16;
+    static final int EVENT_DISCOVERY_CHANGED = 2 | 0xf0 << 8 | 0x70 << 16;
 
     Controller(Target target, Subsystem subsystem, int cntlid, String hostNqn, UUID hostId, long katoMillis) {
         this.target = target;
@@ -117,6 +133,108 @@ public final class Controller {
                     cntlid, subsystem.nqn(), hostNqn, idle);
             destroy();
         }
+    }
+
+    /** A namespace was attached, detached or resized: log it, and tell the host if it asked. */
+    void namespaceChanged(int nsid) {
+        boolean send;
+        synchronized (this) {
+            if (changedNamespaces.size() >= 1024) {
+                changedOverflow = true;
+            } else {
+                changedNamespaces.add(nsid);
+            }
+            send = (asyncEventConfig & AEC_NAMESPACE_ATTRIBUTE) != 0 && !namespaceEventMasked && !destroyed;
+            if (send) {
+                namespaceEventMasked = true;
+            }
+        }
+        if (send) {
+            event(EVENT_NAMESPACE_CHANGED);
+        }
+    }
+
+    /** The discovery log changed: tell a discovery controller's host if it asked. */
+    void discoveryChanged() {
+        boolean send;
+        synchronized (this) {
+            send = isDiscovery() && (asyncEventConfig & AEC_DISCOVERY_LOG_CHANGE) != 0 && !discoveryEventMasked
+                    && !destroyed;
+            if (send) {
+                discoveryEventMasked = true;
+            }
+        }
+        if (send) {
+            event(EVENT_DISCOVERY_CHANGED);
+        }
+    }
+
+    /**
+     * The Changed Namespace List log (Base 2.0, 5.16.1.5): up to 1024 NSIDs, or FFFFFFFFh first
+     * if more changed. Reading without RAE clears it and unmasks the event.
+     */
+    synchronized java.nio.ByteBuffer changedNamespaceLog(boolean retain) {
+        java.nio.ByteBuffer page = io.nvmeof.protocol.Flyweight.allocate(io.nvmeof.protocol.LogPage.CHANGED_NAMESPACE_LIST_SIZE);
+        if (changedOverflow) {
+            page.putInt(0, 0xffffffff);
+        } else {
+            int at = 0;
+            for (int nsid : changedNamespaces) {
+                page.putInt(at, nsid);
+                at += 4;
+            }
+        }
+        if (!retain) {
+            changedNamespaces.clear();
+            changedOverflow = false;
+            namespaceEventMasked = false;
+        }
+        return page;
+    }
+
+    /** The host read the discovery log: the next change may be announced. */
+    synchronized void discoveryLogRead(boolean retain) {
+        if (!retain) {
+            discoveryEventMasked = false;
+        }
+    }
+
+    /** Delivers an event on the admin queue's loop: to an outstanding AER, or kept for the next one. */
+    private void event(int dw0) {
+        QueuePair q = admin;
+        if (q == null) {
+            return;
+        }
+        try {
+            q.transport().eventLoop().execute(() -> {
+                Request r = asyncEvents.pollFirst();
+                if (r == null) {
+                    if (pendingEvents.size() < 16) {
+                        pendingEvents.add(dw0);
+                    }
+                    return;
+                }
+                r.result = dw0 & 0xffffffffL;
+                q.complete(r, io.nvmeof.protocol.Status.SUCCESS);
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // shutting down
+        }
+    }
+
+    /** An Asynchronous Event Request arrived (admin loop): answer a pending event or hold it. */
+    boolean asyncEventRequest(Request r) {
+        Integer dw0 = pendingEvents.pollFirst();
+        if (dw0 != null) {
+            r.result = dw0 & 0xffffffffL;
+            r.queue.complete(r, io.nvmeof.protocol.Status.SUCCESS);
+            return true;
+        }
+        if (asyncEvents.size() >= AdminCommands.AER_LIMIT) {
+            return false;
+        }
+        asyncEvents.add(r);
+        return true;
     }
 
     /** Whether any I/O queue is connected now. */

@@ -18,9 +18,24 @@ final class IoCommands {
 
     /** Invalid Command Opcode for anything but the NVM commands this target executes. */
     static Status checkOpcode(SubmissionQueueEntry sqe) {
-        int op = sqe.opcode();
-        return op == NvmOpcode.READ.code || op == NvmOpcode.WRITE.code || op == NvmOpcode.FLUSH.code
-                ? null : Status.INVALID_OPCODE;
+        NvmOpcode op = NvmOpcode.of(sqe.opcode());
+        return op != null && supported(op) ? null : Status.INVALID_OPCODE;
+    }
+
+    static boolean supported(NvmOpcode op) {
+        switch (op) {
+            case READ:
+            case WRITE:
+            case FLUSH:
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    /** Whether the command changes logical block content (the LBCC effect). */
+    static boolean changesData(NvmOpcode op) {
+        return op == NvmOpcode.WRITE || op == NvmOpcode.WRITE_ZEROES || op == NvmOpcode.DATASET_MANAGEMENT;
     }
 
     /** Checks namespace, LBA range and transfer length; returns an error or null. */

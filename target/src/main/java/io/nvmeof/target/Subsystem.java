@@ -77,9 +77,20 @@ public final class Subsystem implements AutoCloseable {
         return firmware;
     }
 
+    /** Attaches a namespace; connected hosts that asked for namespace notices get one. */
     public void addNamespace(Namespace ns) {
+        if (discovery) {
+            throw new IllegalArgumentException("the discovery subsystem has no namespaces");
+        }
         if (namespaces.putIfAbsent(ns.nsid(), ns) != null) {
-            throw new IllegalArgumentException("subsystem " + nqn + " already has nsid " + ns.nsid());
+            throw new IllegalArgumentException("subsystem " + nqn + " already has nsid " + Integer.toUnsignedString(ns.nsid()));
+        }
+        notifyNamespaceChanged(ns.nsid());
+    }
+
+    private void notifyNamespaceChanged(int nsid) {
+        for (Controller c : controllers.values()) {
+            c.namespaceChanged(nsid);
         }
     }
 
@@ -93,6 +104,7 @@ public final class Subsystem implements AutoCloseable {
             return false;
         }
         ns.close();
+        notifyNamespaceChanged(nsid);
         return true;
     }
 

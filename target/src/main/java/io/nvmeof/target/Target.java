@@ -182,8 +182,16 @@ public final class Target implements AutoCloseable {
         return discoveryGeneration.get();
     }
 
+    /** A port's set of subsystems was changed in place. */
+    public void portChanged() {
+        discoveryChanged();
+    }
+
     void discoveryChanged() {
         discoveryGeneration.incrementAndGet();
+        for (Controller c : discovery.controllers()) {
+            c.discoveryChanged();
+        }
     }
 
     ExecutorService ioExecutor() {

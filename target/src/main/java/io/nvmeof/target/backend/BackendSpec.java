@@ -1,28 +1,31 @@
 package io.nvmeof.target.backend;
 
+import io.nvmeof.target.config.TargetConfig.NamespaceConfig;
 import java.io.IOException;
-import java.nio.file.Path;
 import java.util.Locale;
 
 /**
- * Parses the command line's namespace specs: {@code ram:256M},
- * {@code file:/path/disk.img[,size=1G][,bs=512][,ro]}. Errors name the bad part.
+ * Parses the command line's namespace specs into namespace configurations: {@code ram:256M},
+ * {@code null:1T}, {@code file:/path/disk.img[,size=1G][,bs=512][,ro][,direct]},
+ * {@code block:/dev/sdb[,ro]}. Errors name the bad part.
  */
 public final class BackendSpec {
     private BackendSpec() {
     }
 
-    /** Opens the backend a spec names. */
-    public static Backend open(String spec) throws IOException {
+    /** The namespace configuration a spec describes, for NSID {@code nsid}. */
+    public static NamespaceConfig parse(int nsid, String spec) {
         int colon = spec.indexOf(':');
         if (colon < 0) {
-            throw new IllegalArgumentException("namespace '" + spec + "': expected ram:SIZE or file:PATH[,size=SIZE]");
+            throw new IllegalArgumentException("namespace '" + spec + "': expected ram:SIZE, null:SIZE, file:PATH[,size=SIZE]"
+                    + " or block:DEVICE");
         }
         String kind = spec.substring(0, colon);
         String[] parts = spec.substring(colon + 1).split(",");
         long size = 0;
-        int blockSize = 4096;
+        int blockSize = 0;
         boolean readOnly = false;
+        boolean direct = false;
         String first = parts[0];
         for (int i = 1; i < parts.length; i++) {
             String p = parts[i];
@@ -35,32 +38,40 @@ public final class BackendSpec {
                 }
             } else if (p.equals("ro")) {
                 readOnly = true;
+            } else if (p.equals("direct")) {
+                direct = true;
             } else {
                 throw new IllegalArgumentException("namespace '" + spec + "': unknown option '" + p + "'");
             }
         }
         switch (kind) {
             case "ram":
-                long ramSize = parseSize(first, "ram size");
-                return new RamBackend(ramSize, blockSize);
+            case "null":
+                return new NamespaceConfig(nsid, kind, null, parseSize(first, kind + " size"), blockSize, readOnly, null,
+                        false);
             case "file":
+            case "block":
                 if (first.isEmpty()) {
-                    throw new IllegalArgumentException("namespace '" + spec + "': file path is empty");
+                    throw new IllegalArgumentException("namespace '" + spec + "': " + kind + " path is empty");
                 }
-                return FileBackend.open(Path.of(first), size, blockSize, readOnly);
+                if (kind.equals("block") && (size != 0 || direct)) {
+                    throw new IllegalArgumentException("namespace '" + spec + "': a block device has its own size");
+                }
+                return new NamespaceConfig(nsid, kind, first, size, blockSize, readOnly, null, direct);
             default:
-                throw new IllegalArgumentException("namespace '" + spec + "': unknown backend '" + kind + "' (ram, file)");
+                throw new IllegalArgumentException("namespace '" + spec + "': unknown backend '" + kind
+                        + "' (ram, null, file, block)");
         }
+    }
+
+    /** Opens the backend a spec names. */
+    public static Backend open(String spec) throws IOException {
+        return Backends.open(parse(1, spec));
     }
 
     /** Whether the spec asks for a read-only namespace. */
     public static boolean readOnly(String spec) {
-        for (String p : spec.split(",")) {
-            if (p.equals("ro")) {
-                return true;
-            }
-        }
-        return false;
+        return parse(1, spec).readOnly();
     }
 
     /** Parses 4096, 4k, 256M, 1G, 2T (binary units, optional trailing B or iB). */

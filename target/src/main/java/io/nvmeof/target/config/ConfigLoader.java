@@ -233,7 +233,7 @@ public final class ConfigLoader {
             subsystems.add(new SubsystemConfig(nqn, serial.isEmpty() ? defaultSerial(nqn) : serial,
                     model.isEmpty() ? "nvmeof-java" : model, firmware.isEmpty() ? "0.1" : firmware,
                     attr.has("ieee_oui") ? oui(attr.get("ieee_oui"), at + ".attr.ieee_oui") : 0,
-                    any || hosts.isEmpty() && any, hosts, namespaces));
+                    any, hosts, namespaces));
         }
         List<PortConfig> ports = new ArrayList<>();
         JsonNode pl = optionalArray(root, "ports", "");
