@@ -1,0 +1,134 @@
+package io.nvmeof.target.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nvmeof.target.config.TargetConfig.NamespaceConfig;
+import java.util.UUID;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.api.Test;
+
+class ConfigLoaderTest {
+    static final String GOOD = """
+            {
+              "ports": [
+                {"portid": 1, "trtype": "tcp", "traddr": "127.0.0.1", "trsvcid": 4420, "subsystems": ["nqn.2026-11.io.nvmeof:a"]},
+                {"portid": 2, "trtype": "tcp", "traddr": "127.0.0.1", "trsvcid": 8009, "subsystems": []}
+              ],
+              "subsystems": [
+                {"nqn": "nqn.2026-11.io.nvmeof:a", "serial": "SN1", "model": "M", "firmware": "1.0", "ieee_oui": "0x0025b5",
+                 "allowed_hosts": ["nqn.2026-11.io.nvmeof:h1"],
+                 "namespaces": [
+                   {"nsid": 1, "backend": "ram", "size": "64M"},
+                   {"nsid": 7, "backend": "file", "path": "/srv/a.img", "size": 1073741824, "block_size": 512, "read_only": true,
+                    "uuid": "0b4d2b34-3c55-4d7e-a1a7-6f9c1b1d0a11"},
+                   {"nsid": 9, "backend": "null", "size": "1T"}
+                 ]}
+              ]
+            }
+            """;
+
+    @Test
+    void readsOurFormat() {
+        TargetConfig c = ConfigLoader.parse(GOOD);
+        assertEquals(2, c.ports().size());
+        assertEquals(8009, c.ports().get(1).trsvcid());
+        assertTrue(c.ports().get(1).subsystems().isEmpty());
+        TargetConfig.SubsystemConfig s = c.subsystems().get(0);
+        assertFalse(s.allowAnyHost(), "a host list means only those hosts");
+        assertEquals(0x0025b5, s.ieeeOui());
+        NamespaceConfig f = s.namespaces().get(1);
+        assertEquals(7, f.nsid());
+        assertEquals("file", f.backend());
+        assertEquals(512, f.blockSize());
+        assertTrue(f.readOnly());
+        assertEquals(UUID.fromString("0b4d2b34-3c55-4d7e-a1a7-6f9c1b1d0a11"), f.uuid());
+        assertEquals(1L << 40, s.namespaces().get(2).size());
+    }
+
+    /** What `nvmetcli save` writes for the kernel target. */
+    @Test
+    void readsNvmetcliSave() {
+        String nvmetcli = """
+                {
+                  "hosts": [{"nqn": "nqn.2014-08.org.nvmexpress:uuid:5fbb6f5e-0f59-4c59-9f5e-5b6d8e0c1f2a"}],
+                  "ports": [
+                    {"addr": {"adrfam": "ipv4", "traddr": "0.0.0.0", "treq": "not specified", "trsvcid": "4420", "trtype": "tcp"},
+                     "param": {"inline_data_size": "16384"}, "portid": 1, "referrals": [], "ana_groups": [],
+                     "subsystems": ["nqn.2014-08.org.example:disk"]}
+                  ],
+                  "subsystems": [
+                    {"allowed_hosts": ["nqn.2014-08.org.nvmexpress:uuid:5fbb6f5e-0f59-4c59-9f5e-5b6d8e0c1f2a"],
+                     "attr": {"allow_any_host": "0", "cntlid_max": "65519", "cntlid_min": "1", "model": "Linux",
+                              "pi_enable": "0", "serial": "a1b2c3d4e5f6", "version": "1.3"},
+                     "namespaces": [
+                       {"device": {"nguid": "00000000-0000-0000-0000-000000000000", "path": "/dev/loop0",
+                                   "uuid": "7c4b2fd1-9b0e-4a2e-8a6b-0c2f4a1e3d55"}, "enable": 1, "nsid": 1, "ana_grpid": 1},
+                       {"device": {"path": "/srv/b.img", "uuid": ""}, "enable": 1, "nsid": 2},
+                       {"device": {"path": "/srv/off.img"}, "enable": 0, "nsid": 3}
+                     ],
+                     "nqn": "nqn.2014-08.org.example:disk"}
+                  ]
+                }
+                """;
+        TargetConfig c = ConfigLoader.parse(nvmetcli);
+        assertEquals("0.0.0.0", c.ports().get(0).traddr());
+        assertEquals(4420, c.ports().get(0).trsvcid());
+        TargetConfig.SubsystemConfig s = c.subsystems().get(0);
+        assertEquals("a1b2c3d4e5f6", s.serial());
+        assertEquals("Linux", s.model());
+        assertFalse(s.allowAnyHost());
+        assertEquals(1, s.allowedHosts().size());
+        assertEquals(2, s.namespaces().size(), "the disabled namespace is left out");
+        assertEquals("block", s.namespaces().get(0).backend());
+        assertEquals(UUID.fromString("7c4b2fd1-9b0e-4a2e-8a6b-0c2f4a1e3d55"), s.namespaces().get(0).uuid());
+        assertEquals("file", s.namespaces().get(1).backend());
+        assertNull(s.namespaces().get(1).uuid());
+    }
+
+    static Stream<Arguments> badFiles() {
+        return Stream.of(
+                Arguments.of("not JSON", "{\"ports\": [", "(document)"),
+                Arguments.of("unknown top-level field", GOOD.replace("\"ports\"", "\"portz\""), "portz"),
+                Arguments.of("bad NQN", GOOD.replace("\"nqn\": \"nqn.2026-11.io.nvmeof:a\"", "\"nqn\": \"disk-a\""),
+                        "subsystems[0].nqn"),
+                Arguments.of("nsid 0", GOOD.replace("\"nsid\": 1,", "\"nsid\": 0,"), "subsystems[0].namespaces[0].nsid"),
+                Arguments.of("duplicate nsid", GOOD.replace("\"nsid\": 9,", "\"nsid\": 7,"), "subsystems[0].namespaces[2].nsid"),
+                Arguments.of("unknown backend", GOOD.replace("\"backend\": \"null\"", "\"backend\": \"tape\""),
+                        "subsystems[0].namespaces[2].backend"),
+                Arguments.of("file without path", GOOD.replace("\"path\": \"/srv/a.img\", ", ""),
+                        "subsystems[0].namespaces[1].path"),
+                Arguments.of("bad size", GOOD.replace("\"64M\"", "\"lots\""), "subsystems[0].namespaces[0].size"),
+                Arguments.of("bad block size", GOOD.replace("\"block_size\": 512", "\"block_size\": 1000"),
+                        "subsystems[0].namespaces[1].block_size"),
+                Arguments.of("bad uuid", GOOD.replace("0b4d2b34-3c55", "zz"), "subsystems[0].namespaces[1].uuid"),
+                Arguments.of("unknown namespace field", GOOD.replace("\"read_only\": true", "\"readonly\": true"),
+                        "subsystems[0].namespaces[1].readonly"),
+                Arguments.of("port out of range", GOOD.replace("\"trsvcid\": 8009", "\"trsvcid\": 70000"), "ports[1].trsvcid"),
+                Arguments.of("bad traddr", GOOD.replace("\"traddr\": \"127.0.0.1\", \"trsvcid\": 8009",
+                        "\"traddr\": \"example.com\", \"trsvcid\": 8009"), "ports[1].traddr"),
+                Arguments.of("rdma not yet", GOOD.replace("\"trtype\": \"tcp\", \"traddr\": \"127.0.0.1\", \"trsvcid\": 8009",
+                        "\"trtype\": \"rdma\", \"traddr\": \"127.0.0.1\", \"trsvcid\": 8009"), "ports[1].trtype"),
+                Arguments.of("duplicate portid", GOOD.replace("\"portid\": 2", "\"portid\": 1"), "ports[1].portid"),
+                Arguments.of("port names unknown subsystem", GOOD.replace("\"subsystems\": []",
+                        "\"subsystems\": [\"nqn.2026-11.io.nvmeof:zz\"]"), "ports[1].subsystems[0]"),
+                Arguments.of("allow_any_host with a host list", GOOD.replace("\"allowed_hosts\"",
+                        "\"allow_any_host\": true, \"allowed_hosts\""), "subsystems[0].allow_any_host"),
+                Arguments.of("ieee_oui too wide", GOOD.replace("0x0025b5", "0x1000000"), "subsystems[0].ieee_oui"),
+                Arguments.of("no ports", "{\"ports\": [], \"subsystems\": []}", "ports"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("badFiles")
+    void badFileNamesTheField(String what, String json, String field) {
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(json), what);
+        assertEquals(field, e.field(), what + ": " + e.getMessage());
+        assertTrue(e.getMessage().startsWith(field + ": "), e.getMessage());
+    }
+}
