@@ -39,6 +39,7 @@ public final class IdentifyController extends Flyweight {
     public static final int ONCS_OFFSET = 520;
     public static final int FUSES_OFFSET = 522;
     public static final int VWC_OFFSET = 525;
+    public static final int ACWU_OFFSET = 532;
     public static final int SGLS_OFFSET = 536;
     public static final int SUBNQN_OFFSET = 768;
     public static final int SUBNQN_LENGTH = 256;
@@ -127,6 +128,9 @@ public final class IdentifyController extends Flyweight {
     public IdentifyController fuses(int v) { put16(FUSES_OFFSET, v); return this; }
     public int vwc() { return u8(VWC_OFFSET); }
     public IdentifyController vwc(int v) { put8(VWC_OFFSET, v); return this; }
+    /** ACWU: atomic compare and write unit in blocks, 0's based. */
+    public int acwu() { return u16(ACWU_OFFSET); }
+    public IdentifyController acwu(int v) { put16(ACWU_OFFSET, v); return this; }
     public int sgls() { return i32(SGLS_OFFSET); }
     public IdentifyController sgls(int v) { put32(SGLS_OFFSET, v); return this; }
     public String subsystemNqn() { return ascii(SUBNQN_OFFSET, SUBNQN_LENGTH); }

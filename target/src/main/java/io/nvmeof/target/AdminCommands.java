@@ -96,10 +96,29 @@ final class AdminCommands {
                     q.complete(r, Status.AER_LIMIT_EXCEEDED);
                 }
                 break;
-            case ABORT:
-                r.result = 1; // bit 0 set: the command was not aborted
+            case ABORT: {
+                // CDW10: SQID 15:0, CID 31:16. Held Asynchronous Event Requests can be aborted;
+                // anything else is already on its way (DW0 bit 0 set: not aborted).
+                int sqid = sqe.cdw10() & 0xffff;
+                int cid = sqe.cdw10() >>> 16;
+                Request victim = null;
+                if (sqid == 0) {
+                    for (Request aer : c.asyncEvents) {
+                        if (aer.cid() == cid) {
+                            victim = aer;
+                        }
+                    }
+                }
+                if (victim != null) {
+                    c.asyncEvents.remove(victim);
+                    q.complete(victim, Status.ABORT_REQUESTED);
+                    r.result = 0;
+                } else {
+                    r.result = 1;
+                }
                 q.complete(r, Status.SUCCESS);
                 break;
+            }
             default:
                 q.complete(r, Status.INVALID_OPCODE);
         }
@@ -214,7 +233,10 @@ final class AdminCommands {
                 .acl(3).aerl(AER_LIMIT - 1).frmw(1 << 1 | 1) // one slot, slot 1 read-only
                 .lpa(1 << 1 | 1 << 2).elpe(0).kas(10) // effects log, extended Get Log Page; keep alive in 1 s steps
                 .sqes(0x66).cqes(0x44).maxcmd(t.maxQueueSize()).nn(maxNsid(s))
-                .oncs(0).fuses(0).vwc(1) // a volatile write cache: Flush matters
+                .oncs(1 | 1 << 2 | 1 << 3) // Compare, Dataset Management, Write Zeroes
+                .fuses(1) // fused Compare and Write
+                .acwu(IoCommands.ATOMIC_COMPARE_WRITE_BLOCKS - 1)
+                .vwc(1) // a volatile write cache: Flush matters
                 .sgls(1 | 1 << 20) // SGLs without alignment; offsets for in-capsule data
                 .subsystemNqn(s.nqn())
                 .ioccsz((SubmissionQueueEntry.SIZE + t.inCapsuleDataSize()) / 16).iorcsz(1).icdoff(0).fcatt(0)
@@ -225,6 +247,9 @@ final class AdminCommands {
         byte[] nguid = ns.nguid();
         byte[] eui = new byte[8];
         System.arraycopy(nguid, 8, eui, 0, 8);
+        // DLFEAT: deallocated blocks read as zeroes (001b) where the backend guarantees it; bit 3:
+        // Write Zeroes may deallocate.
+        id.dlfeat((ns.backend().deallocatedReadsZeroes() ? 1 : 0) | 1 << 3);
         id.nsze(ns.blocks()).ncap(ns.blocks()).nuse(ns.blocks()).nsfeat(0).nlbaf(0).flbas(0)
                 .lbaFormat(0, 0, ns.blockShift(), 0).nmic(1).nsattr(ns.readOnly() ? 1 : 0).nguid(nguid).eui64(eui);
     }
@@ -261,6 +286,7 @@ final class AdminCommands {
                 page.putShort(1, (short) 298); // composite temperature, kelvin
                 page.put(3, (byte) 100);        // available spare
                 page.put(4, (byte) 10);         // available spare threshold
+                smartCounters(page, c.subsystem(), sqe.nsid());
                 break;
             case LOG_FIRMWARE_SLOT:
                 page = Flyweight.allocate(512);
@@ -288,6 +314,30 @@ final class AdminCommands {
     /** Features a discovery controller has (NVMe-oF 1.1, 5.2). */
     private static boolean discoveryFeature(int fid) {
         return fid == FeatureId.KEEP_ALIVE_TIMER || fid == FeatureId.ASYNC_EVENT_CONFIG;
+    }
+
+    /**
+     * SMART / Health counters (Base 2.0, Figure 207): data units read and written (thousands of
+     * 512-byte units, rounded up) at bytes 32 and 48, host read and write commands at 64 and 80;
+     * for one namespace or, with NSID FFFFFFFFh or 0, for all.
+     */
+    static void smartCounters(ByteBuffer page, Subsystem s, int nsid) {
+        long rd = 0;
+        long wr = 0;
+        long rc = 0;
+        long wc = 0;
+        for (Namespace ns : s.namespaces().values()) {
+            if (nsid == 0 || nsid == BROADCAST_NSID || ns.nsid() == nsid) {
+                rd += ns.counters().bytesRead();
+                wr += ns.counters().bytesWritten();
+                rc += ns.counters().readCommands();
+                wc += ns.counters().writeCommands();
+            }
+        }
+        page.putLong(32, (rd + 511_999) / 512_000);
+        page.putLong(48, (wr + 511_999) / 512_000);
+        page.putLong(64, rc);
+        page.putLong(80, wc);
     }
 
     /** Commands Supported and Effects (Base 2.0, 5.16.1.6): CSUPP, and LBCC for commands that change data. */
@@ -347,6 +397,9 @@ final class AdminCommands {
             }
             case FeatureId.VOLATILE_WRITE_CACHE:
                 q.complete(r, (cdw11 & 1) == 1 ? Status.SUCCESS : Status.FEATURE_NOT_CHANGEABLE);
+                return;
+            case FeatureId.HOST_IDENTIFIER:
+                q.complete(r, Status.COMMAND_SEQUENCE_ERROR); // set by Connect on fabrics
                 return;
             case FeatureId.KEEP_ALIVE_TIMER:
             case FeatureId.ARBITRATION:
@@ -418,6 +471,10 @@ final class AdminCommands {
                 r.result = 0;
                 break;
             case FeatureId.HOST_IDENTIFIER: {
+                if ((sqe.cdw11() & 1) == 0) {
+                    q.complete(r, Status.INVALID_FIELD); // fabrics host IDs are 128-bit: EXHID must be set
+                    return;
+                }
                 ByteBuffer id = ByteBuffer.allocate(16);
                 id.putLong(c.hostId().getMostSignificantBits()).putLong(c.hostId().getLeastSignificantBits());
                 reply(r, id, 0);

@@ -27,6 +27,9 @@ final class IoCommands {
             case READ:
             case WRITE:
             case FLUSH:
+            case COMPARE:
+            case WRITE_ZEROES:
+            case DATASET_MANAGEMENT:
                 return true;
             default:
                 return false;
@@ -38,61 +41,82 @@ final class IoCommands {
         return op == NvmOpcode.WRITE || op == NvmOpcode.WRITE_ZEROES || op == NvmOpcode.DATASET_MANAGEMENT;
     }
 
+    /** CDW12 bit 25 of Write Zeroes: deallocate (DEAC); CDW11 bit 2 of Dataset Management: deallocate (AD). */
+    static final int WRITE_ZEROES_DEAC = 1 << 25;
+    static final int DSM_DEALLOCATE = 1 << 2;
+    /** Dataset Management ranges are 16 bytes: attributes, length in blocks, starting LBA. */
+    static final int DSM_RANGE_SIZE = 16;
+    /** Largest fused Compare and Write in blocks (ACWU + 1). */
+    static final int ATOMIC_COMPARE_WRITE_BLOCKS = 256;
+
     /** Checks namespace, LBA range and transfer length; returns an error or null. */
     static Status prepare(Request r, Subsystem subsystem) {
         SubmissionQueueEntry sqe = r.sqe;
         NvmOpcode op = NvmOpcode.of(sqe.opcode());
-        if (op == null) {
-            return Status.INVALID_OPCODE;
+        int fuse = sqe.fuse();
+        if (fuse == 3 || fuse == SubmissionQueueEntry.FUSE_FIRST && op != NvmOpcode.COMPARE
+                || fuse == SubmissionQueueEntry.FUSE_SECOND && op != NvmOpcode.WRITE) {
+            return Status.INVALID_FIELD; // only Compare + Write fuse (NVM Command Set 1.0, 3.2.3)
         }
-        if (sqe.fuse() != SubmissionQueueEntry.FUSE_NORMAL) {
-            return Status.INVALID_FIELD;
+        if (op == NvmOpcode.FLUSH && sqe.nsid() == ALL_NAMESPACES) {
+            return null;
+        }
+        Namespace ns = subsystem.namespace(sqe.nsid());
+        if (ns == null) {
+            return Status.INVALID_NAMESPACE;
         }
         switch (op) {
             case READ:
-            case WRITE: {
-                Namespace ns = subsystem.namespace(sqe.nsid());
-                if (ns == null) {
-                    return Status.INVALID_NAMESPACE;
-                }
+            case WRITE:
+            case COMPARE:
+            case WRITE_ZEROES: {
                 long slba = sqe.slba();
                 int blocks = sqe.blockCount();
                 if (slba < 0 || slba + blocks > ns.blocks() || slba + blocks < 0) {
                     return Status.LBA_OUT_OF_RANGE;
                 }
                 long bytes = (long) blocks << ns.blockShift();
-                if (bytes != r.length) {
+                if (op != NvmOpcode.WRITE_ZEROES && bytes != r.length) {
                     return Status.DATA_SGL_LENGTH_INVALID;
                 }
-                if (op == NvmOpcode.WRITE && ns.readOnly()) {
+                if (fuse != SubmissionQueueEntry.FUSE_NORMAL && blocks > ATOMIC_COMPARE_WRITE_BLOCKS) {
+                    return Status.INVALID_FIELD;
+                }
+                if ((op == NvmOpcode.WRITE || op == NvmOpcode.WRITE_ZEROES) && ns.readOnly()) {
                     return Status.NAMESPACE_WRITE_PROTECTED;
                 }
-                if (!ns.acquire()) {
-                    return Status.INVALID_NAMESPACE; // being removed
-                }
-                r.namespace = ns;
                 r.byteOffset = slba << ns.blockShift();
-                return null;
+                break;
             }
-            case FLUSH: {
-                int nsid = sqe.nsid();
-                if (nsid != ALL_NAMESPACES) {
-                    Namespace ns = subsystem.namespace(nsid);
-                    if (ns == null || !ns.acquire()) {
-                        return Status.INVALID_NAMESPACE;
-                    }
-                    r.namespace = ns;
+            case DATASET_MANAGEMENT: {
+                int ranges = (sqe.cdw10() & 0xff) + 1;
+                if (r.length != ranges * DSM_RANGE_SIZE) {
+                    return Status.DATA_SGL_LENGTH_INVALID;
                 }
-                return null;
+                if ((sqe.cdw11() & DSM_DEALLOCATE) != 0 && ns.readOnly()) {
+                    return Status.NAMESPACE_WRITE_PROTECTED;
+                }
+                break;
             }
+            case FLUSH:
+                break;
             default:
                 return Status.INVALID_OPCODE;
         }
+        if (!ns.acquire()) {
+            return Status.INVALID_NAMESPACE; // being removed
+        }
+        r.namespace = ns;
+        return null;
     }
 
     /** Executes a prepared command on the event loop, or hands it to the I/O executor. */
     static void execute(Request r) {
         QueuePair q = r.queue;
+        if (r.sqe.fuse() != SubmissionQueueEntry.FUSE_NORMAL) {
+            q.fusedReady(r);
+            return;
+        }
         int opcode = r.sqe.opcode();
         if (opcode == NvmOpcode.READ.code) {
             r.data = q.transport().allocateData(r, r.length);
@@ -118,32 +142,142 @@ final class IoCommands {
 
     /** Does the backend call; sets {@link Request#status}. Runs on the I/O executor for blocking backends. */
     static void executeBlocking(Request r) {
-        int opcode = r.sqe.opcode();
-        boolean write = opcode != NvmOpcode.READ.code;
+        NvmOpcode op = NvmOpcode.of(r.sqe.opcode());
         try {
-            if (opcode == NvmOpcode.READ.code) {
-                r.namespace.backend().read(r.byteOffset, r.dataNio(r.length));
-            } else if (opcode == NvmOpcode.WRITE.code) {
-                r.namespace.backend().write(r.byteOffset, r.dataNio(r.length));
-                if (r.sqe.fua()) {
-                    // Force Unit Access: durable before completion (NVM Command Set 1.0, 3.2.6).
-                    r.namespace.backend().flush();
-                }
-            } else if (r.namespace != null) {
-                r.namespace.backend().flush();
-            } else {
-                for (Map.Entry<Integer, Namespace> e : r.queue.controller().subsystem().namespaces().entrySet()) {
-                    if (!e.getValue().readOnly()) {
-                        e.getValue().backend().flush();
+            if (r.partner != null) {
+                compareAndWrite(r, r.partner);
+                return;
+            }
+            switch (op) {
+                case READ:
+                    r.namespace.backend().read(r.byteOffset, r.dataNio(r.length));
+                    r.namespace.counters().read(r.length);
+                    break;
+                case WRITE:
+                    write(r);
+                    break;
+                case COMPARE:
+                    r.status = compare(r);
+                    return;
+                case WRITE_ZEROES:
+                    r.namespace.writeLock().lock();
+                    try {
+                        r.namespace.backend().writeZeroes(r.byteOffset, (long) r.sqe.blockCount() << r.namespace.blockShift());
+                    } finally {
+                        r.namespace.writeLock().unlock();
                     }
-                }
+                    if (r.sqe.fua()) {
+                        r.namespace.backend().flush();
+                    }
+                    break;
+                case DATASET_MANAGEMENT:
+                    r.status = datasetManagement(r);
+                    return;
+                default: // FLUSH
+                    if (r.namespace != null) {
+                        r.namespace.backend().flush();
+                    } else {
+                        for (Map.Entry<Integer, Namespace> e : r.queue.controller().subsystem().namespaces().entrySet()) {
+                            if (!e.getValue().readOnly()) {
+                                e.getValue().backend().flush();
+                            }
+                        }
+                    }
             }
             r.status = Status.SUCCESS;
         } catch (Throwable t) {
-            r.status = StorageErrors.toStatus(t, write);
+            r.status = StorageErrors.toStatus(t, op != NvmOpcode.READ && op != NvmOpcode.COMPARE);
             System.getLogger(IoCommands.class.getName()).log(System.Logger.Level.WARNING,
                     "I/O error on " + r.namespace + ": " + t);
         }
     }
 
+    /** A write; taken under the namespace's shared lock so a fused Compare and Write is atomic against it. */
+    private static void write(Request r) throws java.io.IOException {
+        r.namespace.writeLock().lock();
+        try {
+            r.namespace.backend().write(r.byteOffset, r.dataNio(r.length));
+        } finally {
+            r.namespace.writeLock().unlock();
+        }
+        if (r.sqe.fua()) {
+            // Force Unit Access: durable before completion (NVM Command Set 1.0, 3.2.6).
+            r.namespace.backend().flush();
+        }
+        r.namespace.counters().write(r.length);
+    }
+
+    /** Compare: reads the range and compares it with the host's data (NVM Command Set 1.0, 3.2.1). */
+    private static Status compare(Request r) throws java.io.IOException {
+        io.netty.buffer.ByteBuf stored = io.nvmeof.fabric.EventLoops.ALLOCATOR.directBuffer(r.length);
+        try {
+            java.nio.ByteBuffer nio = stored.internalNioBuffer(0, r.length);
+            r.namespace.backend().read(r.byteOffset, nio);
+            nio.flip();
+            return nio.equals(r.dataNio(r.length)) ? Status.SUCCESS : Status.COMPARE_FAILURE;
+        } finally {
+            stored.release();
+        }
+    }
+
+    /**
+     * Fused Compare and Write: with the namespace's exclusive lock held, compare, and write only
+     * on a match; a miscompare fails the Compare and aborts the Write, leaving the data as it was.
+     */
+    private static void compareAndWrite(Request first, Request second) throws java.io.IOException {
+        Namespace ns = first.namespace;
+        ns.atomicLock().lock();
+        try {
+            first.status = compare(first);
+            if (!first.status.isSuccess()) {
+                second.status = Status.ABORTED_FUSED_FAILED;
+                return;
+            }
+            ns.backend().write(second.byteOffset, second.dataNio(second.length));
+            if (second.sqe.fua()) {
+                ns.backend().flush();
+            }
+            second.status = Status.SUCCESS;
+            ns.counters().write(second.length);
+        } catch (java.io.IOException | RuntimeException e) {
+            second.status = StorageErrors.toStatus(e, true);
+            if (first.status.isSuccess()) {
+                first.status = Status.ABORTED_FUSED_FAILED;
+            }
+        } finally {
+            ns.atomicLock().unlock();
+        }
+    }
+
+    /** Dataset Management: with the deallocate attribute, every range is checked, then deallocated. */
+    private static Status datasetManagement(Request r) throws java.io.IOException {
+        if ((r.sqe.cdw11() & DSM_DEALLOCATE) == 0) {
+            return Status.SUCCESS; // integral read/write hints only: nothing to do
+        }
+        Namespace ns = r.namespace;
+        int ranges = r.length / DSM_RANGE_SIZE;
+        io.netty.buffer.ByteBuf d = r.data;
+        for (int i = 0; i < ranges; i++) {
+            int at = r.dataOffset + i * DSM_RANGE_SIZE;
+            long blocks = d.getUnsignedIntLE(at + 4);
+            long slba = d.getLongLE(at + 8);
+            if (slba < 0 || blocks > ns.blocks() || slba > ns.blocks() - blocks) {
+                return Status.LBA_OUT_OF_RANGE;
+            }
+        }
+        ns.writeLock().lock();
+        try {
+            for (int i = 0; i < ranges; i++) {
+                int at = r.dataOffset + i * DSM_RANGE_SIZE;
+                long blocks = d.getUnsignedIntLE(at + 4);
+                long slba = d.getLongLE(at + 8);
+                if (blocks > 0) {
+                    ns.backend().deallocate(slba << ns.blockShift(), blocks << ns.blockShift());
+                }
+            }
+        } finally {
+            ns.writeLock().unlock();
+        }
+        return Status.SUCCESS;
+    }
 }

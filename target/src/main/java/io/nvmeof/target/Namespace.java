@@ -66,6 +66,60 @@ public final class Namespace implements AutoCloseable {
         return backend.size() >>> blockShift;
     }
 
+    /**
+     * Writers share this lock; a fused Compare and Write takes it exclusively, which makes it
+     * atomic against every other writer of the namespace.
+     */
+    private final java.util.concurrent.locks.ReentrantReadWriteLock atomicity = new java.util.concurrent.locks.ReentrantReadWriteLock();
+    private final Counters counters = new Counters();
+
+    java.util.concurrent.locks.Lock writeLock() {
+        return atomicity.readLock();
+    }
+
+    java.util.concurrent.locks.Lock atomicLock() {
+        return atomicity.writeLock();
+    }
+
+    /** I/O counters for the SMART / Health log. */
+    public Counters counters() {
+        return counters;
+    }
+
+    /** Commands and bytes read and written (LongAdder: no contention, no allocation in steady state). */
+    public static final class Counters {
+        final java.util.concurrent.atomic.LongAdder readCommands = new java.util.concurrent.atomic.LongAdder();
+        final java.util.concurrent.atomic.LongAdder writeCommands = new java.util.concurrent.atomic.LongAdder();
+        final java.util.concurrent.atomic.LongAdder bytesRead = new java.util.concurrent.atomic.LongAdder();
+        final java.util.concurrent.atomic.LongAdder bytesWritten = new java.util.concurrent.atomic.LongAdder();
+
+        void read(long bytes) {
+            readCommands.increment();
+            bytesRead.add(bytes);
+        }
+
+        void write(long bytes) {
+            writeCommands.increment();
+            bytesWritten.add(bytes);
+        }
+
+        public long readCommands() {
+            return readCommands.sum();
+        }
+
+        public long writeCommands() {
+            return writeCommands.sum();
+        }
+
+        public long bytesRead() {
+            return bytesRead.sum();
+        }
+
+        public long bytesWritten() {
+            return bytesWritten.sum();
+        }
+    }
+
     /** Takes a reference for a command; false once the namespace is being removed. */
     boolean acquire() {
         while (true) {

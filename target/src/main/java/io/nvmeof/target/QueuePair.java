@@ -36,6 +36,10 @@ public final class QueuePair {
     private int sqhd;
     private Controller controller;
     private boolean closed;
+    /** A fused first command waiting for its second. */
+    private Request pendingFirst;
+    /** The previous command was a fused first that failed: its second is aborted. */
+    private boolean firstFailed;
 
     public QueuePair(Target target, QueueTransport transport, Port port) {
         this.target = target;
@@ -111,6 +115,18 @@ public final class QueuePair {
             return;
         }
         SubmissionQueueEntry sqe = r.sqe;
+        // Fused commands: a first must be followed at once by its second (NVMe Base 2.0, 3.4.2).
+        int fuse = sqe.fuse();
+        boolean previousFirstFailed = firstFailed;
+        firstFailed = false;
+        if (pendingFirst != null && fuse != SubmissionQueueEntry.FUSE_SECOND) {
+            abandon(pendingFirst, Status.ABORTED_FUSED_MISSING);
+            pendingFirst = null;
+        }
+        if (fuse == SubmissionQueueEntry.FUSE_SECOND && pendingFirst == null) {
+            complete(r, previousFirstFailed ? Status.ABORTED_FUSED_FAILED : Status.ABORTED_FUSED_MISSING);
+            return;
+        }
         // The order of checks follows the kernel target: state, opcode, data pointer, fields.
         Status s = checkState(sqe);
         boolean fabrics = sqe.opcode() == AdminOpcode.FABRICS.code;
@@ -120,12 +136,31 @@ public final class QueuePair {
         if (s == null) {
             s = parseDataPointer(r, sqe);
         }
+        if (s == null && qid == 0 && fuse != SubmissionQueueEntry.FUSE_NORMAL) {
+            s = Status.INVALID_FIELD;
+        }
         if (s == null && qid > 0 && !fabrics) {
             s = IoCommands.prepare(r, controller.subsystem());
         }
+        if (s == null && fuse == SubmissionQueueEntry.FUSE_SECOND && !sameRange(pendingFirst.sqe, sqe)) {
+            s = Status.INVALID_FIELD;
+        }
         if (s != null) {
+            if (fuse == SubmissionQueueEntry.FUSE_FIRST) {
+                firstFailed = true;
+            } else if (fuse == SubmissionQueueEntry.FUSE_SECOND) {
+                abandon(pendingFirst, s.equals(Status.INVALID_FIELD) ? Status.INVALID_FIELD : Status.ABORTED_FUSED_FAILED);
+                pendingFirst = null;
+            }
             complete(r, s);
             return;
+        }
+        if (fuse == SubmissionQueueEntry.FUSE_FIRST) {
+            pendingFirst = r;
+        } else if (fuse == SubmissionQueueEntry.FUSE_SECOND) {
+            r.partner = pendingFirst;
+            pendingFirst.partner = r;
+            pendingFirst = null;
         }
         if (r.direction == Request.XFER_H2C && r.length > 0 && r.received < r.length) {
             if (r.data == null) {
@@ -140,11 +175,64 @@ public final class QueuePair {
 
     /** The transport has all host-to-controller data of {@code r}. */
     public void dataReceived(Request r) {
+        if (r.failWith != null) {
+            complete(r, r.failWith);
+            return;
+        }
         if (r.dataCorrupt) {
             complete(r, Status.TRANSIENT_TRANSPORT_ERROR);
             return;
         }
         execute(r);
+    }
+
+    /** Both halves of a fused pair name the same blocks (NVM Command Set 1.0, 3.2.3). */
+    private static boolean sameRange(SubmissionQueueEntry first, SubmissionQueueEntry second) {
+        return first.nsid() == second.nsid() && first.slba() == second.slba() && first.blockCount() == second.blockCount();
+    }
+
+    /** Fails a command now, or once its data has arrived if the host is still sending it. */
+    private void abandon(Request r, Status status) {
+        if (r.partner != null) {
+            r.partner.partner = null;
+            r.partner = null;
+        }
+        if (r.state == Request.State.TRANSFERRING_H2C) {
+            r.failWith = status;
+        } else {
+            complete(r, status);
+        }
+    }
+
+    /**
+     * A fused command has its data. The pair runs when both halves have theirs: compare and
+     * write under the namespace's exclusive lock, on the I/O executor if the backend blocks.
+     */
+    void fusedReady(Request r) {
+        r.state = Request.State.WAITING_FUSED;
+        if (r.failWith != null) {
+            complete(r, r.failWith);
+            return;
+        }
+        Request p = r.partner;
+        if (p == null || p.state != Request.State.WAITING_FUSED) {
+            return; // the other half is still on its way
+        }
+        Request first = r.sqe.fuse() == SubmissionQueueEntry.FUSE_FIRST ? r : p;
+        first.state = Request.State.EXECUTING;
+        first.partner.state = Request.State.EXECUTING;
+        if (first.namespace.backend().blocking()) {
+            executeBlocking(first);
+        } else {
+            IoCommands.executeBlocking(first);
+            finishFused(first);
+        }
+    }
+
+    private void finishFused(Request first) {
+        Request second = first.partner;
+        complete(first, first.status);
+        complete(second, second.status);
     }
 
     /** Parses SGL1 into direction and length; returns an error status or null. */
@@ -235,9 +323,15 @@ public final class QueuePair {
     /** A blocking backend call finished; back on the event loop. */
     void ioFinished(Request r) {
         if (closed) {
-            r.releaseData();
-            releaseNamespace(r);
-            r.state = Request.State.FREE;
+            for (Request x : r.partner != null ? new Request[] {r, r.partner} : new Request[] {r}) {
+                x.releaseData();
+                releaseNamespace(x);
+                x.state = Request.State.FREE;
+            }
+            return;
+        }
+        if (r.partner != null) {
+            finishFused(r);
             return;
         }
         complete(r, r.status);

@@ -13,7 +13,7 @@ import java.nio.ByteBuffer;
  */
 public final class Request implements Runnable {
     /** Where the request is in its life (STYLE: an explicit state per request). */
-    public enum State { FREE, NEW, TRANSFERRING_H2C, EXECUTING, TRANSFERRING_C2H, COMPLETED }
+    public enum State { FREE, NEW, TRANSFERRING_H2C, WAITING_FUSED, EXECUTING, TRANSFERRING_C2H, COMPLETED }
 
     /** Data direction from the opcode's low bits (NVMe Base 2.0, Figure 88). */
     public static final int XFER_NONE = 0;
@@ -42,6 +42,10 @@ public final class Request implements Runnable {
     public int transportCursor;
     /** Some of the command's data arrived damaged (data digest mismatch). */
     public boolean dataCorrupt;
+    /** The other half of a fused pair (Compare + Write), once both arrived. */
+    Request partner;
+    /** Set when the command must fail once its data has arrived (e.g. its fused partner is missing). */
+    Status failWith;
 
     Namespace namespace;
     long byteOffset;
@@ -84,6 +88,8 @@ public final class Request implements Runnable {
         received = 0;
         transportCursor = 0;
         dataCorrupt = false;
+        partner = null;
+        failWith = null;
         namespace = null;
         byteOffset = 0;
         status = Status.SUCCESS;
