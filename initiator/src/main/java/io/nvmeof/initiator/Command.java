@@ -19,6 +19,7 @@ public final class Command extends CompletableFuture<Command> implements Runnabl
 
     int opcode;
     int fctype;
+    int fuse;
     int nsid;
     final int[] cdw = new int[16];
     /** Data to send or the place to receive into: {@code length} bytes from {@code data}'s position. */
@@ -70,6 +71,12 @@ public final class Command extends CompletableFuture<Command> implements Runnabl
         return this;
     }
 
+    /** FUSE bits: 1 for the first, 2 for the second command of a fused pair. */
+    public Command fuse(int f) {
+        this.fuse = f;
+        return this;
+    }
+
     public Command dataIn(ByteBuffer into, int len) {
         this.data = into;
         this.length = len;
@@ -102,6 +109,7 @@ public final class Command extends CompletableFuture<Command> implements Runnabl
         sqe.clear();
         // SGLs for data on every command, Fabrics ones included, as the Linux host does
         sqe.opcode(opcode).psdt(SubmissionQueueEntry.PSDT_SGL_MPTR_CONTIGUOUS);
+        sqe.fuse(fuse);
         if (opcode == AdminOpcode.FABRICS.code) {
             sqe.fctype(fctype);
         } else {

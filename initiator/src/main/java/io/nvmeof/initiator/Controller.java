@@ -203,6 +203,36 @@ public final class Controller implements AutoCloseable {
         return run(ioQueue(), c);
     }
 
+    /**
+     * Runs a fused pair (Compare then Write, FUSE 1 and 2) back to back on one I/O queue and
+     * waits for both; either failing throws, the first failure reported.
+     */
+    public void fused(Command first, Command second) throws IOException {
+        backToBack(first.fuse(1), second.fuse(2));
+    }
+
+    /**
+     * Runs two commands as given, adjacent on one I/O queue, and waits for both (for fused
+     * pairs, and for testing how a target treats broken ones).
+     */
+    public void backToBack(Command first, Command second) throws IOException {
+        TcpQueue q = (TcpQueue) ioQueue();
+        q.submitFused(first, second);
+        IOException failure = null;
+        for (Command c : new Command[] {first, second}) {
+            try {
+                await(c, c.name(), callerTimeoutMillis());
+            } catch (IOException e) {
+                if (failure == null) {
+                    failure = e;
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
     private Command run(Queue q, Command c) throws IOException {
         q.submit(c);
         return await(c, c.name(), callerTimeoutMillis());

@@ -179,6 +179,20 @@ final class TcpQueue extends PduDecoder implements Queue {
         }
     }
 
+    /**
+     * Submits a fused pair: both in one task on the loop, so nothing comes between them on the
+     * wire (commands waiting for a slot keep their order, so a waiting pair stays together too).
+     */
+    public void submitFused(Command first, Command second) {
+        long deadline = System.nanoTime() + commandTimeoutNanos;
+        first.deadlineNanos = deadline;
+        second.deadlineNanos = deadline;
+        channel.eventLoop().execute(() -> {
+            issue(first);
+            issue(second);
+        });
+    }
+
     void issueOnLoop(Command c) {
         issue(c);
     }

@@ -212,8 +212,9 @@ final class IoCommands {
         io.netty.buffer.ByteBuf stored = io.nvmeof.fabric.EventLoops.ALLOCATOR.directBuffer(r.length);
         try {
             java.nio.ByteBuffer nio = stored.internalNioBuffer(0, r.length);
+            int start = nio.position(); // a view into the pool's memory: not at 0
             r.namespace.backend().read(r.byteOffset, nio);
-            nio.flip();
+            nio.position(start);
             return nio.equals(r.dataNio(r.length)) ? Status.SUCCESS : Status.COMPARE_FAILURE;
         } finally {
             stored.release();
