@@ -363,6 +363,11 @@ public final class QueuePair {
         }
     }
 
+    /** The host disabled SQ flow control at Connect (CATTR bit 2). */
+    public boolean sqFlowControlDisabled() {
+        return sqFlowControlDisabled;
+    }
+
     /** SQ head to report in the next CQE. */
     public int sqhd() {
         return sqhd;

@@ -205,12 +205,16 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
 
     @Override
     public void sendCompletion(Request r) {
+        // With SQ flow control off there is no SQ head to report, so a successful read needs no
+        // response capsule: the last C2HData says SUCCESS instead (NVMe/TCP 1.0, 3.6.2.8).
+        boolean successInData = r.c2hLength > 0 && r.status.isSuccess() && r.result == 0 && queue.sqFlowControlDisabled();
         if (r.c2hLength > 0) {
             ByteBuf d = r.data;
             r.data = null;
             int len = r.c2hLength;
             dataView.wrap(scratch, 0);
-            dataView.encode(PduType.C2H_DATA, Pdu.FLAG_LAST_PDU, r.cid(), 0, 0, len, headerDigest, dataDigest);
+            dataView.encode(PduType.C2H_DATA, Pdu.FLAG_LAST_PDU | (successInData ? Pdu.FLAG_SUCCESS : 0), r.cid(), 0, 0,
+                    len, headerDigest, dataDigest);
             dataView.pdo(c2hDataOffset).plen(c2hDataOffset + len + (dataDigest ? Pdu.DIGEST_SIZE : 0));
             d.clear();
             Wire.store(scratch, DataPdu.SIZE, d);
@@ -226,6 +230,10 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
                         c2hDataOffset - DataPdu.SIZE - (headerDigest ? Pdu.DIGEST_SIZE : 0));
             }
             write(d);
+            if (successInData) {
+                queue.release(r);
+                return;
+            }
         }
         respView.wrap(scratch, 0);
         respView.init(PduType.CAPSULE_RESP, headerDigest ? Pdu.FLAG_HDGST : 0, 0,

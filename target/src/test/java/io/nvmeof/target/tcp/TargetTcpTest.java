@@ -13,6 +13,7 @@ import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Registers;
 import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.Status;
+import io.nvmeof.protocol.SubmissionQueueEntry;
 import io.nvmeof.protocol.tcp.DataPdu;
 import io.nvmeof.protocol.tcp.FatalErrorStatus;
 import io.nvmeof.protocol.tcp.ICRespPdu;
@@ -278,6 +279,27 @@ class TargetTcpTest {
             assertEquals(DataPdu.TTAG_OFFSET, term.u32(TermReqPdu.FEI_OFFSET));
             // the admin queue of the same host is unaffected
             assertTrue(admin.command(RawHost::keepAlive, null).cqe().status().isSuccess());
+        }
+    }
+
+    @Test
+    void withoutSqFlowControlReadsEndWithSuccessInTheData() throws IOException {
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+            int cntlid = admin.bringUpAdmin(NQN);
+            io.icreq();
+            CompletionQueueEntry c = io.command(s -> s.connect(1, 32, SubmissionQueueEntry.CATTR_DISABLE_SQ_FLOW_CONTROL, 0)
+                    .sgl(0, 1024, Sgl.IN_CAPSULE), RawHost.connectData(NQN, RawHost.HOST_NQN, cntlid)).cqe();
+            assertTrue(c.status().isSuccess());
+            io.send(io.capsule(rw(NvmOpcode.READ, 1, 0, 2, 8192, Sgl.TCP_TRANSPORT), null));
+            RawHost.Received data = io.receive();
+            assertEquals(PduType.C2H_DATA, data.type());
+            assertEquals(Pdu.FLAG_LAST_PDU | Pdu.FLAG_SUCCESS, data.u8(Pdu.FLAGS_OFFSET));
+            // no response capsule for the read: the next PDU answers the next command
+            CompletionQueueEntry flush = io.command(s -> s.opcode(NvmOpcode.FLUSH.code).psdt(1).nsid(1).cid(77), null).cqe();
+            assertEquals(77, flush.cid());
+            // an error still gets its response capsule
+            io.send(io.capsule(rw(NvmOpcode.READ, 1, BLOCKS, 1, 4096, Sgl.TCP_TRANSPORT), null));
+            assertEquals(Status.LBA_OUT_OF_RANGE, io.receive().cqe().status());
         }
     }
 
