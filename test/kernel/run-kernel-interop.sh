@@ -32,42 +32,66 @@ trap cleanup EXIT
 NQN=nqn.2026-11.io.nvmeof:kernel-interop
 NQN_LOCKED=nqn.2026-11.io.nvmeof:kernel-locked
 SIZE=$((512 << 20))
+SIZE2=$((16 << 20))
 
-# start_target NAME ARGS...: runs `nvmeof target` on a free loopback port; sets PORT
-start_target() {
-  local name=$1; shift
-  java -Dio.netty.leakDetection.level=paranoid -jar "$jar" target --listen tcp://127.0.0.1:0 "$@" \
-    >"$work/$name.out" 2>"$work/$name.err" &
-  pids+=($!)
-  for _ in $(seq 200); do
-    PORT=$(sed -n 's/.*listening on tcp:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$work/$name.out")
-    [ -n "$PORT" ] && return 0
-    sleep 0.1
-  done
-  echo "target $name did not start: $(cat "$work/$name.err")" >&2
-  return 1
+# config NAMESPACES: our JSON config; port 1 serves both subsystems, port 2 is discovery only
+config() {
+  cat <<JSON
+{"ports": [
+   {"portid": 1, "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": ["$NQN", "$NQN_LOCKED"]},
+   {"portid": 2, "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": []}],
+ "subsystems": [
+   {"nqn": "$NQN", "namespaces": [$1]},
+   {"nqn": "$NQN_LOCKED", "allowed_hosts": ["nqn.2026-11.io.nvmeof:not-the-guest"],
+    "namespaces": [{"nsid": 1, "backend": "ram", "size": "16M"}]}]}
+JSON
 }
-start_target main --subsystem "$NQN" --namespace "file:$work/disk.img,size=$SIZE"
-port=$PORT
-start_target locked --subsystem "$NQN_LOCKED" --namespace ram:16M --allow-host nqn.2026-11.io.nvmeof:not-the-guest
-locked=$PORT
-echo "== targets on 127.0.0.1:$port and :$locked; booting the guest"
+NS1="{\"nsid\": 1, \"backend\": \"file\", \"path\": \"$work/disk.img\", \"size\": $SIZE}"
+NS2="{\"nsid\": 2, \"backend\": \"ram\", \"size\": $SIZE2}"
+config "$NS1" >"$work/target.json"
+
+java -Dio.netty.leakDetection.level=paranoid -jar "$jar" target --config "$work/target.json" \
+  >"$work/target.out" 2>"$work/target.err" &
+tpid=$!
+pids+=($tpid)
+for _ in $(seq 200); do
+  grep -q "port 2" "$work/target.out" 2>/dev/null && break
+  sleep 0.1
+done
+port=$(sed -n 's/.*listening on tcp:\/\/127.0.0.1:\([0-9]*\) port 1 .*/\1/p' "$work/target.out")
+dport=$(sed -n 's/.*listening on tcp:\/\/127.0.0.1:\([0-9]*\) port 2 .*/\1/p' "$work/target.out")
+[ -n "$port" ] && [ -n "$dport" ] || { echo "target did not start: $(cat "$work/target.err")"; exit 1; }
+echo "== target on 127.0.0.1:$port, discovery on :$dport; booting the guest"
+
+# When the guest says so, add namespace 2 to the config and reload it (SIGHUP), as
+# `systemctl reload` would, while the kernel host stays connected.
+(
+  for _ in $(seq 3000); do
+    if grep -q READY-FOR-RELOAD "$work/job/out.log" 2>/dev/null; then
+      config "$NS1, $NS2" >"$work/target.json"
+      kill -HUP "$tpid"
+      exit 0
+    fi
+    sleep 0.2
+  done
+) &
+watcher=$!
 
 # lib.sh must sit next to the guest script
 cp "$vm/guest-scripts/lib.sh" "$work/lib.sh"
 cp "$top/test/kernel/guest-linux-host.sh" "$work/"
 status=0
 "$vm/run-guest.sh" --timeout 600 --job "$work/job" \
-  --gfwd "10.0.2.100:4420=$port" --gfwd "10.0.2.101:4420=$locked" \
-  --env TADDR=10.0.2.100 --env TADDR_LOCKED=10.0.2.101 --env NQN="$NQN" --env NQN_LOCKED="$NQN_LOCKED" \
-  --env SIZE="$SIZE" "$work/guest-linux-host.sh" || status=$?
+  --gfwd "10.0.2.100:4420=$port" --gfwd "10.0.2.101:8009=$dport" \
+  --env TADDR=10.0.2.100 --env DADDR=10.0.2.101 --env NQN="$NQN" --env NQN_LOCKED="$NQN_LOCKED" \
+  --env SIZE="$SIZE" --env SIZE2="$SIZE2" "$work/guest-linux-host.sh" || status=$?
+kill "$watcher" 2>/dev/null || true
 
 cleanup
 pids=()
-for t in main locked; do
-  if grep -q "LEAK:" "$work/$t.err"; then echo "target $t leaked buffers:"; cat "$work/$t.err"; status=1; fi
-  grep -q "nvmeof target stopped" "$work/$t.out" || { echo "target $t did not stop cleanly"; status=1; }
-done
-grep -q "refused Connect\|not allowed" "$work/locked.err" || { echo "locked target did not log the refusal"; status=1; }
+if grep -q "LEAK:" "$work/target.err"; then echo "target leaked buffers:"; cat "$work/target.err"; status=1; fi
+grep -q "nvmeof target stopped" "$work/target.out" || { echo "target did not stop cleanly"; status=1; }
+grep -q "refused Connect\|not allowed" "$work/target.err" || { echo "target did not log the refusal"; status=1; }
+grep -q "namespace 2 added" "$work/target.out" || { echo "target did not reload"; status=1; }
 if [ $status = 0 ]; then echo "kernel interop: 1 passed, 0 failed"; else echo "kernel interop: 0 passed, 1 failed"; fi
 exit $status

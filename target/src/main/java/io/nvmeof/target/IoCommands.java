@@ -90,7 +90,8 @@ final class IoCommands {
             }
             case DATASET_MANAGEMENT: {
                 int ranges = (sqe.cdw10() & 0xff) + 1;
-                if (r.length != ranges * DSM_RANGE_SIZE) {
+                if (r.length < ranges * DSM_RANGE_SIZE) {
+                    // at least the ranges announced; more is allowed, as the kernel target allows it
                     return Status.DATA_SGL_LENGTH_INVALID;
                 }
                 if ((sqe.cdw11() & DSM_DEALLOCATE) != 0 && ns.readOnly()) {
@@ -256,7 +257,7 @@ final class IoCommands {
             return Status.SUCCESS; // integral read/write hints only: nothing to do
         }
         Namespace ns = r.namespace;
-        int ranges = r.length / DSM_RANGE_SIZE;
+        int ranges = (r.sqe.cdw10() & 0xff) + 1;
         io.netty.buffer.ByteBuf d = r.data;
         for (int i = 0; i < ranges; i++) {
             int at = r.dataOffset + i * DSM_RANGE_SIZE;
