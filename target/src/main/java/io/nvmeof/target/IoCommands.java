@@ -122,6 +122,14 @@ final class IoCommands {
         if (opcode == NvmOpcode.READ.code) {
             r.data = q.transport().allocateData(r, r.length);
             r.c2hLength = r.length;
+        } else if (r.data != null && r.dataAlignment() > 1
+                && r.dataNio(r.length).alignmentOffset(r.dataNio(r.length).position(), r.dataAlignment()) != 0) {
+            // in-capsule data came in before its namespace (and so its alignment) was known
+            io.netty.buffer.ByteBuf unaligned = r.data;
+            int from = r.dataOffset;
+            r.data = q.transport().allocateData(r, r.length); // sets an aligned dataOffset
+            r.data.setBytes(r.dataOffset, unaligned, from, r.length);
+            unaligned.release();
         }
         boolean blocking = r.namespace == null ? anyBlocking(q.controller().subsystem()) : r.namespace.backend().blocking();
         if (blocking) {
@@ -210,9 +218,13 @@ final class IoCommands {
 
     /** Compare: reads the range and compares it with the host's data (NVM Command Set 1.0, 3.2.1). */
     private static Status compare(Request r) throws java.io.IOException {
-        io.netty.buffer.ByteBuf stored = io.nvmeof.fabric.EventLoops.ALLOCATOR.directBuffer(r.length);
+        int align = r.dataAlignment();
+        io.netty.buffer.ByteBuf stored = io.nvmeof.fabric.EventLoops.ALLOCATOR.directBuffer(r.length + align);
         try {
-            java.nio.ByteBuffer nio = stored.internalNioBuffer(0, r.length);
+            java.nio.ByteBuffer nio = stored.internalNioBuffer(0, r.length + align);
+            int skew = nio.alignmentOffset(nio.position(), align);
+            nio.position(nio.position() + (skew == 0 ? 0 : align - skew)); // O_DIRECT wants it aligned
+            nio.limit(nio.position() + r.length);
             int start = nio.position(); // a view into the pool's memory: not at 0
             r.namespace.backend().read(r.byteOffset, nio);
             nio.position(start);

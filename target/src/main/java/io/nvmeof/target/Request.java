@@ -75,6 +75,11 @@ public final class Request implements Runnable {
         return sqe.cid();
     }
 
+    /** The address alignment the command's backend needs for data buffers (O_DIRECT), else 1. */
+    public int dataAlignment() {
+        return namespace != null ? namespace.backend().bufferAlignment() : 1;
+    }
+
     /** The data region as an NIO view for backends; no allocation for pooled buffers. */
     ByteBuffer dataNio(int len) {
         return data.internalNioBuffer(dataOffset, len);

@@ -59,6 +59,8 @@ class CommandSetTest {
         s.addNamespace(new Namespace(NQN, 1, new RamBackend(8 << 20, 4096), false, null));
         s.addNamespace(new Namespace(NQN, 2, FileBackend.open(dir.resolve("ns2.img"), 8 << 20, 4096, false), false, UUID2));
         s.addNamespace(new Namespace(NQN, 3, new RamBackend(1 << 20, 4096), true, null));
+        s.addNamespace(new Namespace(NQN, 4, FileBackend.open(dir.resolve("ns4.img"), 8 << 20, 4096, false, true), false,
+                null));
         target.addSubsystem(s);
         InetSocketAddress a = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
         ctrl = Nvmeof.connect("nvme+tcp://127.0.0.1:" + a.getPort() + "/" + NQN, ConnectOptions.defaults().ioQueues(2));
@@ -94,6 +96,22 @@ class CommandSetTest {
 
     static void write(int nsid, long slba, ByteBuffer data) throws IOException {
         ctrl.io(io(NvmOpcode.WRITE, nsid, slba, data.remaining() / 4096).dataOut(data, data.remaining()));
+    }
+
+    /** Namespace 4 bypasses the page cache (O_DIRECT): data buffers are aligned for it, in-capsule data too. */
+    @Test
+    void directIoNamespace() throws IOException {
+        BlockDevice dev = ctrl.namespace(4);
+        for (int size : new int[] {4096, 8192, 65536, 1 << 20, 3 << 20}) {
+            ByteBuffer data = random(size, size);
+            long off = 4096L * (size / 4096);
+            dev.write(off, data.duplicate());
+            ByteBuffer back = ByteBuffer.allocateDirect(size);
+            dev.read(off, back);
+            assertEquals(data, back.flip(), "direct I/O of " + size + " bytes");
+        }
+        write(4, 7, random(4096, 5));
+        ctrl.io(io(NvmOpcode.COMPARE, 4, 7, 1).dataOut(random(4096, 5), 4096));
     }
 
     @Test

@@ -181,8 +181,16 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
 
     @Override
     public ByteBuf allocateData(Request r, int length) {
+        int align = r.dataAlignment();
+        ByteBuf b = ctx.alloc().directBuffer(c2hDataOffset + length + Pdu.DIGEST_SIZE + (align > 1 ? align : 0));
         r.dataOffset = c2hDataOffset;
-        ByteBuf b = ctx.alloc().directBuffer(c2hDataOffset + length + Pdu.DIGEST_SIZE);
+        if (align > 1) {
+            // O_DIRECT: the data itself must start on an aligned address; the C2HData header
+            // then sits right in front of it.
+            java.nio.ByteBuffer nio = b.internalNioBuffer(0, b.capacity());
+            int misalignment = nio.alignmentOffset(nio.position() + c2hDataOffset, align);
+            r.dataOffset = c2hDataOffset + (misalignment == 0 ? 0 : align - misalignment);
+        }
         return b;
     }
 
@@ -216,18 +224,19 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
             dataView.encode(PduType.C2H_DATA, Pdu.FLAG_LAST_PDU | (successInData ? Pdu.FLAG_SUCCESS : 0), r.cid(), 0, 0,
                     len, headerDigest, dataDigest);
             dataView.pdo(c2hDataOffset).plen(c2hDataOffset + len + (dataDigest ? Pdu.DIGEST_SIZE : 0));
-            d.clear();
+            int start = r.dataOffset - c2hDataOffset; // the header goes right before the data
+            d.setIndex(start, start);
             Wire.store(scratch, DataPdu.SIZE, d);
+            int headerEnd = DataPdu.SIZE + (headerDigest ? Pdu.DIGEST_SIZE : 0);
             if (headerDigest) {
-                d.writeIntLE(crc.compute(d, 0, DataPdu.SIZE));
+                d.writeIntLE(crc.compute(d, start, DataPdu.SIZE));
             }
-            d.writerIndex(c2hDataOffset + len);
+            if (c2hDataOffset > headerEnd) {
+                d.setZero(start + headerEnd, c2hDataOffset - headerEnd);
+            }
+            d.writerIndex(r.dataOffset + len);
             if (dataDigest) {
-                d.writeIntLE(crc.compute(d, c2hDataOffset, len));
-            }
-            if (c2hDataOffset > DataPdu.SIZE + (headerDigest ? Pdu.DIGEST_SIZE : 0)) {
-                d.setZero(DataPdu.SIZE + (headerDigest ? Pdu.DIGEST_SIZE : 0),
-                        c2hDataOffset - DataPdu.SIZE - (headerDigest ? Pdu.DIGEST_SIZE : 0));
+                d.writeIntLE(crc.compute(d, r.dataOffset, len));
             }
             write(d);
             if (successInData) {
