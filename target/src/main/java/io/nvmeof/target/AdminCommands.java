@@ -402,11 +402,39 @@ final class AdminCommands {
                 q.complete(r, Status.COMMAND_SEQUENCE_ERROR); // set by Connect on fabrics
                 return;
             case FeatureId.KEEP_ALIVE_TIMER:
+                c.keepAlive(cdw11 & 0xffffffffL);
+                q.complete(r, Status.SUCCESS);
+                return;
             case FeatureId.ARBITRATION:
+                c.arbitration = cdw11;
+                q.complete(r, Status.SUCCESS);
+                return;
             case FeatureId.POWER_MANAGEMENT:
-            case FeatureId.TEMPERATURE_THRESHOLD:
+                if ((cdw11 & 0x1f) != 0) { // NPSS is 0: power state 0 is the only one
+                    q.complete(r, Status.INVALID_FIELD);
+                    return;
+                }
+                c.powerManagement = cdw11 & 0xff;
+                q.complete(r, Status.SUCCESS);
+                return;
+            case FeatureId.TEMPERATURE_THRESHOLD: {
+                int tmpsel = (cdw11 >>> 16) & 0xf;
+                int thsel = (cdw11 >>> 20) & 0x3;
+                if (tmpsel != 0 || thsel > 1) { // only the composite temperature, over or under
+                    q.complete(r, Status.INVALID_FIELD);
+                    return;
+                }
+                c.temperatureThreshold[thsel] = cdw11 & 0xffff;
+                q.complete(r, Status.SUCCESS);
+                return;
+            }
             case FeatureId.ERROR_RECOVERY:
-                q.complete(r, Status.FEATURE_NOT_CHANGEABLE);
+                if ((cdw11 & 1 << 16) != 0) { // DULBE: deallocated blocks are not errors here
+                    q.complete(r, Status.INVALID_FIELD);
+                    return;
+                }
+                c.errorRecovery = cdw11 & 0xffff;
+                q.complete(r, Status.SUCCESS);
                 return;
             default:
                 q.complete(r, Status.INVALID_FIELD);
@@ -431,11 +459,13 @@ final class AdminCommands {
                     r.result = CAPABILITY_CHANGEABLE;
                     break;
                 case FeatureId.KEEP_ALIVE_TIMER:
-                case FeatureId.VOLATILE_WRITE_CACHE:
                 case FeatureId.TEMPERATURE_THRESHOLD:
                 case FeatureId.ARBITRATION:
                 case FeatureId.POWER_MANAGEMENT:
                 case FeatureId.ERROR_RECOVERY:
+                    r.result = CAPABILITY_CHANGEABLE;
+                    break;
+                case FeatureId.VOLATILE_WRITE_CACHE:
                 case FeatureId.HOST_IDENTIFIER:
                     r.result = 0;
                     break;
@@ -462,13 +492,23 @@ final class AdminCommands {
             case FeatureId.ASYNC_EVENT_CONFIG:
                 r.result = c.asyncEventConfig & 0xffffffffL;
                 break;
-            case FeatureId.TEMPERATURE_THRESHOLD:
-                r.result = 343; // kelvin, 70 C over-temperature threshold
+            case FeatureId.TEMPERATURE_THRESHOLD: {
+                int thsel = (sqe.cdw11() >>> 20) & 0x3;
+                if (((sqe.cdw11() >>> 16) & 0xf) != 0 || thsel > 1) {
+                    q.complete(r, Status.INVALID_FIELD);
+                    return;
+                }
+                r.result = c.temperatureThreshold[thsel] | thsel << 20;
                 break;
+            }
             case FeatureId.ARBITRATION:
+                r.result = c.arbitration & 0xffffffffL;
+                break;
             case FeatureId.POWER_MANAGEMENT:
+                r.result = c.powerManagement;
+                break;
             case FeatureId.ERROR_RECOVERY:
-                r.result = 0;
+                r.result = c.errorRecovery;
                 break;
             case FeatureId.HOST_IDENTIFIER: {
                 if ((sqe.cdw11() & 1) == 0) {

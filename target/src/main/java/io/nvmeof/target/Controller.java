@@ -20,7 +20,7 @@ public final class Controller {
     private final int cntlid;
     private final String hostNqn;
     private final UUID hostId;
-    private final long katoMillis;
+    private volatile long katoMillis;
     private final QueuePair[] ioQueues;
     private QueuePair admin;
     private volatile int cc;
@@ -88,6 +88,26 @@ public final class Controller {
 
     public long katoMillis() {
         return katoMillis;
+    }
+
+    /** Arbitration, power management, error recovery (admin loop only; Base 2.0, 5.27.1). */
+    int arbitration;
+    int powerManagement;
+    int errorRecovery;
+    /** Temperature thresholds of the composite sensor in kelvin: [0] over, [1] under. */
+    final int[] temperatureThreshold = {343, 0};
+
+    /** Set Features Keep Alive Timer: a new KATO, checked from now on (admin loop). */
+    void keepAlive(long millis) {
+        katoMillis = millis;
+        if (keepAliveCheck != null) {
+            keepAliveCheck.cancel(false);
+            keepAliveCheck = null;
+        }
+        touch();
+        if (admin != null) {
+            attachAdmin(admin);
+        }
     }
 
     public int cc() {

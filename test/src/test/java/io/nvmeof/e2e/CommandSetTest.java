@@ -344,7 +344,26 @@ class CommandSetTest {
         assertEquals(1 << 8, getFeature(FeatureId.ASYNC_EVENT_CONFIG, 0));
         ctrl.admin(setFeature(FeatureId.VOLATILE_WRITE_CACHE, 1));
         assertEquals(Status.FEATURE_NOT_CHANGEABLE, statusOf(() -> ctrl.admin(setFeature(FeatureId.VOLATILE_WRITE_CACHE, 0))));
-        assertEquals(Status.FEATURE_NOT_CHANGEABLE, statusOf(() -> ctrl.admin(setFeature(FeatureId.ARBITRATION, 1))));
+        // the settable ones keep what they are set to
+        ctrl.admin(setFeature(FeatureId.ARBITRATION, 0x03020103));
+        assertEquals(0x03020103, getFeature(FeatureId.ARBITRATION, 0));
+        ctrl.admin(setFeature(FeatureId.TEMPERATURE_THRESHOLD, 350));
+        ctrl.admin(setFeature(FeatureId.TEMPERATURE_THRESHOLD, 1 << 20 | 260));
+        assertEquals(350, getFeature(FeatureId.TEMPERATURE_THRESHOLD, 0) & 0xffff);
+        assertEquals(260, getFeature(FeatureId.TEMPERATURE_THRESHOLD, 1 << 20) & 0xffff);
+        assertEquals(Status.INVALID_FIELD, statusOf(() -> ctrl.admin(setFeature(FeatureId.TEMPERATURE_THRESHOLD, 3 << 16))),
+                "no sensor 3");
+        ctrl.admin(setFeature(FeatureId.ERROR_RECOVERY, 100));
+        assertEquals(100, getFeature(FeatureId.ERROR_RECOVERY, 0));
+        assertEquals(Status.INVALID_FIELD, statusOf(() -> ctrl.admin(setFeature(FeatureId.ERROR_RECOVERY, 1 << 16))),
+                "DULBE not supported");
+        ctrl.admin(setFeature(FeatureId.POWER_MANAGEMENT, 0));
+        assertEquals(Status.INVALID_FIELD, statusOf(() -> ctrl.admin(setFeature(FeatureId.POWER_MANAGEMENT, 1))),
+                "only power state 0");
+        ctrl.admin(setFeature(FeatureId.KEEP_ALIVE_TIMER, 10_000));
+        assertEquals(10_000, getFeature(FeatureId.KEEP_ALIVE_TIMER, 0));
+        assertEquals(Status.COMMAND_SEQUENCE_ERROR, statusOf(() -> ctrl.admin(setFeature(FeatureId.HOST_IDENTIFIER, 1)
+                .dataOut(Flyweight.allocate(16), 16))));
         assertEquals(Status.COMMAND_SEQUENCE_ERROR, statusOf(() -> ctrl.admin(setFeature(FeatureId.NUMBER_OF_QUEUES, 0))),
                 "queues exist already");
         assertEquals(Status.FEATURE_NOT_SAVEABLE, statusOf(() -> ctrl.admin(Command.admin(AdminOpcode.SET_FEATURES, "save")

@@ -439,6 +439,34 @@ class TargetTcpTest {
         }
     }
 
+    /** CC.EN 1 -> 0 resets the controller: CSTS.RDY clears, I/O queues go, the admin queue stays. */
+    @Test
+    void controllerResetAndShutdown() throws IOException {
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+            int cntlid = admin.bringUpAdmin(NQN);
+            io.bringUpIo(NQN, 1, cntlid);
+            assertTrue(admin.command(s -> s.propertySet(Registers.CC, 4, 0), null).cqe().status().isSuccess());
+            assertEquals(0, admin.command(s -> s.propertyGet(Registers.CSTS, 4), null).cqe().dw0() & Registers.CSTS_RDY);
+            assertTrue(io.closedByPeer(), "the I/O queue went with the reset");
+            assertEquals(Status.COMMAND_SEQUENCE_ERROR, admin.command(RawHost::keepAlive, null).cqe().status(),
+                    "a disabled controller takes fabrics commands only");
+            assertTrue(admin.command(s -> s.propertySet(Registers.CC, 4, Registers.ccEnable()), null).cqe().status()
+                    .isSuccess());
+            assertEquals(Registers.CSTS_RDY, admin.command(s -> s.propertyGet(Registers.CSTS, 4), null).cqe().dw0());
+            try (RawHost io2 = new RawHost(address)) {
+                io2.bringUpIo(NQN, 1, cntlid);
+            }
+            // normal shutdown: SHST goes to complete
+            assertTrue(admin.command(s -> s.propertySet(Registers.CC, 4, Registers.ccEnable() | Registers.CC_SHN_NORMAL),
+                    null).cqe().status().isSuccess());
+            int csts = 0;
+            for (int i = 0; i < 100 && Registers.cstsShst(csts) != 2; i++) {
+                csts = admin.command(s -> s.propertyGet(Registers.CSTS, 4), null).cqe().dw0();
+            }
+            assertEquals(2, Registers.cstsShst(csts));
+        }
+    }
+
     @Test
     void silentHostIsDisconnectedAfterKeepAliveTimeout() throws IOException {
         try (RawHost h = new RawHost(address)) {
