@@ -231,7 +231,7 @@ final class AdminCommands {
                 .oaes(Controller.AEC_NAMESPACE_ATTRIBUTE)
                 .controllerType(IdentifyController.CNTRLTYPE_IO)
                 .acl(3).aerl(AER_LIMIT - 1).frmw(1 << 1 | 1) // one slot, slot 1 read-only
-                .lpa(1 << 1 | 1 << 2).elpe(0).kas(10) // effects log, extended Get Log Page; keep alive in 1 s steps
+                .lpa(1 << 1 | 1 << 2).elpe(Controller.ERROR_LOG_ENTRIES - 1).kas(10) // effects log, extended Get Log Page; keep alive in 1 s steps
                 .sqes(0x66).cqes(0x44).maxcmd(t.maxQueueSize()).nn(maxNsid(s))
                 .oncs(1 | 1 << 2 | 1 << 3) // Compare, Dataset Management, Write Zeroes
                 .fuses(1) // fused Compare and Write
@@ -279,7 +279,7 @@ final class AdminCommands {
         }
         switch (lid) {
             case LOG_ERROR:
-                page = Flyweight.allocate(64); // one empty entry: ELPE is 0
+                page = c.errorLogPage();
                 break;
             case LOG_SMART:
                 page = Flyweight.allocate(512);
@@ -287,6 +287,7 @@ final class AdminCommands {
                 page.put(3, (byte) 100);        // available spare
                 page.put(4, (byte) 10);         // available spare threshold
                 smartCounters(page, c.subsystem(), sqe.nsid());
+                page.putLong(176, c.errorCount()); // number of error information log entries
                 break;
             case LOG_FIRMWARE_SLOT:
                 page = Flyweight.allocate(512);

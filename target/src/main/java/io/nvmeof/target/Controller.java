@@ -97,6 +97,43 @@ public final class Controller {
     /** Temperature thresholds of the composite sensor in kelvin: [0] over, [1] under. */
     final int[] temperatureThreshold = {343, 0};
 
+    /** Error Information log: the newest {@link #ERROR_LOG_ENTRIES} failed commands (Base 2.0, 5.16.1.2). */
+    static final int ERROR_LOG_ENTRIES = 16;
+    private final java.nio.ByteBuffer[] errorLog = new java.nio.ByteBuffer[ERROR_LOG_ENTRIES];
+    private long errorCount;
+
+    /** Records a failed command (any queue's thread). */
+    void recordError(int sqid, Request r, io.nvmeof.protocol.Status status) {
+        java.nio.ByteBuffer e = io.nvmeof.protocol.Flyweight.allocate(io.nvmeof.protocol.LogPage.ERROR_ENTRY_SIZE);
+        e.putShort(8, (short) sqid);
+        e.putShort(10, (short) r.cid());
+        e.putShort(12, (short) status.field());
+        e.putShort(14, (short) 0xffff); // parameter error location: not specific
+        e.putLong(16, sqid > 0 ? r.sqe.slba() : 0); // the LBA, for I/O commands
+        e.putInt(24, r.sqe.nsid());
+        e.put(29, (byte) io.nvmeof.protocol.DiscoveryLogEntry.TRTYPE_TCP);
+        synchronized (this) {
+            errorCount++;
+            e.putLong(0, errorCount);
+            errorLog[(int) (errorCount % ERROR_LOG_ENTRIES)] = e;
+        }
+    }
+
+    /** The error log, newest first; entries never used are zero. */
+    synchronized java.nio.ByteBuffer errorLogPage() {
+        java.nio.ByteBuffer page = io.nvmeof.protocol.Flyweight.allocate(io.nvmeof.protocol.LogPage.ERROR_ENTRY_SIZE
+                * ERROR_LOG_ENTRIES);
+        for (int i = 0; i < ERROR_LOG_ENTRIES && errorCount - i > 0; i++) {
+            java.nio.ByteBuffer e = errorLog[(int) ((errorCount - i) % ERROR_LOG_ENTRIES)];
+            page.put(i * io.nvmeof.protocol.LogPage.ERROR_ENTRY_SIZE, e, 0, e.capacity());
+        }
+        return page;
+    }
+
+    synchronized long errorCount() {
+        return errorCount;
+    }
+
     /** Set Features Keep Alive Timer: a new KATO, checked from now on (admin loop). */
     void keepAlive(long millis) {
         katoMillis = millis;

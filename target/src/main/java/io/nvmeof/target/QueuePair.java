@@ -339,6 +339,9 @@ public final class QueuePair {
 
     /** Completes {@code r} with {@code status}: the transport sends data (on success) and the response. */
     public void complete(Request r, Status status) {
+        if (!status.isSuccess() && controller != null && r.sqe.opcode() != AdminOpcode.ASYNC_EVENT_REQUEST.code) {
+            controller.recordError(Math.max(qid, 0), r, status);
+        }
         releaseNamespace(r);
         if (closed) {
             release(r);

@@ -296,8 +296,14 @@ class CommandSetTest {
         byte[] fr = new byte[3];
         fw.get(8, fr);
         assertEquals("2.5", new String(fr));
+        // a failed command is in the error log, newest first, and counted in SMART
+        assertEquals(Status.LBA_OUT_OF_RANGE, statusOf(() -> read(1, 1L << 20, 1)));
         ByteBuffer err = admin(getLog(LogPage.ERROR_INFORMATION, 0, 0, 64), 64);
-        assertEquals(0, err.getLong(0), "no error entries");
+        assertTrue(err.getLong(0) > 0, "error count");
+        assertEquals(Status.LBA_OUT_OF_RANGE.field(), err.getShort(12) & 0xfffe, "status of the newest error");
+        assertEquals(1L << 20, err.getLong(16), "its LBA");
+        assertEquals(1, err.getInt(24), "its namespace");
+        assertTrue(admin(getLog(LogPage.SMART_HEALTH, -1, 0, 512), 512).getLong(176) >= err.getLong(0));
         ByteBuffer effects = admin(getLog(LogPage.COMMANDS_SUPPORTED_AND_EFFECTS, 0, 0, 4096), 4096);
         assertEquals(1, effects.getInt(AdminOpcode.IDENTIFY.code * 4) & 1, "Identify supported");
         assertEquals(0, effects.getInt(AdminOpcode.FORMAT_NVM.code * 4), "Format NVM not supported");
