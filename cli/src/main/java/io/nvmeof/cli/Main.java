@@ -7,8 +7,9 @@ import picocli.CommandLine.Command;
 /** {@code nvmeof}: NVMe over Fabrics target, initiator tools and benchmark. */
 @Command(name = "nvmeof", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "User-space NVMe over Fabrics: serve namespaces, copy data, benchmark remote disks.",
-        subcommands = {TargetCommand.class, ReadCommand.class, WriteCommand.class, BenchCommand.class,
-                DemoCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {TargetCommand.class, DiscoverCommand.class, IdentifyCommands.IdCtrl.class,
+                IdentifyCommands.IdNs.class, IdentifyCommands.ListNamespaces.class, ReadCommand.class, WriteCommand.class,
+                BenchCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -81,7 +81,9 @@ public final class Controller implements AutoCloseable {
         admin = await(TcpQueue.open(group, address, 0, ADMIN_QUEUE_SIZE - 1, TcpQueue.ADMIN_IN_CAPSULE,
                 options.headerDigest, options.dataDigest, options.commandTimeout.toNanos(),
                 (int) options.connectTimeout.toMillis()), "connect to " + address, options.connectTimeout.toMillis());
-        long kato = options.keepAlive.toMillis();
+        boolean discovery = isDiscovery();
+        // a one-shot discovery connection needs no keep alive (nvme-cli does the same)
+        long kato = discovery ? 0 : options.keepAlive.toMillis();
         cntlid = (int) connectQueue(admin, ADMIN_QUEUE_SIZE, ConnectData.CNTLID_DYNAMIC, kato, id) & 0xffff;
 
         cap = run(admin, propertyGet(Registers.CAP, 8)).result();
@@ -92,6 +94,9 @@ public final class Controller implements AutoCloseable {
         ByteBuffer page = Flyweight.allocate(IdentifyCns.DATA_SIZE);
         run(admin, identifyCommand(IdentifyCns.CONTROLLER, 0, page));
         identify = new IdentifyController().wrap(page, 0);
+        if (discovery) {
+            return; // a discovery controller has an admin queue only
+        }
 
         int want = options.ioQueues;
         Command nq = Command.admin(AdminOpcode.SET_FEATURES, "Set Features (Number of Queues)")
@@ -268,6 +273,11 @@ public final class Controller implements AutoCloseable {
             }
             throw new IOException(what + " failed: " + c, c);
         }
+    }
+
+    /** Connected to the discovery subsystem rather than an NVM subsystem. */
+    public boolean isDiscovery() {
+        return io.nvmeof.protocol.Nqn.DISCOVERY.equals(uri.subsystemNqn());
     }
 
     /** The I/O queue for the next command: round robin. */

@@ -12,6 +12,24 @@ public final class Nvmeof {
         return connect(uri, ConnectOptions.defaults());
     }
 
+    /**
+     * Reads the discovery log of a discovery service, e.g. {@code nvme+tcp://10.0.0.5:8009}
+     * (the discovery NQN is implied); each entry knows its {@link DiscoveryEntry#uri()}.
+     */
+    public static Discovery.Log discover(String uri) throws IOException {
+        return discover(uri, ConnectOptions.defaults());
+    }
+
+    public static Discovery.Log discover(String uri, ConnectOptions options) throws IOException {
+        NvmeofUri u = NvmeofUri.parse(uri);
+        if (!u.subsystemNqn().equals(io.nvmeof.protocol.Nqn.DISCOVERY)) {
+            throw new IllegalArgumentException("bad URI '" + uri + "': give the discovery service, without a subsystem NQN");
+        }
+        try (Controller c = Controller.connect(u, options)) {
+            return Discovery.read(c);
+        }
+    }
+
     /** Connects to the subsystem the URI names. */
     public static Controller connect(String uri, ConnectOptions options) throws IOException {
         return Controller.connect(NvmeofUri.parse(uri), options);

@@ -137,6 +137,37 @@ class CliTest {
     }
 
     @Test
+    void discoverIdentifyAndList() throws Exception {
+        TargetProcess.Run d = TargetProcess.cli(60, "discover", "-t", "tcp", "-a", "127.0.0.1", "-s",
+                Integer.toString(target.port));
+        assertEquals(0, d.exit(), d.err());
+        assertTrue(d.out().contains("Discovery Log Number of Records 2"), d.out());
+        assertTrue(d.out().contains("subnqn:  " + NQN), d.out());
+        assertTrue(d.out().contains("subtype: current discovery subsystem"), d.out());
+        JsonNode dj = new ObjectMapper().readTree(TargetProcess.cli(60, "discover", "-a", "127.0.0.1", "-s",
+                Integer.toString(target.port), "-o", "json").out());
+        JsonNode rec = dj.get("records").get(1);
+        assertEquals("nvme subsystem", rec.get("subtype").asText());
+        assertEquals(target.uri(NQN), rec.get("uri").asText(), "each entry's URI connects");
+
+        JsonNode ctrl = new ObjectMapper().readTree(TargetProcess.cli(60, "id-ctrl", target.uri(NQN), "-o", "json").out());
+        assertEquals(NQN, ctrl.get("subnqn").asText());
+        assertEquals(0x66, ctrl.get("sqes").asInt());
+        assertEquals(8, ctrl.get("mdts").asInt());
+        TargetProcess.Run text = TargetProcess.cli(60, "id-ctrl", target.uri(NQN));
+        assertTrue(text.out().contains("sqes      : 0x66"), text.out());
+
+        TargetProcess.Run ns = TargetProcess.cli(60, "id-ns", target.uri(NQN) + "?nsid=2");
+        assertEquals(0, ns.exit(), ns.err());
+        assertTrue(ns.out().contains("nsze      : 0x4000"), ns.out()); // 8 MiB of 512-byte blocks
+        assertTrue(ns.out().contains("lbads:9"), ns.out());
+        JsonNode list = new ObjectMapper().readTree(TargetProcess.cli(60, "list", target.uri(NQN), "-o", "json").out());
+        assertEquals(2, list.get("namespaces").size());
+        assertEquals(32L << 20, list.get("namespaces").get(0).get("size").asLong());
+        assertEquals(512, list.get("namespaces").get(1).get("sector_size").asInt());
+    }
+
+    @Test
     void demoRunsToACleanExit() throws Exception {
         TargetProcess.Run r = TargetProcess.cli(90, "demo", "--runtime", "0.3", "--size", "64M");
         assertEquals(0, r.exit(), r.err());

@@ -1,0 +1,107 @@
+package io.nvmeof.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.nvmeof.initiator.DiscoveryEntry;
+import io.nvmeof.initiator.Discovery;
+import io.nvmeof.initiator.Nvmeof;
+import io.nvmeof.protocol.DiscoveryLogEntry;
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code nvmeof discover -t tcp -a ADDR -s PORT [-o json]}: the discovery log, printed as nvme-cli prints it. */
+@Command(name = "discover", mixinStandardHelpOptions = true,
+        description = "Read the discovery log of an NVMe-oF discovery service.")
+final class DiscoverCommand implements Callable<Integer> {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Option(names = {"-t", "--transport"}, defaultValue = "tcp", description = "Transport type (tcp).")
+    String transport;
+
+    @Option(names = {"-a", "--traddr"}, required = true, description = "Transport address of the discovery service.")
+    String traddr;
+
+    @Option(names = {"-s", "--trsvcid"}, defaultValue = "8009", description = "Transport service id, the port (default: ${DEFAULT-VALUE}).")
+    int trsvcid;
+
+    @Mixin
+    OutputFormat output;
+
+    @Mixin
+    ConnectionOptions connection;
+
+    @Override
+    public Integer call() throws Exception {
+        if (!transport.equals("tcp")) {
+            throw new IllegalArgumentException("--transport '" + transport + "' is not supported (tcp)");
+        }
+        boolean json = output.json();
+        String host = traddr.contains(":") ? "[" + traddr + "]" : traddr;
+        Discovery.Log log = Nvmeof.discover("nvme+tcp://" + host + ":" + trsvcid, connection.toOptions());
+        PrintWriter out = spec.commandLine().getOut();
+        if (json) {
+            ObjectMapper m = new ObjectMapper();
+            ObjectNode root = m.createObjectNode();
+            root.put("genctr", log.generation());
+            ArrayNode records = root.putArray("records");
+            for (DiscoveryEntry e : log.entries()) {
+                ObjectNode r = records.addObject();
+                r.put("trtype", e.transportName());
+                r.put("adrfam", e.addressFamilyName());
+                r.put("subtype", e.subtypeName());
+                r.put("treq", e.treqName());
+                r.put("portid", e.portId());
+                r.put("trsvcid", e.trsvcid());
+                r.put("subnqn", e.subsystemNqn());
+                r.put("traddr", e.traddr());
+                r.put("eflags", eflags(e.eflags()));
+                r.put("sectype", e.sectype() == 0 ? "none" : Integer.toString(e.sectype()));
+                r.put("uri", e.uri());
+            }
+            out.println(root.toPrettyString());
+        } else {
+            out.println();
+            out.println("Discovery Log Number of Records " + log.entries().size() + ", Generation counter " + log.generation());
+            int i = 0;
+            for (DiscoveryEntry e : log.entries()) {
+                out.println("=====Discovery Log Entry " + i++ + "======");
+                out.println("trtype:  " + e.transportName());
+                out.println("adrfam:  " + e.addressFamilyName());
+                out.println("subtype: " + e.subtypeName());
+                out.println("treq:    " + e.treqName());
+                out.println("portid:  " + e.portId());
+                out.println("trsvcid: " + e.trsvcid());
+                out.println("subnqn:  " + e.subsystemNqn());
+                out.println("traddr:  " + e.traddr());
+                out.println("eflags:  " + eflags(e.eflags()));
+                out.println("sectype: " + (e.sectype() == 0 ? "none" : Integer.toString(e.sectype())));
+            }
+        }
+        out.flush();
+        return 0;
+    }
+
+    /** nvme-cli's words for EFLAGS. */
+    static String eflags(int eflags) {
+        if (eflags == 0) {
+            return "none";
+        }
+        StringBuilder b = new StringBuilder();
+        if ((eflags & 1) != 0) {
+            b.append("duplicate discovery information");
+        }
+        if ((eflags & DiscoveryLogEntry.EFLAGS_EPCSD) != 0) {
+            b.append(b.length() > 0 ? ", " : "").append("explicit discovery connections");
+        }
+        if ((eflags & 4) != 0) {
+            b.append(b.length() > 0 ? ", " : "").append("no cdc connectivity");
+        }
+        return b.toString();
+    }
+}

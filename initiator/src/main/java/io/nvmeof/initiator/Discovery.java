@@ -1,0 +1,66 @@
+package io.nvmeof.initiator;
+
+import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.DiscoveryLogEntry;
+import io.nvmeof.protocol.Flyweight;
+import io.nvmeof.protocol.LogPage;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Reads a discovery log the way nvme-cli does (NVMe-oF 1.1, 5.3): the header for the number
+ * of records, then header and records, then the header once more; if the generation counter
+ * moved in between, again (up to a few times).
+ */
+public final class Discovery {
+    private static final int ATTEMPTS = 5;
+
+    /** A discovery log: its generation counter and entries. */
+    public record Log(long generation, List<DiscoveryEntry> entries) {
+    }
+
+    private Discovery() {
+    }
+
+    static ByteBuffer read(Controller c, long offset, int length) throws IOException {
+        ByteBuffer b = Flyweight.allocate(length);
+        Command cmd = Command.admin(AdminOpcode.GET_LOG_PAGE, "Get Log Page (discovery)");
+        long numd = length / 4 - 1;
+        cmd.cdw(10, LogPage.DISCOVERY | (int) (numd & 0xffff) << 16).cdw(11, (int) (numd >>> 16))
+                .cdw(12, (int) offset).cdw(13, (int) (offset >>> 32)).dataIn(b, length);
+        c.admin(cmd);
+        return b;
+    }
+
+    /** Reads the log from a connected discovery controller. */
+    public static Log read(Controller c) throws IOException {
+        if (!c.isDiscovery()) {
+            throw new IllegalArgumentException(c.uri() + " is not a discovery controller");
+        }
+        for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+            ByteBuffer header = read(c, 0, DiscoveryLogEntry.HEADER_SIZE);
+            long generation = header.getLong(DiscoveryLogEntry.GENCTR_OFFSET);
+            long numrec = header.getLong(DiscoveryLogEntry.NUMREC_OFFSET);
+            if (numrec < 0 || numrec > 4096) {
+                throw new IOException("discovery log claims " + numrec + " records");
+            }
+            List<DiscoveryEntry> entries = new ArrayList<>();
+            if (numrec > 0) {
+                ByteBuffer all = read(c, 0, (int) (DiscoveryLogEntry.HEADER_SIZE + numrec * DiscoveryLogEntry.SIZE));
+                DiscoveryLogEntry view = new DiscoveryLogEntry();
+                for (int i = 0; i < numrec; i++) {
+                    entries.add(DiscoveryEntry.of(view.wrap(all, DiscoveryLogEntry.HEADER_SIZE + i * DiscoveryLogEntry.SIZE)));
+                }
+                if (all.getLong(DiscoveryLogEntry.GENCTR_OFFSET) != generation) {
+                    continue;
+                }
+            }
+            if (read(c, 0, DiscoveryLogEntry.HEADER_SIZE).getLong(DiscoveryLogEntry.GENCTR_OFFSET) == generation) {
+                return new Log(generation, entries);
+            }
+        }
+        throw new IOException("the discovery log of " + c.uri() + " kept changing while being read");
+    }
+}
