@@ -29,11 +29,18 @@ final class ConnectionOptions {
     @Option(names = "--timeout", description = "Command timeout in seconds (default: ${DEFAULT-VALUE}).")
     int timeoutSeconds = 30;
 
+    @Option(names = "--ctrl-loss-tmo", description = "Seconds to keep reconnecting after a lost connection (default: ${DEFAULT-VALUE}; 0: none).")
+    int ctrlLossSeconds = 600;
+
+    @Option(names = "--reconnect-delay", description = "Seconds between reconnect attempts (default: ${DEFAULT-VALUE}).")
+    int reconnectDelaySeconds = 10;
+
     ConnectOptions toOptions() {
         ConnectOptions o = ConnectOptions.defaults().ioQueues(ioQueues).queueSize(queueSize)
                 .headerDigest(headerDigest).dataDigest(dataDigest)
                 .commandTimeout(Duration.ofSeconds(timeoutSeconds))
-                .connectTimeout(Duration.ofSeconds(Math.min(10, timeoutSeconds)));
+                .connectTimeout(Duration.ofSeconds(Math.min(10, timeoutSeconds)))
+                .controllerLossTimeout(Duration.ofSeconds(ctrlLossSeconds)).reconnectDelay(Duration.ofSeconds(reconnectDelaySeconds));
         if (hostNqn != null || hostId != null) {
             HostIdentity sys = HostIdentity.system();
             String nqn = hostNqn != null ? hostNqn : sys.hostNqn();

@@ -31,6 +31,10 @@ public final class Command extends CompletableFuture<Command> implements Runnabl
     long result;
     int cid = -1;
     long deadlineNanos;
+    /** Waits as long as it takes (an Asynchronous Event Request): no command timeout. */
+    boolean exemptFromTimeout;
+    /** Passed its timeout once: an Abort was asked for; the next time it fails. */
+    boolean timedOut;
     /** Bytes of controller-to-host data received so far. */
     int received;
     /** Controller-to-host data arrived damaged (data digest mismatch). */
@@ -47,6 +51,14 @@ public final class Command extends CompletableFuture<Command> implements Runnabl
         Command c = new Command(name);
         c.opcode = op.code;
         return c;
+    }
+
+    /** Get Log Page for {@code length} bytes (a multiple of 4) of log {@code lid} at byte {@code offset}. */
+    public static Command getLogPage(int lid, long offset, java.nio.ByteBuffer into, int length, boolean retainEvent) {
+        long numd = length / 4 - 1;
+        return admin(AdminOpcode.GET_LOG_PAGE, "Get Log Page " + Integer.toHexString(lid))
+                .cdw(10, lid & 0xff | (retainEvent ? 1 << 15 : 0) | (int) (numd & 0xffff) << 16)
+                .cdw(11, (int) (numd >>> 16)).cdw(12, (int) offset).cdw(13, (int) (offset >>> 32)).dataIn(into, length);
     }
 
     public Command nsid(int v) {

@@ -10,6 +10,8 @@ public final class ConnectOptions {
     Duration keepAlive = Duration.ofSeconds(5);
     Duration commandTimeout = Duration.ofSeconds(30);
     Duration connectTimeout = Duration.ofSeconds(10);
+    Duration controllerLossTimeout = Duration.ofSeconds(600);
+    Duration reconnectDelay = Duration.ofSeconds(10);
     boolean headerDigest;
     boolean dataDigest;
 
@@ -60,6 +62,24 @@ public final class ConnectOptions {
 
     public ConnectOptions connectTimeout(Duration d) {
         this.connectTimeout = d;
+        return this;
+    }
+
+    /**
+     * How long to keep reconnecting after a lost connection before failing the commands that
+     * wait (Linux's ctrl_loss_tmo, 600 s by default). Zero: fail at once, no reconnect.
+     */
+    public ConnectOptions controllerLossTimeout(Duration d) {
+        this.controllerLossTimeout = d;
+        return this;
+    }
+
+    /** Time between reconnect attempts (Linux's reconnect_delay, 10 s by default). */
+    public ConnectOptions reconnectDelay(Duration d) {
+        if (d.isNegative()) {
+            throw new IllegalArgumentException("reconnectDelay must not be negative");
+        }
+        this.reconnectDelay = d;
         return this;
     }
 

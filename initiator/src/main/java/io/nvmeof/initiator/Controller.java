@@ -39,8 +39,18 @@ public final class Controller implements AutoCloseable {
     private final NvmeofUri uri;
     private final ConnectOptions options;
     private final EventLoopGroup group;
-    private TcpQueue admin;
-    private final List<TcpQueue> ioQueues = new ArrayList<>();
+    private volatile TcpQueue admin;
+    /** The I/O queues of the live association; replaced whole on reconnect. */
+    private volatile TcpQueue[] queues = new TcpQueue[0];
+    /** LIVE, RECONNECTING (commands wait in {@link #parked}), DEAD (controller loss timeout passed). */
+    private enum State { LIVE, RECONNECTING, DEAD }
+    private volatile State state = State.LIVE;
+    private final List<Command> parked = new ArrayList<>();
+    private long lostAtNanos;
+    private Throwable lossCause;
+    /** Namespaces handed out, kept current by namespace-change events. */
+    private final java.util.Map<Integer, NamespaceDevice> devices = new java.util.concurrent.ConcurrentHashMap<>();
+    private final List<java.util.function.Consumer<AsyncEvent>> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final AtomicInteger next = new AtomicInteger();
     private int cntlid;
     private long cap;
@@ -106,18 +116,272 @@ public final class Controller implements AutoCloseable {
 
         int size = Math.min(options.queueSize, Registers.capMaxQueueEntries(cap));
         int inCapsule = (int) Math.max(0, identify.ioccsz() * 16 - 64);
-        for (int qid = 1; qid <= queues; qid++) {
-            TcpQueue q = await(TcpQueue.open(group, address, qid, size - 1, inCapsule, options.headerDigest,
-                    options.dataDigest, options.commandTimeout.toNanos(), (int) options.connectTimeout.toMillis()),
-                    "connect I/O queue " + qid, options.connectTimeout.toMillis());
-            ioQueues.add(q);
-            connectQueue(q, size, cntlid, 0, id);
+        List<TcpQueue> opened = new ArrayList<>();
+        try {
+            for (int qid = 1; qid <= queues; qid++) {
+                TcpQueue q = await(TcpQueue.open(group, address, qid, size - 1, inCapsule, options.headerDigest,
+                        options.dataDigest, options.commandTimeout.toNanos(), (int) options.connectTimeout.toMillis()),
+                        "connect I/O queue " + qid, options.connectTimeout.toMillis());
+                opened.add(q);
+                connectQueue(q, size, cntlid, 0, id);
+            }
+        } catch (IOException | RuntimeException e) {
+            for (TcpQueue q : opened) {
+                q.close();
+            }
+            throw e;
         }
+        boolean recover = options.controllerLossTimeout.toMillis() > 0;
+        for (TcpQueue q : opened) {
+            if (recover) {
+                q.onOrphans(this::orphaned);
+            }
+            q.onTimeout(this::abort);
+            q.closeFuture().addListener(f -> connectionLost(new IOException("I/O queue " + q.qid() + " to " + address
+                    + " closed")));
+        }
+        admin.closeFuture().addListener(f -> connectionLost(new IOException("admin queue to " + address + " closed")));
+        this.queues = opened.toArray(new TcpQueue[0]);
         if (kato > 0) {
             long period = Math.max(kato / 2, 100);
             keepAlive = admin.eventLoop().scheduleAtFixedRate(this::sendKeepAlive, period, period, TimeUnit.MILLISECONDS);
         }
+        startAsyncEvents();
         LOG.log(System.Logger.Level.DEBUG, "connected to {0}: cntlid {1}, {2} I/O queues of {3}", uri, cntlid, queues, size);
+    }
+
+    // ---- connection loss and recovery ----
+
+    /**
+     * A queue's connection ended. Unless the controller is closing, the association is torn
+     * down and rebuilt every reconnect delay until the controller loss timeout; commands wait.
+     */
+    private void connectionLost(Throwable cause) {
+        synchronized (this) {
+            if (closed || state != State.LIVE || options.controllerLossTimeout.toMillis() <= 0) {
+                return;
+            }
+            state = State.RECONNECTING;
+            lostAtNanos = System.nanoTime();
+            lossCause = cause;
+        }
+        LOG.log(System.Logger.Level.WARNING, "lost the connection to " + uri + " (" + cause.getMessage()
+                + "); reconnecting every " + options.reconnectDelay.toMillis() + " ms for up to "
+                + options.controllerLossTimeout.toSeconds() + " s");
+        Thread t = new Thread(this::reconnect, "nvmeof-reconnect");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** A command its dead queue could not finish: it waits for the reconnect, then runs again. */
+    private void orphaned(Command c, Throwable cause) {
+        synchronized (this) {
+            if (!closed && state != State.DEAD) {
+                parked.add(c);
+                if (state == State.LIVE) {
+                    // the queue died before its close listener ran: start recovery now
+                    state = State.RECONNECTING;
+                    lostAtNanos = System.nanoTime();
+                    lossCause = cause;
+                    Thread t = new Thread(this::reconnect, "nvmeof-reconnect");
+                    t.setDaemon(true);
+                    t.start();
+                }
+                return;
+            }
+        }
+        c.completeExceptionally(lostException(cause));
+    }
+
+    private IOException lostException(Throwable cause) {
+        if (closed) {
+            return new IOException("controller " + uri + " is closed");
+        }
+        return new IOException("lost the connection to " + uri + " for longer than the controller loss timeout ("
+                + options.controllerLossTimeout.toSeconds() + " s): " + (cause != null ? cause.getMessage() : "unknown"),
+                cause);
+    }
+
+    private void reconnect() {
+        tearDown();
+        long deadline = lostAtNanos + options.controllerLossTimeout.toNanos();
+        while (true) {
+            List<Command> fail = null;
+            synchronized (this) {
+                if (closed || System.nanoTime() - deadline > 0) {
+                    state = State.DEAD;
+                    fail = new ArrayList<>(parked);
+                    parked.clear();
+                }
+            }
+            if (fail != null) {
+                IOException e = lostException(lossCause);
+                for (Command c : fail) {
+                    c.completeExceptionally(e);
+                }
+                LOG.log(System.Logger.Level.WARNING, e.getMessage());
+                return;
+            }
+            try {
+                Thread.sleep(options.reconnectDelay.toMillis());
+                bringUp();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (IOException | RuntimeException e) {
+                LOG.log(System.Logger.Level.INFO, "reconnect to " + uri + " failed: " + e.getMessage());
+                tearDown();
+                continue;
+            }
+            List<Command> again;
+            synchronized (this) {
+                state = State.LIVE;
+                again = new ArrayList<>(parked);
+                parked.clear();
+            }
+            LOG.log(System.Logger.Level.WARNING, "reconnected to " + uri + " as controller " + cntlid + "; resubmitting "
+                    + again.size() + " commands");
+            for (Command c : again) {
+                submitIo(c);
+            }
+            refreshNamespaces();
+            return;
+        }
+    }
+
+    /** Closes every connection of the association (they may be dead already). */
+    private void tearDown() {
+        ScheduledFuture<?> ka = keepAlive;
+        if (ka != null) {
+            ka.cancel(false);
+        }
+        List<CompletableFuture<Void>> closing = new ArrayList<>();
+        for (TcpQueue q : queues) {
+            closing.add(q.close());
+        }
+        TcpQueue a = admin;
+        if (a != null) {
+            closing.add(a.close());
+        }
+        try {
+            CompletableFuture.allOf(closing.toArray(new CompletableFuture[0])).get(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.log(System.Logger.Level.DEBUG, "closing queues: " + e);
+        }
+    }
+
+    /** Sends an I/O command to a queue of the live association, or parks it while reconnecting. */
+    void submitIo(Command c) {
+        TcpQueue[] qs = queues;
+        if (state == State.LIVE && qs.length > 0) {
+            qs[(next.getAndIncrement() & Integer.MAX_VALUE) % qs.length].submit(c);
+            return;
+        }
+        synchronized (this) {
+            if (!closed && state == State.RECONNECTING) {
+                parked.add(c);
+                return;
+            }
+        }
+        if (!closed && state == State.LIVE) {
+            submitIo(c); // the association came back meanwhile
+            return;
+        }
+        c.completeExceptionally(lostException(lossCause));
+    }
+
+    /** A command passed its timeout: ask the controller to abort it (Base 2.0, 5.1). */
+    private void abort(int qid, int cid) {
+        TcpQueue a = admin;
+        if (a == null || !a.isOpen()) {
+            return;
+        }
+        Command ab = Command.admin(AdminOpcode.ABORT, "Abort").cdw(10, qid | cid << 16);
+        a.submit(ab);
+    }
+
+    // ---- asynchronous events ----
+
+    /** An asynchronous event the controller reported, e.g. a namespace change. */
+    public record AsyncEvent(int type, int info, int logPage, List<Integer> namespaces) {
+        public boolean namespaceChanged() {
+            return type == 2 && info == 0 && logPage == io.nvmeof.protocol.LogPage.CHANGED_NAMESPACE_LIST;
+        }
+    }
+
+    /** Calls {@code listener} (on a controller thread) for every asynchronous event. */
+    public void onEvent(java.util.function.Consumer<AsyncEvent> listener) {
+        listeners.add(listener);
+    }
+
+    /** Enables namespace-attribute notices and keeps an Asynchronous Event Request outstanding. */
+    private void startAsyncEvents() throws IOException {
+        if ((identify.oaes() & 1 << 8) == 0) {
+            return;
+        }
+        run(admin, Command.admin(AdminOpcode.SET_FEATURES, "Set Features (Async Event Configuration)")
+                .cdw(10, FeatureId.ASYNC_EVENT_CONFIG).cdw(11, 1 << 8));
+        postAsyncEventRequest(admin);
+    }
+
+    private void postAsyncEventRequest(TcpQueue q) {
+        if (closed || q != admin) {
+            return;
+        }
+        Command aer = Command.admin(AdminOpcode.ASYNC_EVENT_REQUEST, "Asynchronous Event Request");
+        aer.exemptFromTimeout = true;
+        q.submit(aer);
+        aer.whenComplete((c, t) -> {
+            if (t != null) {
+                return; // the queue went away; a reconnect posts a new one
+            }
+            int dw0 = (int) c.result();
+            Thread handler = new Thread(() -> handleEvent(dw0), "nvmeof-aen");
+            handler.setDaemon(true);
+            handler.start();
+            postAsyncEventRequest(q);
+        });
+    }
+
+    private void handleEvent(int dw0) {
+        int type = dw0 & 7;
+        int info = (dw0 >>> 8) & 0xff;
+        int lid = (dw0 >>> 16) & 0xff;
+        List<Integer> changed = new ArrayList<>();
+        try {
+            if (lid == io.nvmeof.protocol.LogPage.CHANGED_NAMESPACE_LIST) {
+                ByteBuffer page = Flyweight.allocate(4096);
+                admin(Command.getLogPage(lid, 0, page, 4096, false));
+                for (int at = 0; at < 4096 && page.getInt(at) != 0; at += 4) {
+                    changed.add(page.getInt(at));
+                }
+                refreshNamespaces();
+            }
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "handling event " + Integer.toHexString(dw0) + " from " + uri + ": " + e);
+        }
+        AsyncEvent event = new AsyncEvent(type, info, lid, changed);
+        for (java.util.function.Consumer<AsyncEvent> l : listeners) {
+            try {
+                l.accept(event);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "event listener failed: " + e);
+            }
+        }
+    }
+
+    /** Re-reads the size of every namespace handed out (after a change event or a reconnect). */
+    private void refreshNamespaces() {
+        for (NamespaceDevice d : devices.values()) {
+            try {
+                IdentifyNamespace ns = identifyNamespace(d.nsid());
+                d.resize(ns.nsze());
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.DEBUG, "refreshing namespace " + d.nsid() + ": " + e.getMessage());
+            }
+        }
     }
 
     private long connectQueue(TcpQueue q, int size, int controllerId, long kato, HostIdentity id) throws IOException {
@@ -205,7 +469,8 @@ public final class Controller implements AutoCloseable {
      * queue and waits for it; a status other than success throws {@link NvmeStatusException}.
      */
     public Command io(Command c) throws IOException {
-        return run(ioQueue(), c);
+        submitIo(c);
+        return await(c, c.name(), callerTimeoutMillis());
     }
 
     /**
@@ -249,7 +514,7 @@ public final class Controller implements AutoCloseable {
      * caller's buffer, always reports first.
      */
     long callerTimeoutMillis() {
-        return timeoutMillis() * 3 / 2 + 1000;
+        return timeoutMillis() * 3 / 2 + 1000 + Math.max(0, options.controllerLossTimeout.toMillis());
     }
 
     static <T> T await(CompletableFuture<T> f, String what, long timeoutMillis) throws IOException {
@@ -281,9 +546,12 @@ public final class Controller implements AutoCloseable {
     }
 
     /** The I/O queue for the next command: round robin. */
-    Queue ioQueue() {
-        int n = ioQueues.size();
-        return ioQueues.get((next.getAndIncrement() & Integer.MAX_VALUE) % n);
+    Queue ioQueue() throws IOException {
+        TcpQueue[] qs = queues;
+        if (state != State.LIVE || qs.length == 0) {
+            throw new IOException("controller " + uri + " has no live I/O queue (" + state + ")");
+        }
+        return qs[(next.getAndIncrement() & Integer.MAX_VALUE) % qs.length];
     }
 
     /** Active namespace IDs, ascending. */
@@ -316,14 +584,17 @@ public final class Controller implements AutoCloseable {
         return new IdentifyNamespace().wrap(page, 0);
     }
 
-    /** A block device for namespace {@code nsid}. */
+    /** A block device for namespace {@code nsid}; the same object each time, its size kept current. */
     public BlockDevice namespace(int nsid) throws IOException {
         IdentifyNamespace ns = identifyNamespace(nsid);
         if (ns.nsze() == 0) {
             throw new IOException("namespace " + Integer.toUnsignedString(nsid) + " of " + uri.subsystemNqn()
                     + " is not active");
         }
-        return new NamespaceDevice(this, nsid, ns.nsze(), ns.blockSize(), maxTransferBytes(ns.blockSize()));
+        NamespaceDevice d = devices.computeIfAbsent(nsid, n -> new NamespaceDevice(this, n, ns.nsze(), ns.blockSize(),
+                maxTransferBytes(ns.blockSize())));
+        d.resize(ns.nsze());
+        return d;
     }
 
     /** Block devices for every active namespace. */
@@ -365,7 +636,7 @@ public final class Controller implements AutoCloseable {
     }
 
     public int ioQueueCount() {
-        return ioQueues.size();
+        return queues.length;
     }
 
     ConnectOptions options() {
@@ -379,15 +650,23 @@ public final class Controller implements AutoCloseable {
     /** Normal shutdown (CC.SHN), then every connection closes. Always returns. */
     @Override
     public void close() {
-        if (closed) {
-            return;
+        List<Command> waiting;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            waiting = new ArrayList<>(parked);
+            parked.clear();
         }
-        closed = true;
+        for (Command c : waiting) {
+            c.completeExceptionally(new IOException("controller " + uri + " closed"));
+        }
         if (keepAlive != null) {
             keepAlive.cancel(false);
         }
         try {
-            if (admin != null && admin.isOpen() && identify != null) {
+            if (admin != null && admin.isOpen() && identify != null && state == State.LIVE) {
                 run(admin, propertySet(Registers.CC, Registers.ccEnable() | Registers.CC_SHN_NORMAL));
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
                 while (System.nanoTime() < deadline) {
@@ -401,20 +680,7 @@ public final class Controller implements AutoCloseable {
         } catch (IOException e) {
             LOG.log(System.Logger.Level.DEBUG, "shutdown of " + uri + " incomplete: " + e.getMessage());
         }
-        List<CompletableFuture<Void>> closing = new ArrayList<>();
-        for (TcpQueue q : ioQueues) {
-            closing.add(q.close());
-        }
-        if (admin != null) {
-            closing.add(admin.close());
-        }
-        try {
-            CompletableFuture.allOf(closing.toArray(new CompletableFuture[0])).get(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException e) {
-            LOG.log(System.Logger.Level.DEBUG, "closing queues: " + e);
-        }
+        tearDown();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
 }

@@ -1,6 +1,5 @@
 package io.nvmeof.initiator;
 
-import io.nvmeof.protocol.AdminOpcode;
 import io.nvmeof.protocol.DiscoveryLogEntry;
 import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.LogPage;
@@ -26,11 +25,7 @@ public final class Discovery {
 
     static ByteBuffer read(Controller c, long offset, int length) throws IOException {
         ByteBuffer b = Flyweight.allocate(length);
-        Command cmd = Command.admin(AdminOpcode.GET_LOG_PAGE, "Get Log Page (discovery)");
-        long numd = length / 4 - 1;
-        cmd.cdw(10, LogPage.DISCOVERY | (int) (numd & 0xffff) << 16).cdw(11, (int) (numd >>> 16))
-                .cdw(12, (int) offset).cdw(13, (int) (offset >>> 32)).dataIn(b, length);
-        c.admin(cmd);
+        c.admin(Command.getLogPage(LogPage.DISCOVERY, offset, b, length, false));
         return b;
     }
 

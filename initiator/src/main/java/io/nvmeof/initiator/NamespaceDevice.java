@@ -9,7 +9,7 @@ import java.util.concurrent.CompletableFuture;
 final class NamespaceDevice implements BlockDevice {
     private final Controller controller;
     private final int nsid;
-    private final long blocks;
+    private volatile long blocks;
     private final int blockSize;
     private final int blockShift;
     private final int maxTransfer;
@@ -21,6 +21,11 @@ final class NamespaceDevice implements BlockDevice {
         this.blockSize = blockSize;
         this.blockShift = Integer.numberOfTrailingZeros(blockSize);
         this.maxTransfer = maxTransfer;
+    }
+
+    /** The namespace changed size (or went away: 0 blocks). */
+    void resize(long newBlocks) {
+        this.blocks = newBlocks;
     }
 
     @Override
@@ -82,7 +87,7 @@ final class NamespaceDevice implements BlockDevice {
         } else {
             c.dataOut(buf, length);
         }
-        controller.ioQueue().submit(c);
+        controller.submitIo(c);
         return c;
     }
 
@@ -99,7 +104,7 @@ final class NamespaceDevice implements BlockDevice {
     @Override
     public CompletableFuture<Void> flushAsync() {
         Command c = new Command("Flush").opcode(NvmOpcode.FLUSH.code).nsid(nsid);
-        controller.ioQueue().submit(c);
+        controller.submitIo(c);
         return c.thenAccept(x -> { });
     }
 

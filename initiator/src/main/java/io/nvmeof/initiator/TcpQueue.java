@@ -75,6 +75,13 @@ final class TcpQueue extends PduDecoder implements Queue {
     private boolean initialized;
     private boolean flushScheduled;
     private volatile Throwable failure;
+    /**
+     * Where commands go when the connection dies before they complete: the controller, to be
+     * resubmitted after it reconnects. Null: they fail with the connection.
+     */
+    private volatile java.util.function.BiConsumer<Command, Throwable> orphans;
+    /** Asks the controller to abort a command (qid, cid) that passed its timeout. */
+    private volatile java.util.function.BiConsumer<Integer, Integer> aborter;
     private ScheduledFuture<?> timeoutCheck;
     private final Runnable flushTask = () -> {
         flushScheduled = false;
@@ -155,6 +162,15 @@ final class TcpQueue extends PduDecoder implements Queue {
         return channel.eventLoop();
     }
 
+    /** Hands commands of a dead connection to {@code handler} instead of failing them. */
+    void onOrphans(java.util.function.BiConsumer<Command, Throwable> handler) {
+        this.orphans = handler;
+    }
+
+    void onTimeout(java.util.function.BiConsumer<Integer, Integer> abort) {
+        this.aborter = abort;
+    }
+
     /** Sets the in-capsule data limit learned from Identify Controller (IOCCSZ). */
     public void inCapsuleLimit(int bytes) {
         this.inCapsuleLimit = bytes;
@@ -200,9 +216,11 @@ final class TcpQueue extends PduDecoder implements Queue {
     private void issue(Command c) {
         Throwable f = failure;
         if (f != null) {
-            c.completeExceptionally(new IOException("queue " + qid + " is closed: " + f.getMessage(), f));
+            orphan(c, new IOException("queue " + qid + " is closed: " + f.getMessage(), f));
             return;
         }
+        c.received = 0;
+        c.dataCorrupt = false;
         if (freeCount == 0) {
             waiting.addLast(c);
             return;
@@ -336,6 +354,11 @@ final class TcpQueue extends PduDecoder implements Queue {
         int cid = cqe.cid();
         Command c = inFlight(cid, CapsuleResponsePdu.CQE_OFFSET + CompletionQueueEntry.CID_OFFSET);
         retire(cid);
+        if (c.timedOut && cqe.status().equals(io.nvmeof.protocol.Status.ABORT_REQUESTED)) {
+            c.completeExceptionally(new NvmeTimeoutException(c.name() + " timed out after "
+                    + TimeUnit.NANOSECONDS.toMillis(commandTimeoutNanos) + " ms and was aborted"));
+            return;
+        }
         if (cqe.status().isSuccess() && c.direction == Command.FROM_CONTROLLER && c.received != c.length) {
             c.completeExceptionally(new IOException(c.name() + " completed with " + c.received + " of "
                     + c.length + " bytes transferred"));
@@ -452,14 +475,24 @@ final class TcpQueue extends PduDecoder implements Queue {
     private void checkTimeouts() {
         long now = System.nanoTime();
         for (Command c : slots) {
-            if (c != null && now - c.deadlineNanos > 0) {
-                // An in-flight command cannot be taken back without the target's help (Abort
-                // comes later): failing the connection makes sure nothing touches its buffer.
-                fail(new IOException(c.name() + " timed out after "
-                        + TimeUnit.NANOSECONDS.toMillis(commandTimeoutNanos) + " ms on queue " + qid));
-                channel.close();
-                return;
+            if (c == null || c.exemptFromTimeout || now - c.deadlineNanos <= 0) {
+                continue;
             }
+            if (!c.timedOut) {
+                // First ask the controller to abort it; give that a tenth of the timeout.
+                c.timedOut = true;
+                c.deadlineNanos = now + Math.max(commandTimeoutNanos / 10, TimeUnit.MILLISECONDS.toNanos(200));
+                java.util.function.BiConsumer<Integer, Integer> a = aborter;
+                if (a != null && qid != 0) {
+                    a.accept(qid, c.cid);
+                    continue;
+                }
+            }
+            // Not aborted: reset the association. Ending the connection is what guarantees
+            // nothing touches the command's buffer any more; the others are resubmitted.
+            fail(new IOException("queue " + qid + " reset after a command timed out"));
+            channel.close();
+            return;
         }
         while (!waiting.isEmpty() && now - waiting.peekFirst().deadlineNanos > 0) {
             Command w = waiting.pollFirst();
@@ -484,12 +517,25 @@ final class TcpQueue extends PduDecoder implements Queue {
             Command c = slots[i];
             if (c != null) {
                 slots[i] = null;
-                c.completeExceptionally(cause);
+                orphan(c, cause);
             }
         }
         Command w;
         while ((w = waiting.pollFirst()) != null) {
-            w.completeExceptionally(cause);
+            orphan(w, cause);
+        }
+    }
+
+    /** A command the connection could not finish: the controller retries it, or it fails. */
+    private void orphan(Command c, Throwable cause) {
+        java.util.function.BiConsumer<Command, Throwable> o = orphans;
+        if (c.timedOut) {
+            c.completeExceptionally(new NvmeTimeoutException(c.name() + " timed out after "
+                    + TimeUnit.NANOSECONDS.toMillis(commandTimeoutNanos) + " ms on queue " + qid));
+        } else if (o != null && qid != 0) {
+            o.accept(c, cause);
+        } else {
+            c.completeExceptionally(cause);
         }
     }
 
@@ -507,6 +553,11 @@ final class TcpQueue extends PduDecoder implements Queue {
         LOG.log(System.Logger.Level.DEBUG, "queue " + qid + " failed", cause);
         fail(cause instanceof IOException ? cause : new IOException(cause.toString(), cause));
         ctx.close();
+    }
+
+    /** Completes when the connection has closed, for whatever reason. */
+    io.netty.channel.ChannelFuture closeFuture() {
+        return channel.closeFuture();
     }
 
     @Override

@@ -231,7 +231,7 @@ final class AdminCommands {
                 .oaes(Controller.AEC_NAMESPACE_ATTRIBUTE)
                 .controllerType(IdentifyController.CNTRLTYPE_IO)
                 .acl(3).aerl(AER_LIMIT - 1).frmw(1 << 1 | 1) // one slot, slot 1 read-only
-                .lpa(1 << 1 | 1 << 2).elpe(Controller.ERROR_LOG_ENTRIES - 1).kas(10) // effects log, extended Get Log Page; keep alive in 1 s steps
+                .lpa(1 | 1 << 1 | 1 << 2).elpe(Controller.ERROR_LOG_ENTRIES - 1).kas(10) // SMART per namespace // effects log, extended Get Log Page; keep alive in 1 s steps
                 .sqes(0x66).cqes(0x44).maxcmd(t.maxQueueSize()).nn(maxNsid(s))
                 .oncs(1 | 1 << 2 | 1 << 3) // Compare, Dataset Management, Write Zeroes
                 .fuses(1) // fused Compare and Write
@@ -258,7 +258,7 @@ final class AdminCommands {
         SubmissionQueueEntry sqe = r.sqe;
         int lid = LogPage.lid(sqe);
         long offset = LogPage.offset(sqe);
-        if (LogPage.length(sqe) != r.length || (offset & 3) != 0) {
+        if (LogPage.length(sqe) != r.length || (offset & 3) != 0 || offset < 0) {
             r.queue.complete(r, Status.INVALID_FIELD);
             return;
         }
@@ -270,7 +270,7 @@ final class AdminCommands {
             }
             page = DiscoveryLog.build(c.target(), c.hostNqn(), r.queue.port(), r.queue.transport().localAddress());
             c.discoveryLogRead(LogPage.retainAsyncEvent(sqe));
-            if (offset > page.capacity()) {
+            if (offset >= page.capacity()) {
                 r.queue.complete(r, Status.INVALID_FIELD);
                 return;
             }
@@ -282,6 +282,10 @@ final class AdminCommands {
                 page = c.errorLogPage();
                 break;
             case LOG_SMART:
+                if (sqe.nsid() != 0 && sqe.nsid() != BROADCAST_NSID && c.subsystem().namespace(sqe.nsid()) == null) {
+                    r.queue.complete(r, Status.INVALID_NAMESPACE);
+                    return;
+                }
                 page = Flyweight.allocate(512);
                 page.putShort(1, (short) 298); // composite temperature, kelvin
                 page.put(3, (byte) 100);        // available spare

@@ -22,14 +22,14 @@ public final class Controller {
     private final UUID hostId;
     private volatile long katoMillis;
     private final QueuePair[] ioQueues;
-    private QueuePair admin;
+    private volatile QueuePair admin;
     private volatile int cc;
     private volatile int csts;
     private volatile boolean destroyed;
     /** Number of I/O queues granted by Set Features; until then, the target's maximum. */
     private volatile int grantedIoQueues;
     private volatile long lastActivity = System.nanoTime();
-    private ScheduledFuture<?> keepAliveCheck;
+    private volatile ScheduledFuture<?> keepAliveCheck;
     /** Outstanding Asynchronous Event Requests (admin queue loop only). */
     final ArrayDeque<Request> asyncEvents = new ArrayDeque<>();
     /** Events that found no outstanding request yet, as CQE DW0 values (admin queue loop only). */
@@ -184,6 +184,13 @@ public final class Controller {
     }
 
     private void checkKeepAlive() {
+        if (destroyed) {
+            ScheduledFuture<?> f = keepAliveCheck;
+            if (f != null) {
+                f.cancel(false);
+            }
+            return;
+        }
         long idle = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastActivity);
         if (idle > katoMillis + target.keepAliveGraceMillis()) {
             LOG.log(System.Logger.Level.WARNING, "controller {0} of {1} for host {2}: keep alive timer expired after {3} ms",
@@ -292,6 +299,12 @@ public final class Controller {
         }
         asyncEvents.add(r);
         return true;
+    }
+
+    /** The port the host's admin queue came through. */
+    Port port() {
+        QueuePair a = admin;
+        return a != null ? a.port() : null;
     }
 
     /** Whether any I/O queue is connected now. */

@@ -42,7 +42,9 @@ final class DiscoveryLog {
             Port port = (Port) pair[0];
             String nqn = (String) pair[1];
             boolean self = Nqn.DISCOVERY.equals(nqn);
-            InetSocketAddress a = port.wildcard() && port == current ? local : port.bound();
+            // a port on every address is reached, from this host, at the address it used to get here
+            InetSocketAddress a = port.wildcard() ? new InetSocketAddress(local.getAddress(), port.bound().getPort())
+                    : port.bound();
             e.wrap(page, at);
             e.encode(DiscoveryLogEntry.TRTYPE_TCP,
                     a.getAddress() instanceof Inet6Address ? DiscoveryLogEntry.ADRFAM_IPV6 : DiscoveryLogEntry.ADRFAM_IPV4,

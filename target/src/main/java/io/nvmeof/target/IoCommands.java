@@ -114,10 +114,6 @@ final class IoCommands {
     /** Executes a prepared command on the event loop, or hands it to the I/O executor. */
     static void execute(Request r) {
         QueuePair q = r.queue;
-        if (r.sqe.fuse() != SubmissionQueueEntry.FUSE_NORMAL) {
-            q.fusedReady(r);
-            return;
-        }
         int opcode = r.sqe.opcode();
         if (opcode == NvmOpcode.READ.code) {
             r.data = q.transport().allocateData(r, r.length);
@@ -130,6 +126,10 @@ final class IoCommands {
             r.data = q.transport().allocateData(r, r.length); // sets an aligned dataOffset
             r.data.setBytes(r.dataOffset, unaligned, from, r.length);
             unaligned.release();
+        }
+        if (r.sqe.fuse() != SubmissionQueueEntry.FUSE_NORMAL) {
+            q.fusedReady(r);
+            return;
         }
         boolean blocking = r.namespace == null ? anyBlocking(q.controller().subsystem()) : r.namespace.backend().blocking();
         if (blocking) {
@@ -242,7 +242,13 @@ final class IoCommands {
         Namespace ns = first.namespace;
         ns.atomicLock().lock();
         try {
-            first.status = compare(first);
+            try {
+                first.status = compare(first);
+            } catch (java.io.IOException | RuntimeException e) {
+                first.status = StorageErrors.toStatus(e, false);
+                second.status = Status.ABORTED_FUSED_FAILED;
+                return;
+            }
             if (!first.status.isSuccess()) {
                 second.status = Status.ABORTED_FUSED_FAILED;
                 return;

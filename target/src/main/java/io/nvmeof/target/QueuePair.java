@@ -97,6 +97,9 @@ public final class QueuePair {
 
     /** Returns a request to the pool once its response is on its way. */
     public void release(Request r) {
+        if (r.state == Request.State.FREE) {
+            throw new IllegalStateException("request " + r.tag + " released twice");
+        }
         r.releaseData();
         r.state = Request.State.FREE;
         free.addFirst(r);
@@ -109,10 +112,6 @@ public final class QueuePair {
     public void start(Request r) {
         if (controller != null) {
             controller.touch();
-        }
-        if (r.dataCorrupt) {
-            complete(r, Status.TRANSIENT_TRANSPORT_ERROR);
-            return;
         }
         SubmissionQueueEntry sqe = r.sqe;
         // Fused commands: a first must be followed at once by its second (NVMe Base 2.0, 3.4.2).
@@ -128,7 +127,7 @@ public final class QueuePair {
             return;
         }
         // The order of checks follows the kernel target: state, opcode, data pointer, fields.
-        Status s = checkState(sqe);
+        Status s = r.dataCorrupt ? Status.TRANSIENT_TRANSPORT_ERROR : checkState(sqe);
         boolean fabrics = sqe.opcode() == AdminOpcode.FABRICS.code;
         if (s == null && !fabrics) {
             s = qid == 0 ? AdminCommands.checkOpcode(sqe, controller) : IoCommands.checkOpcode(sqe);
@@ -222,7 +221,13 @@ public final class QueuePair {
         first.state = Request.State.EXECUTING;
         first.partner.state = Request.State.EXECUTING;
         if (first.namespace.backend().blocking()) {
-            executeBlocking(first);
+            try {
+                target.ioExecutor().execute(first);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                first.status = Status.COMMAND_INTERRUPTED;
+                first.partner.status = Status.COMMAND_INTERRUPTED;
+                finishFused(first);
+            }
         } else {
             IoCommands.executeBlocking(first);
             finishFused(first);
@@ -231,6 +236,8 @@ public final class QueuePair {
 
     private void finishFused(Request first) {
         Request second = first.partner;
+        first.partner = null;
+        second.partner = null;
         complete(first, first.status);
         complete(second, second.status);
     }
@@ -339,6 +346,17 @@ public final class QueuePair {
 
     /** Completes {@code r} with {@code status}: the transport sends data (on success) and the response. */
     public void complete(Request r, Status status) {
+        // A fused half that ends on its own takes the pairing state with it.
+        if (r == pendingFirst) {
+            pendingFirst = null;
+            firstFailed = !status.isSuccess();
+        }
+        Request partner = r.partner;
+        if (partner != null && partner.state != Request.State.EXECUTING) {
+            r.partner = null;
+            partner.partner = null;
+            abandon(partner, Status.ABORTED_FUSED_FAILED);
+        }
         if (!status.isSuccess() && controller != null && r.sqe.opcode() != AdminOpcode.ASYNC_EVENT_REQUEST.code) {
             controller.recordError(Math.max(qid, 0), r, status);
         }

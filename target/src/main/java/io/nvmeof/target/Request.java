@@ -121,7 +121,11 @@ public final class Request implements Runnable {
             try {
                 queue.transport().eventLoop().execute(this);
             } catch (java.util.concurrent.RejectedExecutionException e) {
-                releaseData(); // the event loops are gone, and the connection with them
+                // the event loops are gone, and the connection with them
+                releaseData();
+                if (partner != null) {
+                    partner.releaseData();
+                }
             }
         }
     }

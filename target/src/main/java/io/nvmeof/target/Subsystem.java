@@ -179,6 +179,15 @@ public final class Subsystem implements AutoCloseable {
         return controllers.values();
     }
 
+    /** Tears down the controllers whose hosts came in through {@code port}. */
+    public void disconnect(Port port) {
+        for (Controller c : controllers.values()) {
+            if (c.port() == port) {
+                c.destroy();
+            }
+        }
+    }
+
     void removeController(Controller c) {
         controllers.remove(c.cntlid(), c);
     }

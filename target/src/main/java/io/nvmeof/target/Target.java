@@ -29,7 +29,8 @@ public final class Target implements AutoCloseable {
     public static final int MAX_NSID = 1024;
 
     private final Map<String, Subsystem> subsystems = new ConcurrentHashMap<>();
-    private final Map<Port, TcpListener> ports = new java.util.LinkedHashMap<>();
+    /** Read from event loops (discovery log) without the target's lock: never block them behind a reload. */
+    private final Map<Port, TcpListener> ports = new ConcurrentHashMap<>();
     private final Subsystem discovery = new Subsystem(Nqn.DISCOVERY, "discovery", "nvmeof-java discovery", "0.1", true);
     private final java.util.concurrent.atomic.AtomicLong discoveryGeneration = new java.util.concurrent.atomic.AtomicLong(1);
     private final Options options;
@@ -157,7 +158,7 @@ public final class Target implements AutoCloseable {
     }
 
     /** Stops listening on {@code port} and drops its connections. */
-    public synchronized void removePort(Port port) {
+    public void removePort(Port port) {
         TcpListener l = ports.remove(port);
         if (l != null) {
             l.close();
@@ -166,7 +167,7 @@ public final class Target implements AutoCloseable {
     }
 
     /** The ports, in PORTID order. */
-    public synchronized List<Port> ports() {
+    public List<Port> ports() {
         List<Port> list = new ArrayList<>(ports.keySet());
         list.sort(java.util.Comparator.comparingInt(Port::id));
         return list;

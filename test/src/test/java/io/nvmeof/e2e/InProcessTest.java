@@ -196,11 +196,15 @@ class InProcessTest {
         t.addSubsystem(s);
         InetSocketAddress a = t.listenTcp(new InetSocketAddress("127.0.0.1", 0));
         Controller c = Nvmeof.connect("nvme+tcp://127.0.0.1:" + a.getPort() + "/" + NQN,
-                ConnectOptions.defaults().ioQueues(1).commandTimeout(java.time.Duration.ofSeconds(5)));
+                ConnectOptions.defaults().ioQueues(1).commandTimeout(java.time.Duration.ofSeconds(5))
+                        .controllerLossTimeout(java.time.Duration.ofSeconds(2)).reconnectDelay(java.time.Duration.ofMillis(200)));
         BlockDevice dev = c.namespace(1);
         dev.write(0, ByteBuffer.allocate(4096));
         t.close();
-        assertThrows(IOException.class, () -> dev.read(0, ByteBuffer.allocate(4096)));
+        long lost = System.nanoTime();
+        IOException e = assertThrows(IOException.class, () -> dev.read(0, ByteBuffer.allocate(4096)));
+        assertTrue(e.getMessage().contains("controller loss timeout"), e.getMessage());
+        assertTrue(System.nanoTime() - lost >= TimeUnit.MILLISECONDS.toNanos(1500), "waited for the reconnect attempts");
         long t0 = System.nanoTime();
         c.close();
         assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(10), "close() returned promptly");

@@ -27,7 +27,8 @@ public interface Backend extends AutoCloseable {
 
     /** Writes zeroes to a range; backends with a faster way than writing a zero buffer override it. */
     default void writeZeroes(long offset, long length) throws IOException {
-        ByteBuffer zeros = ByteBuffer.allocateDirect((int) Math.min(length, 1 << 20));
+        int align = Math.max(bufferAlignment(), 1);
+        ByteBuffer zeros = ByteBuffer.allocateDirect((int) Math.min(length, 1 << 20) + align).alignedSlice(align);
         long done = 0;
         while (done < length) {
             int n = (int) Math.min(zeros.capacity(), length - done);

@@ -78,12 +78,17 @@ public final class ConfigApplier {
             Subsystem existing = target.subsystem(s.nqn());
             if (existing == null) {
                 Subsystem created = new Subsystem(s.nqn(), s.serial(), s.model(), s.firmware());
-                created.ieeeOui(s.ieeeOui());
-                hosts(created, s);
-                for (NamespaceConfig n : s.namespaces()) {
-                    open(created, s.nqn(), n, first, changes);
+                try {
+                    created.ieeeOui(s.ieeeOui());
+                    hosts(created, s);
+                    for (NamespaceConfig n : s.namespaces()) {
+                        open(created, s.nqn(), n, first, changes);
+                    }
+                    target.addSubsystem(created);
+                } catch (IOException | RuntimeException e) {
+                    created.close(); // the backends opened so far
+                    throw e;
                 }
-                target.addSubsystem(created);
                 changes.add("added subsystem " + s.nqn());
             } else {
                 update(existing, old.get(s.nqn()), s, changes);
@@ -99,11 +104,28 @@ public final class ConfigApplier {
             if (existing == null) {
                 Port port = new Port(p.portid(), p.trtype(), new InetSocketAddress(p.traddr(), p.trsvcid()), false,
                         p.subsystems());
-                target.addPort(port);
-                changes.add("added " + port);
+                try {
+                    target.addPort(port);
+                    changes.add("added " + port);
+                } catch (IOException e) {
+                    if (first) {
+                        throw e;
+                    }
+                    LOG.log(System.Logger.Level.ERROR, e.getMessage());
+                    changes.add("FAILED " + e.getMessage());
+                }
             } else if (!existing.subsystems().equals(Set.copyOf(p.subsystems()))) {
+                Set<String> dropped = new HashSet<>(existing.subsystems());
+                dropped.removeAll(p.subsystems());
                 existing.subsystems().retainAll(p.subsystems());
                 existing.subsystems().addAll(p.subsystems());
+                // as nvmet does when a subsystem is unlinked from a port: its hosts there are let go
+                for (String nqn : dropped) {
+                    Subsystem sub = target.subsystem(nqn);
+                    if (sub != null) {
+                        sub.disconnect(existing);
+                    }
+                }
                 target.portChanged();
                 changes.add("port " + p.portid() + " now serves " + p.subsystems());
             }
@@ -157,13 +179,23 @@ public final class ConfigApplier {
             if (prev != null && prev.sameStorage(n) && sub.namespace(n.nsid()) != null) {
                 continue;
             }
-            if (sub.removeNamespace(n.nsid())) {
-                changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " replaced");
+            if (sub.namespace(n.nsid()) == null) {
+                try {
+                    open(sub, s.nqn(), n, false, changes);
+                } catch (IOException e) {
+                    // not reached: open() reports reload failures itself
+                }
+                continue;
             }
+            // new storage for an existing NSID: open it first, so a failure keeps the old one
             try {
-                open(sub, s.nqn(), n, false, changes);
-            } catch (IOException e) {
-                // not reached: open() reports reload failures itself
+                Namespace replacement = new Namespace(s.nqn(), n.nsid(), Backends.open(n), n.readOnly(), n.uuid());
+                sub.removeNamespace(n.nsid());
+                sub.addNamespace(replacement);
+                changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " replaced");
+            } catch (IOException | RuntimeException e) {
+                LOG.log(System.Logger.Level.ERROR, "keeping namespace " + n.nsid() + " of " + s.nqn() + ": " + e.getMessage());
+                changes.add("FAILED " + s.nqn() + " namespace " + Integer.toUnsignedString(n.nsid()) + ": " + e.getMessage());
             }
         }
         for (Integer nsid : new ArrayList<>(sub.namespaces().keySet())) {

@@ -152,6 +152,21 @@ class DiscoveryTest {
         }
     }
 
+    /** Ports on every address are reported at the address the host used, never as 0.0.0.0. */
+    @Test
+    void wildcardPortsReportTheAddressTheHostUsed() throws IOException {
+        Port any = target.addPort(new Port(4, "tcp", new InetSocketAddress("0.0.0.0", 0), false, List.of(OPEN)));
+        Port anyDisc = target.addPort(new Port(5, "tcp", new InetSocketAddress("0.0.0.0", 0), false, List.of()));
+        try (RawHost h = new RawHost(new InetSocketAddress("127.0.0.1", anyDisc.bound().getPort()))) {
+            h.bringUpAdmin(Nqn.DISCOVERY);
+            List<DiscoveryLogEntry> log = readLog(h, new long[1]);
+            DiscoveryLogEntry e = log.stream().filter(x -> x.portId() == 4).findFirst().orElseThrow();
+            assertEquals("127.0.0.1", e.traddr());
+            assertEquals(Integer.toString(any.bound().getPort()), e.trsvcid());
+            assertEquals("127.0.0.1", log.get(0).traddr(), "the current discovery entry too");
+        }
+    }
+
     @Test
     void subsystemsAreOnlyReachableThroughTheirPorts() throws IOException {
         try (RawHost h = new RawHost(disc.bound())) {

@@ -335,6 +335,33 @@ class TargetTcpTest {
         }
     }
 
+    /** A fused first that fails on a bad data digest takes its pairing with it: the second is aborted, once. */
+    @Test
+    void corruptFusedFirstAbortsItsSecond() throws IOException {
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+            int cntlid = admin.bringUpAdmin(NQN);
+            io.icreq(0, false, true);
+            assertTrue(io.connect(1, NQN, RawHost.HOST_NQN, cntlid).cqe().status().isSuccess());
+            byte[] block = new byte[4096];
+            ByteBuffer first = io.capsule(s -> s.opcode(NvmOpcode.COMPARE.code).psdt(1).fuse(1).nsid(1).slba(40)
+                    .blockCount(1).sgl(0, 4096, Sgl.IN_CAPSULE).cid(11), block);
+            first.put(first.limit() - 1, (byte) (first.get(first.limit() - 1) ^ 1));
+            io.send(first);
+            io.send(io.capsule(s -> s.opcode(NvmOpcode.WRITE.code).psdt(1).fuse(2).nsid(1).slba(40).blockCount(1)
+                    .sgl(0, 4096, Sgl.IN_CAPSULE).cid(12), block));
+            CompletionQueueEntry a = io.receive().cqe();
+            assertEquals(11, a.cid());
+            assertEquals(Status.TRANSIENT_TRANSPORT_ERROR, a.status());
+            CompletionQueueEntry b = io.receive().cqe();
+            assertEquals(12, b.cid());
+            assertEquals(Status.ABORTED_FUSED_FAILED, b.status());
+            // exactly one answer each: the next command gets the next answer
+            CompletionQueueEntry flush = io.command(s -> s.opcode(NvmOpcode.FLUSH.code).psdt(1).nsid(1).cid(13), null).cqe();
+            assertEquals(13, flush.cid());
+            assertTrue(flush.status().isSuccess());
+        }
+    }
+
     @Test
     void headerDigestMismatchIsFatal() throws IOException {
         try (RawHost h = new RawHost(address)) {
