@@ -46,6 +46,7 @@ public final class Controller implements AutoCloseable {
     private enum State { LIVE, RECONNECTING, DEAD }
     private volatile State state = State.LIVE;
     private final List<Command> parked = new ArrayList<>();
+    private final AtomicInteger reconnects = new AtomicInteger();
     private long lostAtNanos;
     private Throwable lossCause;
     /** Namespaces handed out, kept current by namespace-change events. */
@@ -239,6 +240,7 @@ public final class Controller implements AutoCloseable {
                 again = new ArrayList<>(parked);
                 parked.clear();
             }
+            reconnects.incrementAndGet();
             LOG.log(System.Logger.Level.WARNING, "reconnected to " + uri + " as controller " + cntlid + "; resubmitting "
                     + again.size() + " commands");
             for (Command c : again) {
@@ -633,6 +635,11 @@ public final class Controller implements AutoCloseable {
 
     public int cntlid() {
         return cntlid;
+    }
+
+    /** How many times the controller reconnected after losing its connection. */
+    public int reconnects() {
+        return reconnects.get();
     }
 
     public int ioQueueCount() {
