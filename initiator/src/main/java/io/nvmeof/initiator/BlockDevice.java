@@ -37,4 +37,45 @@ public interface BlockDevice {
 
     /** Synchronous {@link #flushAsync}. */
     void flush() throws IOException;
+
+    /** Deallocates (trims) a range (Dataset Management); it then reads back as zeroes if the target says so. */
+    CompletableFuture<Void> discardAsync(long offset, long length);
+
+    void discard(long offset, long length) throws IOException;
+
+    /** Writes zeroes to a range (Write Zeroes): no data crosses the wire. */
+    CompletableFuture<Void> writeZeroesAsync(long offset, long length);
+
+    void writeZeroes(long offset, long length) throws IOException;
+
+    /** Scatter: fills the buffers in order from consecutive bytes at {@code offset}. */
+    CompletableFuture<Void> readAsync(long offset, ByteBuffer... dsts);
+
+    /** Gather: writes the buffers in order to consecutive bytes at {@code offset}. */
+    CompletableFuture<Void> writeAsync(long offset, ByteBuffer... srcs);
+
+    /** The largest transfer of one command (MDTS); larger transfers are split. */
+    int maxTransferSize();
+
+    /** A reusable request for the allocation-free callback form. */
+    IoRequest newRequest();
+
+    /** The device as a {@link java.nio.channels.SeekableByteChannel}, at any byte position. */
+    default BlockDeviceChannel channel() {
+        return new BlockDeviceChannel(this);
+    }
+
+    /** Bytes from {@code offset} to the end of the device, as a stream. */
+    default java.io.InputStream inputStream(long offset) throws IOException {
+        BlockDeviceChannel c = channel();
+        c.position(offset);
+        return java.nio.channels.Channels.newInputStream(c);
+    }
+
+    /** Writes from {@code offset} on; closing the stream flushes the device. */
+    default java.io.OutputStream outputStream(long offset) throws IOException {
+        BlockDeviceChannel c = channel();
+        c.position(offset);
+        return java.nio.channels.Channels.newOutputStream(c);
+    }
 }

@@ -11,7 +11,7 @@ import java.util.concurrent.CompletableFuture;
  * the future the caller waits on. The caller fills it on its own thread; the queue's event
  * loop takes it from there (the object is its own hand-off task).
  */
-public final class Command extends CompletableFuture<Command> implements Runnable {
+public class Command extends CompletableFuture<Command> implements Runnable {
     /** Data direction. */
     public static final int NONE = 0;
     public static final int TO_CONTROLLER = 1;
@@ -133,6 +133,7 @@ public final class Command extends CompletableFuture<Command> implements Runnabl
     }
 
     /** Completes normally on success, exceptionally with {@link NvmeStatusException} otherwise. */
+    /** Called once with the outcome; {@link IoRequest} sends it to a callback instead. */
     void finish(Status s, long res) {
         if (dataCorrupt && s.isSuccess()) {
             s = Status.TRANSIENT_TRANSPORT_ERROR;

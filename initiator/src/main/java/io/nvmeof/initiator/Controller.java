@@ -162,16 +162,8 @@ public final class Controller implements AutoCloseable {
             if (closed || state != State.LIVE || options.controllerLossTimeout.toMillis() <= 0) {
                 return;
             }
-            state = State.RECONNECTING;
-            lostAtNanos = System.nanoTime();
-            lossCause = cause;
+            startRecovery(cause);
         }
-        LOG.log(System.Logger.Level.WARNING, "lost the connection to " + uri + " (" + cause.getMessage()
-                + "); reconnecting every " + options.reconnectDelay.toMillis() + " ms for up to "
-                + options.controllerLossTimeout.toSeconds() + " s");
-        Thread t = new Thread(this::reconnect, "nvmeof-reconnect");
-        t.setDaemon(true);
-        t.start();
     }
 
     /** A command its dead queue could not finish: it waits for the reconnect, then runs again. */
@@ -180,18 +172,25 @@ public final class Controller implements AutoCloseable {
             if (!closed && state != State.DEAD) {
                 parked.add(c);
                 if (state == State.LIVE) {
-                    // the queue died before its close listener ran: start recovery now
-                    state = State.RECONNECTING;
-                    lostAtNanos = System.nanoTime();
-                    lossCause = cause;
-                    Thread t = new Thread(this::reconnect, "nvmeof-reconnect");
-                    t.setDaemon(true);
-                    t.start();
+                    startRecovery(cause); // the queue died before its close listener ran
                 }
                 return;
             }
         }
         c.completeExceptionally(lostException(cause));
+    }
+
+    /** Enters RECONNECTING and starts the reconnect thread (holding the lock). */
+    private void startRecovery(Throwable cause) {
+        state = State.RECONNECTING;
+        lostAtNanos = System.nanoTime();
+        lossCause = cause;
+        LOG.log(System.Logger.Level.WARNING, "lost the connection to " + uri + " (" + cause.getMessage()
+                + "); reconnecting every " + options.reconnectDelay.toMillis() + " ms for up to "
+                + options.controllerLossTimeout.toSeconds() + " s");
+        Thread t = new Thread(this::reconnect, "nvmeof-reconnect");
+        t.setDaemon(true);
+        t.start();
     }
 
     private IOException lostException(Throwable cause) {

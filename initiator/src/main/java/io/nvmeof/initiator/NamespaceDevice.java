@@ -3,6 +3,8 @@ package io.nvmeof.initiator;
 import io.nvmeof.protocol.NvmOpcode;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /** {@link BlockDevice} over one namespace of a {@link Controller}; splits transfers at MDTS. */
@@ -79,16 +81,132 @@ final class NamespaceDevice implements BlockDevice {
     }
 
     private Command io(NvmOpcode op, long offset, ByteBuffer buf, int length) {
+        Command c = new Command(op == NvmOpcode.READ ? "Read" : "Write");
+        fill(c, op, offset, buf, length);
+        controller.submitIo(c);
+        return c;
+    }
+
+    /** Sets a read or write command's fields. */
+    void fill(Command c, NvmOpcode op, long offset, ByteBuffer buf, int length) {
         long slba = offset >>> blockShift;
-        Command c = new Command(op == NvmOpcode.READ ? "Read" : "Write").opcode(op.code).nsid(nsid)
-                .cdw(10, (int) slba).cdw(11, (int) (slba >>> 32)).cdw(12, (length >>> blockShift) - 1);
+        c.opcode(op.code).nsid(nsid).cdw(10, (int) slba).cdw(11, (int) (slba >>> 32)).cdw(12, (length >>> blockShift) - 1);
         if (op == NvmOpcode.READ) {
             c.dataIn(buf, length);
         } else {
             c.dataOut(buf, length);
         }
+    }
+
+    void submit(Command c) {
         controller.submitIo(c);
-        return c;
+    }
+
+    /** Checks a transfer that must fit one command (the callback form does not split). */
+    void checkSingle(long offset, int length, String what) {
+        check(offset, length, what);
+        if (length == 0 || length > maxTransfer) {
+            throw new IllegalArgumentException(what + " of " + length + " bytes: one request moves 1.." + maxTransfer + " bytes");
+        }
+    }
+
+    @Override
+    public int maxTransferSize() {
+        return maxTransfer;
+    }
+
+    @Override
+    public IoRequest newRequest() {
+        return new IoRequest(this);
+    }
+
+    /** Ranges of at most 2^32 - 1 blocks, 256 per Dataset Management command. */
+    @Override
+    public CompletableFuture<Void> discardAsync(long offset, long length) {
+        checkRange(offset, length, "discard");
+        List<CompletableFuture<?>> parts = new ArrayList<>();
+        long block = offset >>> blockShift;
+        long blocksLeft = length >>> blockShift;
+        while (blocksLeft > 0) {
+            ByteBuffer ranges = ByteBuffer.allocateDirect(256 * 16).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            int n = 0;
+            while (blocksLeft > 0 && n < 256) {
+                long count = Math.min(blocksLeft, 0xffffffffL);
+                ranges.putInt(n * 16 + 4, (int) count).putLong(n * 16 + 8, block);
+                block += count;
+                blocksLeft -= count;
+                n++;
+            }
+            Command c = new Command("Dataset Management").opcode(NvmOpcode.DATASET_MANAGEMENT.code).nsid(nsid)
+                    .cdw(10, n - 1).cdw(11, 1 << 2).dataOut(ranges.limit(n * 16), n * 16);
+            controller.submitIo(c);
+            parts.add(c);
+        }
+        return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]));
+    }
+
+    /** At most 65536 blocks per Write Zeroes. */
+    @Override
+    public CompletableFuture<Void> writeZeroesAsync(long offset, long length) {
+        checkRange(offset, length, "write zeroes");
+        List<CompletableFuture<?>> parts = new ArrayList<>();
+        long block = offset >>> blockShift;
+        long blocksLeft = length >>> blockShift;
+        while (blocksLeft > 0) {
+            int count = (int) Math.min(blocksLeft, 65536);
+            Command c = new Command("Write Zeroes").opcode(NvmOpcode.WRITE_ZEROES.code).nsid(nsid).cdw(10, (int) block)
+                    .cdw(11, (int) (block >>> 32)).cdw(12, count - 1);
+            controller.submitIo(c);
+            parts.add(c);
+            block += count;
+            blocksLeft -= count;
+        }
+        return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]));
+    }
+
+    private void checkRange(long offset, long length, String what) {
+        if (length < 0 || (length & (blockSize - 1)) != 0) {
+            throw new IllegalArgumentException(what + " length " + length + " is not a multiple of the block size " + blockSize);
+        }
+        if (offset < 0 || (offset & (blockSize - 1)) != 0) {
+            throw new IllegalArgumentException(what + " offset " + offset + " is not a multiple of the block size " + blockSize);
+        }
+        if (offset + length > size()) {
+            throw new IllegalArgumentException(what + " of " + length + " bytes at " + offset
+                    + " goes past the end of the " + size() + "-byte namespace");
+        }
+    }
+
+    @Override
+    public void discard(long offset, long length) throws IOException {
+        Controller.await(discardAsync(offset, length), "discard at " + offset, timeout());
+    }
+
+    @Override
+    public void writeZeroes(long offset, long length) throws IOException {
+        Controller.await(writeZeroesAsync(offset, length), "write zeroes at " + offset, timeout());
+    }
+
+    @Override
+    public CompletableFuture<Void> readAsync(long offset, ByteBuffer... dsts) {
+        return vectored(NvmOpcode.READ, offset, dsts);
+    }
+
+    @Override
+    public CompletableFuture<Void> writeAsync(long offset, ByteBuffer... srcs) {
+        return vectored(NvmOpcode.WRITE, offset, srcs);
+    }
+
+    /** Scatter/gather: every buffer but the last must hold whole blocks; each goes as its own transfer. */
+    private CompletableFuture<Void> vectored(NvmOpcode op, long offset, ByteBuffer[] bufs) {
+        List<CompletableFuture<?>> parts = new ArrayList<>();
+        long at = offset;
+        for (ByteBuffer b : bufs) {
+            int n = b.remaining();
+            parts.add(transfer(op, at, b));
+            at += n;
+        }
+        return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]));
     }
 
     @Override
