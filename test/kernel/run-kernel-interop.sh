@@ -93,5 +93,26 @@ if grep -q "LEAK:" "$work/target.err"; then echo "target leaked buffers:"; cat "
 grep -q "nvmeof target stopped" "$work/target.out" || { echo "target did not stop cleanly"; status=1; }
 grep -q "refused Connect\|not allowed" "$work/target.err" || { echo "target did not log the refusal"; status=1; }
 grep -q "namespace 2 added" "$work/target.out" || { echo "target did not reload"; status=1; }
-if [ $status = 0 ]; then echo "kernel interop: 1 passed, 0 failed"; else echo "kernel interop: 0 passed, 1 failed"; fi
+# ---- part 2: our initiator against the kernel's nvmet-tcp target in the guest ----
+KNQN=nqn.2026-11.io.nvmeof:kernel-target
+kport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+echo "== kernel target in the guest, reached at 127.0.0.1:$kport"
+kstatus=0
+kjob=$("$vm/run-guest.sh" --bg --timeout 600 --job "$work/kjob" --fwd "tcp:127.0.0.1:$kport-:4420" \
+  --env TRANSPORTS=tcp --env NQN="$KNQN" --env BACKING=file --env SIZE_MB=256 "$vm/guest-scripts/nvmet-target.sh") \
+  || kstatus=1
+if [ $kstatus = 0 ]; then
+  for _ in $(seq 60); do python3 "$vm/tools/nvme-tcp-icreq.py" "$kport" >/dev/null 2>&1 && break; sleep 1; done
+  (cd "$top" && mvn -B -o -q -pl test surefire:test -Dtest=KernelTargetInteropTest \
+     -Dsurefire.failIfNoSpecifiedTests=false -Dnvmeof.kernel.target="127.0.0.1:$kport" -Dnvmeof.kernel.nqn="$KNQN") \
+     || kstatus=1
+  out="$top/test/target/surefire-reports/io.nvmeof.e2e.KernelTargetInteropTest.txt"
+  cat "$out" 2>/dev/null || true
+  grep -h "kernel target interop\|kernel target:" "$top/test/target/surefire-reports/io.nvmeof.e2e.KernelTargetInteropTest-output.txt" 2>/dev/null || true
+  grep -q "Tests run: 1, Failures: 0, Errors: 0, Skipped: 0" "$out" 2>/dev/null || kstatus=1
+  "$vm/run-guest.sh" --stop "$kjob" >/dev/null 2>&1 || true
+fi
+[ $kstatus = 0 ] && echo "KERNEL TARGET INTEROP: PASS" || { echo "KERNEL TARGET INTEROP: FAIL"; status=1; }
+
+if [ $status = 0 ]; then echo "kernel interop: 2 passed, 0 failed"; else echo "kernel interop: 0 passed, 2 failed"; fi
 exit $status

@@ -50,6 +50,8 @@ public final class Status {
     public static final Status NAMESPACE_NOT_READY = define(SCT_GENERIC, 0x82, "Namespace Not Ready", false);
 
     // Command specific status (Base 2.0, Figure 102; NVMe-oF 1.1, Figure 30 for Fabrics commands).
+    // Codes 80h-83h mean one thing for Connect and another for NVM commands (NVM Command Set
+    // 1.0, Figure 18); a status carries no command, so both names are given.
     public static final Status INVALID_QUEUE_ID = define(SCT_COMMAND_SPECIFIC, 0x01, "Invalid Queue Identifier", true);
     public static final Status INVALID_QUEUE_SIZE = define(SCT_COMMAND_SPECIFIC, 0x02, "Invalid Queue Size", true);
     public static final Status ABORT_LIMIT_EXCEEDED = define(SCT_COMMAND_SPECIFIC, 0x03, "Abort Command Limit Exceeded", false);
@@ -57,10 +59,10 @@ public final class Status {
     public static final Status INVALID_LOG_PAGE = define(SCT_COMMAND_SPECIFIC, 0x09, "Invalid Log Page", true);
     public static final Status FEATURE_NOT_SAVEABLE = define(SCT_COMMAND_SPECIFIC, 0x0D, "Feature Identifier Not Saveable", true);
     public static final Status FEATURE_NOT_CHANGEABLE = define(SCT_COMMAND_SPECIFIC, 0x0E, "Feature Not Changeable", true);
-    public static final Status CONNECT_INCOMPATIBLE_FORMAT = define(SCT_COMMAND_SPECIFIC, 0x80, "Connect Incompatible Format", true);
-    public static final Status CONNECT_CONTROLLER_BUSY = define(SCT_COMMAND_SPECIFIC, 0x81, "Connect Controller Busy", false);
-    public static final Status CONNECT_INVALID_PARAMETERS = define(SCT_COMMAND_SPECIFIC, 0x82, "Connect Invalid Parameters", true);
-    public static final Status CONNECT_RESTART_DISCOVERY = define(SCT_COMMAND_SPECIFIC, 0x83, "Connect Restart Discovery", true);
+    public static final Status CONNECT_INCOMPATIBLE_FORMAT = define(SCT_COMMAND_SPECIFIC, 0x80, "Connect Incompatible Format / Conflicting Attributes", true);
+    public static final Status CONNECT_CONTROLLER_BUSY = define(SCT_COMMAND_SPECIFIC, 0x81, "Connect Controller Busy / Invalid Protection Information", false);
+    public static final Status CONNECT_INVALID_PARAMETERS = define(SCT_COMMAND_SPECIFIC, 0x82, "Connect Invalid Parameters / Attempted Write to Read Only Range", true);
+    public static final Status CONNECT_RESTART_DISCOVERY = define(SCT_COMMAND_SPECIFIC, 0x83, "Connect Restart Discovery / Command Size Limit Exceeded", true);
     public static final Status CONNECT_INVALID_HOST = define(SCT_COMMAND_SPECIFIC, 0x84, "Connect Invalid Host", true);
 
     // Media and data integrity errors (Base 2.0, Figure 103).
