@@ -38,6 +38,10 @@ import java.util.concurrent.TimeUnit;
  * with in-capsule data for small writes, H2CData in answer to R2T, C2HData into the
  * caller's buffer, response capsules, digests (NVMe/TCP Transport 1.0). Commands wait in
  * a queue when every command ID is in use. Confined to the channel's event loop.
+ *
+ * <p>SQ flow control holds by construction: at most queue size - 1 commands are outstanding,
+ * every outstanding command occupies at most one SQ entry (the controller frees it when it
+ * fetches the command, SQHD), so the SQ can never be full when a command is sent.
  */
 final class TcpQueue extends PduDecoder implements Queue {
     private static final System.Logger LOG = System.getLogger(TcpQueue.class.getName());
