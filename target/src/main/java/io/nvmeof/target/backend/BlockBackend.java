@@ -1,7 +1,6 @@
 package io.nvmeof.target.backend;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,21 +11,12 @@ import java.nio.file.StandardOpenOption;
  * (BLKGETSIZE64, BLKSSZGET); Deallocate is BLKDISCARD, Write Zeroes BLKZEROOUT; Flush is
  * fdatasync, which also flushes the device's volatile cache.
  */
-public final class BlockBackend implements Backend {
+public final class BlockBackend extends ChannelBackend {
     private final Path path;
-    private final FileChannel channel;
-    private final int fd;
-    private final long size;
-    private final int blockSize;
-    private final boolean readOnly;
 
     private BlockBackend(Path path, FileChannel channel, int fd, long size, int blockSize, boolean readOnly) {
+        super(channel, fd, size, blockSize, readOnly);
         this.path = path;
-        this.channel = channel;
-        this.fd = fd;
-        this.size = size;
-        this.blockSize = blockSize;
-        this.readOnly = readOnly;
     }
 
     /** Opens a block device; {@code blockSize} 0 takes the device's logical block size. */
@@ -59,41 +49,6 @@ public final class BlockBackend implements Backend {
     }
 
     @Override
-    public long size() {
-        return size;
-    }
-
-    @Override
-    public int blockSize() {
-        return blockSize;
-    }
-
-    @Override
-    public boolean blocking() {
-        return true;
-    }
-
-    @Override
-    public void read(long offset, ByteBuffer dst) throws IOException {
-        long at = offset;
-        while (dst.hasRemaining()) {
-            int n = channel.read(dst, at);
-            if (n < 0) {
-                throw new IOException("short read at " + at + " of " + path);
-            }
-            at += n;
-        }
-    }
-
-    @Override
-    public void write(long offset, ByteBuffer src) throws IOException {
-        long at = offset;
-        while (src.hasRemaining()) {
-            at += channel.write(src, at);
-        }
-    }
-
-    @Override
     public void deallocate(long offset, long length) throws IOException {
         if (!readOnly) {
             LinuxIo.blockRange(fd, LinuxIo.BLKDISCARD, offset, length, "BLKDISCARD on " + path);
@@ -106,23 +61,8 @@ public final class BlockBackend implements Backend {
     }
 
     @Override
-    public void flush() throws IOException {
-        if (!readOnly) {
-            channel.force(false);
-        }
-    }
-
-    @Override
     public String describe() {
         return "block:" + path;
     }
 
-    @Override
-    public void close() throws IOException {
-        try {
-            channel.close();
-        } finally {
-            LinuxIo.close(fd);
-        }
-    }
 }

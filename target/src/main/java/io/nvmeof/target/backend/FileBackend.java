@@ -19,27 +19,18 @@ import java.util.List;
  * {@code fallocate}. With direct I/O the page cache is bypassed (O_DIRECT) and data buffers
  * must be aligned to 4 KiB.
  */
-public final class FileBackend implements Backend {
+public final class FileBackend extends ChannelBackend {
     /** Buffer and offset alignment for O_DIRECT that suits every common file system. */
     static final int DIRECT_ALIGNMENT = 4096;
     private final Path path;
-    private final FileChannel channel;
-    private final long size;
-    private final int blockSize;
-    private final boolean readOnly;
     private final boolean direct;
-    /** A second descriptor for fallocate (FileChannel hides its own); -1 when read-only. */
-    private final int fd;
     private volatile boolean punchSupported = true;
 
+    /** {@code fd}: a second descriptor for fallocate (FileChannel hides its own); -1 when read-only. */
     private FileBackend(Path path, FileChannel channel, long size, int blockSize, boolean readOnly, boolean direct, int fd) {
+        super(channel, fd, size, blockSize, readOnly);
         this.path = path;
-        this.channel = channel;
-        this.size = size;
-        this.blockSize = blockSize;
-        this.readOnly = readOnly;
         this.direct = direct;
-        this.fd = fd;
     }
 
     /**
@@ -106,47 +97,8 @@ public final class FileBackend implements Backend {
     }
 
     @Override
-    public long size() {
-        return size;
-    }
-
-    @Override
-    public int blockSize() {
-        return blockSize;
-    }
-
-    @Override
-    public boolean blocking() {
-        return true;
-    }
-
-    @Override
     public int bufferAlignment() {
         return direct ? DIRECT_ALIGNMENT : 1;
-    }
-
-    @Override
-    public void read(long offset, ByteBuffer dst) throws IOException {
-        long at = offset;
-        while (dst.hasRemaining()) {
-            int n = channel.read(dst, at);
-            if (n < 0) {
-                // Past the end of a sparse or shrunk file: reads as zeros.
-                while (dst.hasRemaining()) {
-                    dst.put((byte) 0);
-                }
-                return;
-            }
-            at += n;
-        }
-    }
-
-    @Override
-    public void write(long offset, ByteBuffer src) throws IOException {
-        long at = offset;
-        while (src.hasRemaining()) {
-            at += channel.write(src, at);
-        }
     }
 
     @Override
@@ -168,14 +120,7 @@ public final class FileBackend implements Backend {
                 path.toString())) {
             return;
         }
-        Backend.super.writeZeroes(offset, length);
-    }
-
-    @Override
-    public void flush() throws IOException {
-        if (!readOnly) {
-            channel.force(false);
-        }
+        super.writeZeroes(offset, length);
     }
 
     @Override
@@ -183,12 +128,4 @@ public final class FileBackend implements Backend {
         return "file:" + path + (direct ? ",direct" : "");
     }
 
-    @Override
-    public void close() throws IOException {
-        try {
-            channel.close();
-        } finally {
-            LinuxIo.close(fd);
-        }
-    }
 }
