@@ -462,6 +462,14 @@ public final class Controller implements AutoCloseable {
 
     /** Runs an admin command synchronously with the command timeout. */
     public Command admin(Command c) throws IOException {
+        // while the association is being rebuilt, wait for it (up to the controller loss timeout)
+        long deadline = System.nanoTime() + options.controllerLossTimeout.toNanos() + TimeUnit.SECONDS.toNanos(1);
+        while (state == State.RECONNECTING && !closed && System.nanoTime() - deadline < 0) {
+            sleep(20);
+        }
+        if (state != State.LIVE || closed) {
+            throw lostException(lossCause);
+        }
         return run(admin, c);
     }
 
