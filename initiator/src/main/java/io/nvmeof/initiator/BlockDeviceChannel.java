@@ -13,7 +13,7 @@ import java.nio.channels.SeekableByteChannel;
  */
 public final class BlockDeviceChannel implements SeekableByteChannel {
     private final BlockDevice device;
-    private final ByteBuffer block;
+    private ByteBuffer block;
     private long position;
     private boolean open = true;
 
@@ -31,6 +31,15 @@ public final class BlockDeviceChannel implements SeekableByteChannel {
     @Override
     public int read(ByteBuffer dst) throws IOException {
         ensureOpen();
+        try {
+            return doRead(dst);
+        } catch (IOException | RuntimeException e) {
+            fresh();
+            throw e;
+        }
+    }
+
+    private int doRead(ByteBuffer dst) throws IOException {
         long size = device.size();
         if (position >= size) {
             return -1;
@@ -62,6 +71,23 @@ public final class BlockDeviceChannel implements SeekableByteChannel {
     @Override
     public int write(ByteBuffer src) throws IOException {
         ensureOpen();
+        try {
+            return doWrite(src);
+        } catch (IOException | RuntimeException e) {
+            fresh();
+            throw e;
+        }
+    }
+
+    /**
+     * After a failure the old block buffer may still belong to a command the controller is
+     * retrying: use a new one from then on.
+     */
+    private void fresh() {
+        block = ByteBuffer.allocateDirect(device.blockSize());
+    }
+
+    private int doWrite(ByteBuffer src) throws IOException {
         long size = device.size();
         if (position + src.remaining() > size) {
             throw new IOException("writing " + src.remaining() + " bytes at " + position + " goes past the end of the "

@@ -31,6 +31,8 @@ public class Command extends CompletableFuture<Command> implements Runnable {
     long result;
     int cid = -1;
     long deadlineNanos;
+    /** When the caller stops waiting (0: never set); the command is not run or resubmitted past it. */
+    long expiresAtNanos;
     /** Waits as long as it takes (an Asynchronous Event Request): no command timeout. */
     boolean exemptFromTimeout;
     /** Passed its timeout once: an Abort was asked for; the next time it fails. */
@@ -90,6 +92,10 @@ public class Command extends CompletableFuture<Command> implements Runnable {
     }
 
     public Command dataIn(ByteBuffer into, int len) {
+        if (into.isReadOnly()) {
+            throw new IllegalArgumentException(name + ": cannot read into a read-only buffer");
+        }
+        checkLength(into, len);
         this.data = into;
         this.length = len;
         this.direction = FROM_CONTROLLER;
@@ -97,10 +103,18 @@ public class Command extends CompletableFuture<Command> implements Runnable {
     }
 
     public Command dataOut(ByteBuffer from, int len) {
+        checkLength(from, len);
         this.data = from;
         this.length = len;
         this.direction = TO_CONTROLLER;
         return this;
+    }
+
+    private void checkLength(ByteBuffer b, int len) {
+        if (len < 0 || len > b.remaining()) {
+            throw new IllegalArgumentException(name + ": " + len + " bytes asked of a buffer with " + b.remaining()
+                    + " remaining");
+        }
     }
 
     public Status status() {

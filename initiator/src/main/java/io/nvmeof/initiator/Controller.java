@@ -89,30 +89,46 @@ public final class Controller implements AutoCloseable {
             throw new IOException("cannot resolve host " + uri.host());
         }
         HostIdentity id = options.identity();
-        admin = await(TcpQueue.open(group, address, 0, ADMIN_QUEUE_SIZE - 1, TcpQueue.ADMIN_IN_CAPSULE,
+        TcpQueue a = await(TcpQueue.open(group, address, 0, ADMIN_QUEUE_SIZE - 1, TcpQueue.ADMIN_IN_CAPSULE,
                 options.headerDigest, options.dataDigest, options.commandTimeout.toNanos(),
                 (int) options.connectTimeout.toMillis()), "connect to " + address, options.connectTimeout.toMillis());
         boolean discovery = isDiscovery();
         // a one-shot discovery connection needs no keep alive (nvme-cli does the same)
         long kato = discovery ? 0 : options.keepAlive.toMillis();
-        cntlid = (int) connectQueue(admin, ADMIN_QUEUE_SIZE, ConnectData.CNTLID_DYNAMIC, kato, id) & 0xffff;
+        try { // until bring-up publishes it, only bring-up talks to this admin queue
+            bringUp(a, address, id, discovery, kato);
+        } catch (IOException | RuntimeException e) {
+            a.close();
+            throw e;
+        }
+    }
 
-        cap = run(admin, propertyGet(Registers.CAP, 8)).result();
-        version = (int) run(admin, propertyGet(Registers.VS, 4)).result();
-        run(admin, propertySet(Registers.CC, Registers.ccEnable()));
-        waitReady(true);
+    private void bringUp(TcpQueue a, InetSocketAddress address, HostIdentity id, boolean discovery, long kato)
+            throws IOException {
+        cntlid = (int) connectQueue(a, ADMIN_QUEUE_SIZE, ConnectData.CNTLID_DYNAMIC, kato, id) & 0xffff;
+
+        cap = run(a, propertyGet(Registers.CAP, 8)).result();
+        version = (int) run(a, propertyGet(Registers.VS, 4)).result();
+        run(a, propertySet(Registers.CC, Registers.ccEnable()));
+        waitReady(a);
+        if (kato > 0) {
+            // from here the target counts KATO: keep it alive while the rest is set up
+            long period = Math.max(kato / 2, 100);
+            keepAlive = a.eventLoop().scheduleAtFixedRate(() -> sendKeepAlive(a), period, period, TimeUnit.MILLISECONDS);
+        }
 
         ByteBuffer page = Flyweight.allocate(IdentifyCns.DATA_SIZE);
-        run(admin, identifyCommand(IdentifyCns.CONTROLLER, 0, page));
+        run(a, identifyCommand(IdentifyCns.CONTROLLER, 0, page));
         identify = new IdentifyController().wrap(page, 0);
         if (discovery) {
+            admin = a;
             return; // a discovery controller has an admin queue only
         }
 
         int want = options.ioQueues;
         Command nq = Command.admin(AdminOpcode.SET_FEATURES, "Set Features (Number of Queues)")
                 .cdw(10, FeatureId.NUMBER_OF_QUEUES).cdw(11, (want - 1) | (want - 1) << 16);
-        long granted = run(admin, nq).result();
+        long granted = run(a, nq).result();
         int queues = Math.min(want, Math.min((int) (granted & 0xffff), (int) ((granted >>> 16) & 0xffff)) + 1);
 
         int size = Math.min(options.queueSize, Registers.capMaxQueueEntries(cap));
@@ -135,18 +151,15 @@ public final class Controller implements AutoCloseable {
         boolean recover = options.controllerLossTimeout.toMillis() > 0;
         for (TcpQueue q : opened) {
             if (recover) {
-                q.onOrphans(this::orphaned);
+                q.onOrphans((c, t) -> orphaned(q, c, t));
             }
             q.onTimeout(this::abort);
-            q.closeFuture().addListener(f -> connectionLost(new IOException("I/O queue " + q.qid() + " to " + address
+            q.closeFuture().addListener(f -> connectionLost(q, new IOException("I/O queue " + q.qid() + " to " + address
                     + " closed")));
         }
-        admin.closeFuture().addListener(f -> connectionLost(new IOException("admin queue to " + address + " closed")));
+        a.closeFuture().addListener(f -> connectionLost(a, new IOException("admin queue to " + address + " closed")));
         this.queues = opened.toArray(new TcpQueue[0]);
-        if (kato > 0) {
-            long period = Math.max(kato / 2, 100);
-            keepAlive = admin.eventLoop().scheduleAtFixedRate(this::sendKeepAlive, period, period, TimeUnit.MILLISECONDS);
-        }
+        this.admin = a;
         startAsyncEvents();
         LOG.log(System.Logger.Level.DEBUG, "connected to {0}: cntlid {1}, {2} I/O queues of {3}", uri, cntlid, queues, size);
     }
@@ -157,27 +170,63 @@ public final class Controller implements AutoCloseable {
      * A queue's connection ended. Unless the controller is closing, the association is torn
      * down and rebuilt every reconnect delay until the controller loss timeout; commands wait.
      */
-    private void connectionLost(Throwable cause) {
+    private void connectionLost(TcpQueue q, Throwable cause) {
         synchronized (this) {
-            if (closed || state != State.LIVE || options.controllerLossTimeout.toMillis() <= 0) {
+            if (closed || state != State.LIVE || !current(q)) {
+                return; // a queue of an association already given up
+            }
+            if (options.controllerLossTimeout.toMillis() <= 0) {
+                // no recovery wanted: the controller is lost for good
+                state = State.DEAD;
+                lossCause = cause;
+                Thread t = new Thread(this::tearDown, "nvmeof-teardown");
+                t.setDaemon(true);
+                t.start();
                 return;
             }
             startRecovery(cause);
         }
     }
 
-    /** A command its dead queue could not finish: it waits for the reconnect, then runs again. */
-    private void orphaned(Command c, Throwable cause) {
-        synchronized (this) {
-            if (!closed && state != State.DEAD) {
-                parked.add(c);
-                if (state == State.LIVE) {
-                    startRecovery(cause); // the queue died before its close listener ran
-                }
-                return;
+    /** Whether {@code q} belongs to the live association. */
+    private boolean current(TcpQueue q) {
+        if (q == admin) {
+            return true;
+        }
+        for (TcpQueue x : queues) {
+            if (x == q) {
+                return true;
             }
         }
-        c.completeExceptionally(lostException(cause));
+        return false;
+    }
+
+    /** A command its dead queue could not finish: it waits for the reconnect, then runs again. */
+    private void orphaned(TcpQueue q, Command c, Throwable cause) {
+        boolean resubmit = false;
+        synchronized (this) {
+            if (!closed && state != State.DEAD && !expired(c)) {
+                if (state == State.LIVE && !current(q)) {
+                    resubmit = true; // a stale queue's leftover: the new association takes it
+                } else {
+                    parked.add(c);
+                    if (state == State.LIVE) {
+                        startRecovery(cause); // the queue died before its close listener ran
+                    }
+                    return;
+                }
+            }
+        }
+        if (resubmit) {
+            submitIo(c);
+            return;
+        }
+        c.completeExceptionally(expired(c) ? new NvmeTimeoutException(c.name() + " could not complete before its caller's"
+                + " deadline (connection lost: " + cause.getMessage() + ")") : lostException(cause));
+    }
+
+    private static boolean expired(Command c) {
+        return c.expiresAtNanos != 0 && System.nanoTime() - c.expiresAtNanos > 0;
     }
 
     /** Enters RECONNECTING and starts the reconnect thread (holding the lock). */
@@ -233,19 +282,50 @@ public final class Controller implements AutoCloseable {
                 tearDown();
                 continue;
             }
+            // Writes from the old association may still be on their way inside the target until
+            // it notices the loss (KATO): wait that long before resubmitting, so an old write
+            // cannot land after a newer one.
+            long quiet = lostAtNanos + options.keepAlive.toNanos() - System.nanoTime();
+            if (quiet > 0) {
+                try {
+                    TimeUnit.NANOSECONDS.sleep(quiet);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
             List<Command> again;
             synchronized (this) {
-                state = State.LIVE;
-                again = new ArrayList<>(parked);
-                parked.clear();
+                if (closed) {
+                    again = List.of();
+                } else {
+                    state = State.LIVE;
+                    again = new ArrayList<>(parked);
+                    parked.clear();
+                }
             }
             reconnects.incrementAndGet();
             LOG.log(System.Logger.Level.WARNING, "reconnected to " + uri + " as controller " + cntlid + "; resubmitting "
                     + again.size() + " commands");
             for (Command c : again) {
-                submitIo(c);
+                try {
+                    if (expired(c)) {
+                        c.completeExceptionally(new NvmeTimeoutException(c.name()
+                                + " could not complete before its caller's deadline (reconnected too late)"));
+                    } else {
+                        submitIo(c);
+                    }
+                } catch (RuntimeException e) {
+                    c.completeExceptionally(new IOException(c.name() + ": " + e, e));
+                }
             }
             refreshNamespaces();
+            // a queue of the new association that died already starts the next round
+            for (TcpQueue q : queues) {
+                if (!q.isOpen()) {
+                    connectionLost(q, new IOException("I/O queue " + q.qid() + " closed during reconnect"));
+                }
+            }
             return;
         }
     }
@@ -275,8 +355,13 @@ public final class Controller implements AutoCloseable {
 
     /** Sends an I/O command to a queue of the live association, or parks it while reconnecting. */
     void submitIo(Command c) {
+        if (c.expiresAtNanos == 0) {
+            // the caller waits at most callerTimeoutMillis(): nothing may touch its buffer after that
+            c.expiresAtNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(callerTimeoutMillis() - 500);
+        }
+        State st = state; // state first: a LIVE read then guarantees the queues of that association
         TcpQueue[] qs = queues;
-        if (state == State.LIVE && qs.length > 0) {
+        if (!closed && st == State.LIVE && qs.length > 0) {
             qs[(next.getAndIncrement() & Integer.MAX_VALUE) % qs.length].submit(c);
             return;
         }
@@ -286,11 +371,8 @@ public final class Controller implements AutoCloseable {
                 return;
             }
         }
-        if (!closed && state == State.LIVE) {
-            submitIo(c); // the association came back meanwhile
-            return;
-        }
-        c.completeExceptionally(lostException(lossCause));
+        c.completeExceptionally(closed ? new IOException("controller " + uri + " is closed")
+                : qs.length == 0 && st == State.LIVE ? new IOException(uri + " has no I/O queues") : lostException(lossCause));
     }
 
     /** A command passed its timeout: ask the controller to abort it (Base 2.0, 5.1). */
@@ -336,7 +418,11 @@ public final class Controller implements AutoCloseable {
         q.submit(aer);
         aer.whenComplete((c, t) -> {
             if (t != null) {
-                return; // the queue went away; a reconnect posts a new one
+                Throwable x = t instanceof java.util.concurrent.CompletionException && t.getCause() != null ? t.getCause() : t;
+                if (x instanceof NvmeStatusException s && !s.status().equals(Status.AER_LIMIT_EXCEEDED) && q.isOpen()) {
+                    postAsyncEventRequest(q); // a failed request: keep one outstanding
+                }
+                return; // otherwise the queue went away; a reconnect posts a new one
             }
             int dw0 = (int) c.result();
             Thread handler = new Thread(() -> handleEvent(dw0), "nvmeof-aen");
@@ -359,6 +445,10 @@ public final class Controller implements AutoCloseable {
                     changed.add(page.getInt(at));
                 }
                 refreshNamespaces();
+            } else if (lid != 0 && lid != io.nvmeof.protocol.LogPage.DISCOVERY) {
+                // read the page the event names, without RAE, so the controller reports such events again
+                int len = lid == io.nvmeof.protocol.LogPage.ERROR_INFORMATION ? io.nvmeof.protocol.LogPage.ERROR_ENTRY_SIZE : 512;
+                admin(Command.getLogPage(lid, 0, Flyweight.allocate(len), len, false));
             }
         } catch (IOException e) {
             LOG.log(System.Logger.Level.WARNING, "handling event " + Integer.toHexString(dw0) + " from " + uri + ": " + e);
@@ -406,14 +496,14 @@ public final class Controller implements AutoCloseable {
         }
     }
 
-    private void waitReady(boolean ready) throws IOException {
+    private void waitReady(TcpQueue a) throws IOException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(Registers.capTimeoutMillis(cap), 500));
         while (true) {
-            int csts = (int) run(admin, propertyGet(Registers.CSTS, 4)).result();
+            int csts = (int) run(a, propertyGet(Registers.CSTS, 4)).result();
             if ((csts & Registers.CSTS_CFS) != 0) {
                 throw new IOException("controller fatal status (CSTS.CFS) while enabling");
             }
-            if (Registers.cstsReady(csts) == ready) {
+            if (Registers.cstsReady(csts)) {
                 return;
             }
             if (System.nanoTime() > deadline) {
@@ -432,12 +522,12 @@ public final class Controller implements AutoCloseable {
         }
     }
 
-    private void sendKeepAlive() {
-        if (closed || !admin.isOpen()) {
+    private void sendKeepAlive(TcpQueue a) {
+        if (closed || !a.isOpen()) {
             return;
         }
         Command ka = Command.admin(AdminOpcode.KEEP_ALIVE, "Keep Alive");
-        admin.submit(ka);
+        a.submit(ka);
         ka.whenComplete((c, t) -> {
             if (t != null && !closed) {
                 LOG.log(System.Logger.Level.WARNING, "keep alive to " + uri + " failed: " + t.getMessage());
@@ -512,7 +602,18 @@ public final class Controller implements AutoCloseable {
         }
     }
 
+    /** Blocking waits would stall the very loop that must answer them: refuse them there. */
+    void checkBlockingAllowed() {
+        for (io.netty.util.concurrent.EventExecutor e : group) {
+            if (e.inEventLoop()) {
+                throw new IllegalStateException("a blocking call on an nvmeof event loop thread would wait for itself;"
+                        + " use the asynchronous or callback forms in completions");
+            }
+        }
+    }
+
     private Command run(Queue q, Command c) throws IOException {
+        checkBlockingAllowed();
         q.submit(c);
         return await(c, c.name(), callerTimeoutMillis());
     }
@@ -679,12 +780,29 @@ public final class Controller implements AutoCloseable {
         if (keepAlive != null) {
             keepAlive.cancel(false);
         }
+        boolean onLoop = false;
+        for (io.netty.util.concurrent.EventExecutor e : group) {
+            onLoop |= e.inEventLoop();
+        }
+        if (onLoop) {
+            // closing from a completion: no waiting here; the rest happens on its own thread
+            Thread t = new Thread(() -> {
+                tearDown();
+                group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            }, "nvmeof-close");
+            t.setDaemon(true);
+            t.start();
+            return;
+        }
         try {
             if (admin != null && admin.isOpen() && identify != null && state == State.LIVE) {
-                run(admin, propertySet(Registers.CC, Registers.ccEnable() | Registers.CC_SHN_NORMAL));
+                TcpQueue a = admin;
+                a.submit(propertySet(Registers.CC, Registers.ccEnable() | Registers.CC_SHN_NORMAL));
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
                 while (System.nanoTime() < deadline) {
-                    int csts = (int) run(admin, propertyGet(Registers.CSTS, 4)).result();
+                    Command get = propertyGet(Registers.CSTS, 4);
+                    a.submit(get);
+                    int csts = (int) await(get, "shutdown", 2000).result();
                     if (Registers.cstsShst(csts) == 2) {
                         break;
                     }

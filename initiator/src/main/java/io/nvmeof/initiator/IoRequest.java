@@ -39,15 +39,29 @@ public final class IoRequest extends Command {
         direction = NONE;
         data = null;
         length = 0;
-        device.submit(this);
+        submit();
     }
 
     private void start(NvmOpcode op, long offset, ByteBuffer buf, IoCallback cb) {
         int len = buf.remaining();
         device.checkSingle(offset, len, op == NvmOpcode.READ ? "read" : "write");
         begin(cb);
-        device.fill(this, op, offset, buf, len);
-        device.submit(this);
+        try {
+            device.fill(this, op, offset, buf, len);
+        } catch (RuntimeException e) {
+            busy = false;
+            throw e;
+        }
+        submit();
+    }
+
+    private void submit() {
+        try {
+            device.submit(this);
+        } catch (RuntimeException e) {
+            busy = false;
+            throw e;
+        }
     }
 
     private void begin(IoCallback cb) {
@@ -57,6 +71,7 @@ public final class IoRequest extends Command {
         busy = true;
         callback = cb;
         timedOut = false;
+        expiresAtNanos = 0;
         fuse = 0;
         for (int i = 10; i < 16; i++) {
             cdw[i] = 0;
@@ -91,6 +106,11 @@ public final class IoRequest extends Command {
     private void done(Throwable error) {
         IoCallback cb = callback;
         busy = false;
-        cb.completed(this, error);
+        try {
+            cb.completed(this, error);
+        } catch (Throwable t) {
+            // a callback's own failure must not take the queue (or the other requests) with it
+            System.getLogger(IoRequest.class.getName()).log(System.Logger.Level.WARNING, "I/O callback failed", t);
+        }
     }
 }

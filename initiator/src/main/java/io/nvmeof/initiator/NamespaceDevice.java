@@ -179,11 +179,13 @@ final class NamespaceDevice implements BlockDevice {
 
     @Override
     public void discard(long offset, long length) throws IOException {
+        controller.checkBlockingAllowed();
         Controller.await(discardAsync(offset, length), "discard at " + offset, timeout());
     }
 
     @Override
     public void writeZeroes(long offset, long length) throws IOException {
+        controller.checkBlockingAllowed();
         Controller.await(writeZeroesAsync(offset, length), "write zeroes at " + offset, timeout());
     }
 
@@ -232,16 +234,19 @@ final class NamespaceDevice implements BlockDevice {
 
     @Override
     public void read(long offset, ByteBuffer dst) throws IOException {
+        controller.checkBlockingAllowed();
         Controller.await(readAsync(offset, dst), "read at " + offset, timeout());
     }
 
     @Override
     public void write(long offset, ByteBuffer src) throws IOException {
+        controller.checkBlockingAllowed();
         Controller.await(writeAsync(offset, src), "write at " + offset, timeout());
     }
 
     @Override
     public void flush() throws IOException {
+        controller.checkBlockingAllowed();
         Controller.await(flushAsync(), "flush", timeout());
     }
 

@@ -58,6 +58,7 @@ final class TcpQueue extends PduDecoder implements Queue {
     private final boolean wantHeaderDigest;
     private final boolean wantDataDigest;
     private final long commandTimeoutNanos;
+    private final int connectTimeoutMillis;
     private final Command[] slots;
     /** Free slots, first in first out, so a slot rests as long as possible before reuse. */
     private final int[] freeSlots;
@@ -94,7 +95,9 @@ final class TcpQueue extends PduDecoder implements Queue {
         }
     };
 
-    private TcpQueue(int qid, int depth, int inCapsuleLimit, boolean hd, boolean dd, long commandTimeoutNanos) {
+    private TcpQueue(int qid, int depth, int inCapsuleLimit, boolean hd, boolean dd, long commandTimeoutNanos,
+                     int connectTimeoutMillis) {
+        this.connectTimeoutMillis = connectTimeoutMillis;
         this.qid = qid;
         this.depth = depth;
         this.inCapsuleLimit = inCapsuleLimit;
@@ -121,7 +124,7 @@ final class TcpQueue extends PduDecoder implements Queue {
     public static CompletableFuture<TcpQueue> open(EventLoopGroup group, InetSocketAddress address, int qid, int depth,
                                                     int inCapsuleLimit, boolean hd, boolean dd, long commandTimeoutNanos,
                                                     int connectTimeoutMillis) {
-        TcpQueue q = new TcpQueue(qid, depth, inCapsuleLimit, hd, dd, commandTimeoutNanos);
+        TcpQueue q = new TcpQueue(qid, depth, inCapsuleLimit, hd, dd, commandTimeoutNanos, connectTimeoutMillis);
         Bootstrap b = new Bootstrap().group(group).channel(EventLoops.clientChannel())
                 .option(ChannelOption.ALLOCATOR, EventLoops.ALLOCATOR)
                 .option(ChannelOption.TCP_NODELAY, true)
@@ -151,6 +154,13 @@ final class TcpQueue extends PduDecoder implements Queue {
         ByteBuf out = ctx.alloc().directBuffer(ICReqPdu.SIZE);
         Wire.store(scratch, ICReqPdu.SIZE, out);
         ctx.writeAndFlush(out);
+        ctx.executor().schedule(() -> {
+            if (!ready.isDone()) {
+                ready.completeExceptionally(new IOException("no ICResp from " + ctx.channel().remoteAddress() + " within "
+                        + connectTimeoutMillis + " ms"));
+                ctx.close();
+            }
+        }, connectTimeoutMillis, TimeUnit.MILLISECONDS);
         long period = Math.max(TimeUnit.NANOSECONDS.toMillis(commandTimeoutNanos) / 10, 20);
         timeoutCheck = ctx.executor().scheduleAtFixedRate(this::checkTimeouts, period, period, TimeUnit.MILLISECONDS);
         super.channelActive(ctx);
@@ -189,14 +199,26 @@ final class TcpQueue extends PduDecoder implements Queue {
 
     @Override
     public void submit(Command c) {
-        // The timeout runs from submission, so time spent waiting for a free slot counts.
-        c.deadlineNanos = System.nanoTime() + commandTimeoutNanos;
+        c.deadlineNanos = deadline(c);
         if (channel.eventLoop().inEventLoop()) {
             issue(c);
         } else {
             c.queue = this;
-            channel.eventLoop().execute(c);
+            try {
+                channel.eventLoop().execute(c);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                c.completeExceptionally(new IOException("queue " + qid + " is closed"));
+            }
         }
+    }
+
+    /**
+     * The timeout runs from submission (time waiting for a free slot counts), and never past
+     * the command's expiry, so the queue gives up before the caller does.
+     */
+    private long deadline(Command c) {
+        long d = System.nanoTime() + commandTimeoutNanos;
+        return c.expiresAtNanos != 0 && c.expiresAtNanos - d < 0 ? c.expiresAtNanos : d;
     }
 
     /**
@@ -204,9 +226,11 @@ final class TcpQueue extends PduDecoder implements Queue {
      * wire (commands waiting for a slot keep their order, so a waiting pair stays together too).
      */
     public void submitFused(Command first, Command second) {
-        long deadline = System.nanoTime() + commandTimeoutNanos;
-        first.deadlineNanos = deadline;
-        second.deadlineNanos = deadline;
+        if (depth < 2) {
+            throw new IllegalStateException("a fused pair needs a queue that holds two commands");
+        }
+        first.deadlineNanos = deadline(first);
+        second.deadlineNanos = deadline(second);
         channel.eventLoop().execute(() -> {
             issue(first);
             issue(second);
@@ -225,10 +249,15 @@ final class TcpQueue extends PduDecoder implements Queue {
         }
         c.received = 0;
         c.dataCorrupt = false;
-        if (freeCount == 0) {
-            waiting.addLast(c);
+        if (freeCount == 0 || !waiting.isEmpty() || c.fuse == 1 && freeCount < 2) {
+            waiting.addLast(c); // in order; a fused first waits until its second can follow it
             return;
         }
+        send(c);
+    }
+
+    /** Takes a slot and writes the capsule (a slot is free). */
+    private void send(Command c) {
         int slot = freeSlots[freeHead];
         freeHead = freeHead + 1 == depth ? 0 : freeHead + 1;
         freeCount--;
@@ -255,17 +284,33 @@ final class TcpQueue extends PduDecoder implements Queue {
             sqe.sgl(0, 0, Sgl.TCP_TRANSPORT);
         }
         ByteBuf out = ctx.alloc().directBuffer(plen);
-        Wire.store(scratch, CapsuleCommandPdu.SIZE, out);
-        if (hd) {
-            out.writeIntLE(crc.compute(out, 0, CapsuleCommandPdu.SIZE));
-        }
-        if (dataLen > 0) {
-            copyOut(c.data, 0, dataLen, out);
-            if (dd) {
-                out.writeIntLE(crc.compute(out, hdr, dataLen));
+        try {
+            Wire.store(scratch, CapsuleCommandPdu.SIZE, out);
+            if (hd) {
+                out.writeIntLE(crc.compute(out, 0, CapsuleCommandPdu.SIZE));
             }
+            if (dataLen > 0) {
+                copyOut(c.data, 0, dataLen, out);
+                if (dd) {
+                    out.writeIntLE(crc.compute(out, hdr, dataLen));
+                }
+            }
+        } catch (RuntimeException e) {
+            // the caller's buffer could not be read (say, its limit moved): this command alone fails
+            out.release();
+            slots[slot] = null;
+            retireSlotOnly(slot);
+            c.completeExceptionally(new IOException(c.name() + ": " + e, e));
+            return;
         }
         write(out);
+    }
+
+    /** Frees a slot without issuing waiting commands (the caller is in the middle of issuing). */
+    private void retireSlotOnly(int slot) {
+        int tail = freeHead + freeCount;
+        freeSlots[tail >= depth ? tail - depth : tail] = slot;
+        freeCount++;
     }
 
     private void write(ByteBuf out) {
@@ -357,18 +402,21 @@ final class TcpQueue extends PduDecoder implements Queue {
                 CompletionQueueEntry.SIZE, scratch), 0);
         int cid = cqe.cid();
         Command c = inFlight(cid, CapsuleResponsePdu.CQE_OFFSET + CompletionQueueEntry.CID_OFFSET);
+        // read everything first: retire() may issue the next command, through the same scratch buffer
+        io.nvmeof.protocol.Status status = cqe.status();
+        long result = cqe.result();
         retire(cid);
-        if (c.timedOut && cqe.status().equals(io.nvmeof.protocol.Status.ABORT_REQUESTED)) {
+        if (c.timedOut && status.equals(io.nvmeof.protocol.Status.ABORT_REQUESTED)) {
             c.completeExceptionally(new NvmeTimeoutException(c.name() + " timed out after "
                     + TimeUnit.NANOSECONDS.toMillis(commandTimeoutNanos) + " ms and was aborted"));
             return;
         }
-        if (cqe.status().isSuccess() && c.direction == Command.FROM_CONTROLLER && c.received != c.length) {
+        if (status.isSuccess() && c.direction == Command.FROM_CONTROLLER && c.received != c.length) {
             c.completeExceptionally(new IOException(c.name() + " completed with " + c.received + " of "
                     + c.length + " bytes transferred"));
             return;
         }
-        c.finish(cqe.status(), cqe.result());
+        c.finish(status, result);
     }
 
     private void c2hData(ByteBuf in, int start, int flags, int dataStart, int dataLength) throws PduException {
@@ -467,12 +515,18 @@ final class TcpQueue extends PduDecoder implements Queue {
     private void retire(int cid) {
         int slot = cid & SLOT_MASK;
         slots[slot] = null;
-        int tail = freeHead + freeCount;
-        freeSlots[tail >= depth ? tail - depth : tail] = slot;
-        freeCount++;
-        Command next = waiting.pollFirst();
-        if (next != null) {
-            issue(next);
+        retireSlotOnly(slot);
+        while (!waiting.isEmpty() && freeCount > 0) {
+            Command next = waiting.peekFirst();
+            if (next.fuse == 1 && freeCount < 2) {
+                return;
+            }
+            waiting.pollFirst();
+            if (failure != null) {
+                orphan(next, failure);
+            } else {
+                send(next);
+            }
         }
     }
 
@@ -536,7 +590,8 @@ final class TcpQueue extends PduDecoder implements Queue {
         if (c.timedOut) {
             c.completeExceptionally(new NvmeTimeoutException(c.name() + " timed out after "
                     + TimeUnit.NANOSECONDS.toMillis(commandTimeoutNanos) + " ms on queue " + qid));
-        } else if (o != null && qid != 0) {
+        } else if (o != null && qid != 0 && c.fuse == 0) {
+            // (a fused half alone means nothing to a target: it fails instead of coming back)
             o.accept(c, cause);
         } else {
             c.completeExceptionally(cause);

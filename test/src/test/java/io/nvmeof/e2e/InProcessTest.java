@@ -132,6 +132,43 @@ class InProcessTest {
         }
     }
 
+    /** With commands waiting for slots, every completion still carries its own status (no success by mistake). */
+    @Test
+    void errorsStayErrorsWhenTheQueueIsFull() throws Exception {
+        try (Controller c = Nvmeof.connect(uri + NQN, ConnectOptions.defaults().ioQueues(1).queueSize(4))) {
+            BlockDevice ro = c.namespace(7);
+            List<CompletableFuture<Void>> all = new ArrayList<>();
+            for (int i = 0; i < 200; i++) {
+                all.add(ro.writeAsync(0, ByteBuffer.allocate(4096)));
+            }
+            for (CompletableFuture<Void> f : all) {
+                java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                        () -> f.get(30, TimeUnit.SECONDS));
+                assertTrue(e.getCause() instanceof NvmeStatusException, String.valueOf(e.getCause()));
+                assertEquals(Status.NAMESPACE_WRITE_PROTECTED, ((NvmeStatusException) e.getCause()).status().withDnr(true));
+            }
+        }
+    }
+
+    /** A blocking call inside a completion would wait for the loop it runs on: it is refused, clearly. */
+    @Test
+    void blockingInsideACompletionIsRefused() throws Exception {
+        try (Controller c = Nvmeof.connect(uri + NQN, ConnectOptions.defaults().ioQueues(1))) {
+            BlockDevice dev = c.namespace(1);
+            CompletableFuture<Void> f = dev.readAsync(0, ByteBuffer.allocate(4096)).thenRun(() -> {
+                try {
+                    dev.read(4096, ByteBuffer.allocate(4096));
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> f.get(10, TimeUnit.SECONDS));
+            assertTrue(e.getCause() instanceof IllegalStateException, String.valueOf(e.getCause()));
+            dev.read(0, ByteBuffer.allocate(4096)); // and the device is fine
+        }
+    }
+
     @Test
     void errorsComeBackAsSpecStatusOrClearExceptions() throws Exception {
         try (Controller c = Nvmeof.connect(uri + NQN, ConnectOptions.defaults().ioQueues(1))) {

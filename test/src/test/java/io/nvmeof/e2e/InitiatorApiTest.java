@@ -229,8 +229,11 @@ class InitiatorApiTest {
             double perIo = (hostThreadsAllocated() - before) / 20_000.0;
             System.out.printf("host event loops allocated %.2f bytes per I/O%n", perIo);
             assertTrue(perIo < 16, perIo + " bytes allocated per I/O");
+            // one operation at a time: the slow namespace keeps the first in flight for sure
+            slow.delayMillis = 300;
+            BlockDevice slowDev = c.namespace(2);
             assertThrows(IllegalStateException.class, () -> {
-                IoRequest r = dev.newRequest();
+                IoRequest r = slowDev.newRequest();
                 CountDownLatch l = new CountDownLatch(1);
                 r.read(0, ByteBuffer.allocateDirect(4096), (x, e) -> l.countDown());
                 try {
@@ -240,6 +243,7 @@ class InitiatorApiTest {
                 }
             });
         } finally {
+            slow.delayMillis = 0;
             ResourceLeakDetector.setLevel(level);
         }
     }
