@@ -281,7 +281,7 @@ class InitiatorApiTest {
                     .join());
             assertTrue(e.getCause() instanceof NvmeTimeoutException, String.valueOf(e.getCause()));
             long ms = (System.nanoTime() - t0) / 1_000_000;
-            assertTrue(ms >= 1000 && ms < 3500, "failed after " + ms + " ms");
+            assertTrue(ms >= 1000 && ms < 10_000, "failed after " + ms + " ms");
             slow.delayMillis = 0;
             // the association was reset and rebuilt; I/O works again
             ByteBuffer back = ByteBuffer.allocate(4096);
