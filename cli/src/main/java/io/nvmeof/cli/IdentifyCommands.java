@@ -111,41 +111,14 @@ final class IdentifyCommands {
         return f;
     }
 
-    @Command(name = "id-ctrl", mixinStandardHelpOptions = true, description = "Identify Controller, with nvme-cli's field names.")
-    static final class IdCtrl implements Callable<Integer> {
-        @CommandLine.Spec
-        CommandLine.Model.CommandSpec spec;
-
-        @Parameters(index = "0", paramLabel = "URI", description = "nvme+tcp://HOST:PORT/<NQN>")
-        String uri;
-
-        @Mixin
-        OutputFormat output;
-
-        @Mixin
-        ConnectionOptions connection;
-
-        @Override
-        public Integer call() throws Exception {
-            boolean json = output.json();
-            try (Controller c = Controller.connect(io.nvmeof.initiator.NvmeofUri.parse(uri), connection.toOptions().ioQueues(1))) {
-                print(spec.commandLine().getOut(), "NVME Identify Controller:", controllerFields(c.identify()), json);
-            }
-            return 0;
-        }
-    }
-
-    @Command(name = "id-ns", mixinStandardHelpOptions = true, description = "Identify Namespace, with nvme-cli's field names.")
-    static final class IdNs implements Callable<Integer> {
+    /** What the identify commands share: a URI, an output format, the host options, one connection. */
+    abstract static class Connected implements Callable<Integer> {
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
         @Parameters(index = "0", paramLabel = "URI", description = "nvme+tcp://HOST:PORT/<NQN>[?nsid=N]")
         String uri;
 
-        @Option(names = {"-n", "--namespace-id"}, description = "NSID (default: the URI's, or the first active one).")
-        Integer nsid;
-
         @Mixin
         OutputFormat output;
 
@@ -156,61 +129,64 @@ final class IdentifyCommands {
         public Integer call() throws Exception {
             boolean json = output.json();
             try (Controller c = Controller.connect(Devices.parse(uri), connection.toOptions().ioQueues(1))) {
-                int n = nsid != null ? nsid : Devices.open(c).nsid();
-                print(spec.commandLine().getOut(), "NVME Identify Namespace " + Integer.toUnsignedString(n) + ":",
-                        namespaceFields(c.identifyNamespace(n)), json);
+                run(c, spec.commandLine().getOut(), json);
             }
             return 0;
+        }
+
+        abstract void run(Controller c, PrintWriter out, boolean json) throws Exception;
+    }
+
+    @Command(name = "id-ctrl", mixinStandardHelpOptions = true, description = "Identify Controller, with nvme-cli's field names.")
+    static final class IdCtrl extends Connected {
+        @Override
+        void run(Controller c, PrintWriter out, boolean json) {
+            print(out, "NVME Identify Controller:", controllerFields(c.identify()), json);
+        }
+    }
+
+    @Command(name = "id-ns", mixinStandardHelpOptions = true, description = "Identify Namespace, with nvme-cli's field names.")
+    static final class IdNs extends Connected {
+        @Option(names = {"-n", "--namespace-id"}, description = "NSID (default: the URI's, or the first active one).")
+        Integer nsid;
+
+        @Override
+        void run(Controller c, PrintWriter out, boolean json) throws Exception {
+            int n = nsid != null ? nsid : Devices.open(c).nsid();
+            print(out, "NVME Identify Namespace " + Integer.toUnsignedString(n) + ":", namespaceFields(c.identifyNamespace(n)),
+                    json);
         }
     }
 
     @Command(name = "list", mixinStandardHelpOptions = true, description = "List the active namespaces of a subsystem with their sizes.")
-    static final class ListNamespaces implements Callable<Integer> {
-        @CommandLine.Spec
-        CommandLine.Model.CommandSpec spec;
-
-        @Parameters(index = "0", paramLabel = "URI", description = "nvme+tcp://HOST:PORT/<NQN>")
-        String uri;
-
-        @Mixin
-        OutputFormat output;
-
-        @Mixin
-        ConnectionOptions connection;
-
+    static final class ListNamespaces extends Connected {
         @Override
-        public Integer call() throws Exception {
-            boolean json = output.json();
-            PrintWriter out = spec.commandLine().getOut();
-            try (Controller c = Controller.connect(Devices.parse(uri), connection.toOptions().ioQueues(1))) {
-                List<BlockDevice> all = c.namespaces();
-                if (json) {
-                    ObjectMapper m = new ObjectMapper();
-                    ObjectNode root = m.createObjectNode();
-                    root.put("subsystem", c.uri().subsystemNqn());
-                    root.put("model", c.identify().modelNumber());
-                    root.put("serial", c.identify().serialNumber());
-                    var arr = root.putArray("namespaces");
-                    for (BlockDevice d : all) {
-                        ObjectNode n = arr.addObject();
-                        n.put("nsid", Integer.toUnsignedLong(d.nsid()));
-                        n.put("size", d.size());
-                        n.put("sector_size", d.blockSize());
-                        n.put("uri", c.uri().subsystemNqn().isEmpty() ? "" : uri.replaceAll("\\?.*$", "") + "?nsid="
-                                + Integer.toUnsignedString(d.nsid()));
-                    }
-                    out.println(root.toPrettyString());
-                } else {
-                    out.printf("%-10s %-20s %-40s %s%n", "NSID", "Size", "Model", "Format");
-                    out.printf("%-10s %-20s %-40s %s%n", "-".repeat(10), "-".repeat(20), "-".repeat(40), "-".repeat(16));
-                    for (BlockDevice d : all) {
-                        out.printf("%-10s %-20s %-40s %d B + 0 B%n", Integer.toUnsignedString(d.nsid()), human(d.size()),
-                                c.identify().modelNumber(), d.blockSize());
-                    }
+        void run(Controller c, PrintWriter out, boolean json) throws Exception {
+            List<BlockDevice> all = c.namespaces();
+            if (json) {
+                ObjectMapper m = new ObjectMapper();
+                ObjectNode root = m.createObjectNode();
+                root.put("subsystem", c.uri().subsystemNqn());
+                root.put("model", c.identify().modelNumber());
+                root.put("serial", c.identify().serialNumber());
+                var arr = root.putArray("namespaces");
+                for (BlockDevice d : all) {
+                    ObjectNode n = arr.addObject();
+                    n.put("nsid", Integer.toUnsignedLong(d.nsid()));
+                    n.put("size", d.size());
+                    n.put("sector_size", d.blockSize());
+                    n.put("uri", uri.replaceAll("\\?.*$", "") + "?nsid=" + Integer.toUnsignedString(d.nsid()));
+                }
+                out.println(root.toPrettyString());
+            } else {
+                out.printf("%-10s %-20s %-40s %s%n", "NSID", "Size", "Model", "Format");
+                out.printf("%-10s %-20s %-40s %s%n", "-".repeat(10), "-".repeat(20), "-".repeat(40), "-".repeat(16));
+                for (BlockDevice d : all) {
+                    out.printf("%-10s %-20s %-40s %d B + 0 B%n", Integer.toUnsignedString(d.nsid()), human(d.size()),
+                            c.identify().modelNumber(), d.blockSize());
                 }
             }
             out.flush();
-            return 0;
         }
 
         static String human(long bytes) {
