@@ -31,95 +31,68 @@ public final class BlockDeviceChannel implements SeekableByteChannel {
     @Override
     public int read(ByteBuffer dst) throws IOException {
         ensureOpen();
-        try {
-            return doRead(dst);
-        } catch (IOException | RuntimeException e) {
-            fresh();
-            throw e;
-        }
-    }
-
-    private int doRead(ByteBuffer dst) throws IOException {
         long size = device.size();
         if (position >= size) {
             return -1;
         }
-        int want = (int) Math.min(dst.remaining(), size - position);
-        int bs = device.blockSize();
-        int done = 0;
-        while (done < want) {
-            int inBlock = (int) (position % bs);
-            int whole = (want - done) / bs * bs;
-            if (inBlock == 0 && whole > 0) {
-                ByteBuffer slice = dst.duplicate().limit(dst.position() + whole);
-                device.read(position, slice);
-                dst.position(dst.position() + whole);
-                position += whole;
-                done += whole;
-                continue;
-            }
-            block.clear();
-            device.read(position - inBlock, block);
-            int n = Math.min(bs - inBlock, want - done);
-            dst.put(block.clear().position(inBlock).limit(inBlock + n));
-            position += n;
-            done += n;
-        }
-        return want;
+        return transfer(dst, (int) Math.min(dst.remaining(), size - position), false);
     }
 
     @Override
     public int write(ByteBuffer src) throws IOException {
         ensureOpen();
-        try {
-            return doWrite(src);
-        } catch (IOException | RuntimeException e) {
-            fresh();
-            throw e;
-        }
-    }
-
-    /**
-     * After a failure the old block buffer may still belong to a command the controller is
-     * retrying: use a new one from then on.
-     */
-    private void fresh() {
-        block = ByteBuffer.allocateDirect(device.blockSize());
-    }
-
-    private int doWrite(ByteBuffer src) throws IOException {
         long size = device.size();
         if (position + src.remaining() > size) {
             throw new IOException("writing " + src.remaining() + " bytes at " + position + " goes past the end of the "
                     + size + "-byte device");
         }
-        int want = src.remaining();
-        int bs = device.blockSize();
-        int done = 0;
-        while (done < want) {
-            int inBlock = (int) (position % bs);
-            int whole = (want - done) / bs * bs;
-            if (inBlock == 0 && whole > 0) {
-                ByteBuffer slice = src.duplicate().limit(src.position() + whole);
-                device.write(position, slice);
-                src.position(src.position() + whole);
-                position += whole;
-                done += whole;
-                continue;
+        return transfer(src, src.remaining(), true);
+    }
+
+    /**
+     * Moves {@code want} bytes between {@code buf} and the device at the current position:
+     * whole blocks straight through, partial ones by way of a block buffer (read, and for a
+     * write merge and write back). After a failure the old block buffer may still belong to
+     * a command the controller is retrying, so a new one is used from then on.
+     */
+    private int transfer(ByteBuffer buf, int want, boolean write) throws IOException {
+        try {
+            int bs = device.blockSize();
+            int done = 0;
+            while (done < want) {
+                int inBlock = (int) (position % bs);
+                int whole = (want - done) / bs * bs;
+                int n;
+                if (inBlock == 0 && whole > 0) {
+                    n = whole;
+                    ByteBuffer slice = buf.duplicate().limit(buf.position() + n);
+                    if (write) {
+                        device.write(position, slice);
+                    } else {
+                        device.read(position, slice);
+                    }
+                    buf.position(buf.position() + n);
+                } else {
+                    n = Math.min(bs - inBlock, want - done);
+                    block.clear();
+                    device.read(position - inBlock, block);
+                    block.clear().position(inBlock).limit(inBlock + n);
+                    if (write) {
+                        block.put(buf.duplicate().limit(buf.position() + n));
+                        buf.position(buf.position() + n);
+                        device.write(position - inBlock, block.clear());
+                    } else {
+                        buf.put(block);
+                    }
+                }
+                position += n;
+                done += n;
             }
-            // a partial block: read, merge, write back
-            block.clear();
-            device.read(position - inBlock, block);
-            int n = Math.min(bs - inBlock, want - done);
-            block.clear().position(inBlock);
-            block.put(src.duplicate().limit(src.position() + n));
-            src.position(src.position() + n);
-            block.clear();
-            device.write(position - inBlock, block);
-            position += n;
-            done += n;
+            return want;
+        } catch (IOException | RuntimeException e) {
+            block = ByteBuffer.allocateDirect(device.blockSize());
+            throw e;
         }
-        return want;
     }
 
     @Override

@@ -45,24 +45,9 @@ final class NamespaceDevice implements BlockDevice {
         return blockSize;
     }
 
-    private void check(long offset, int length, String what) {
-        if (offset < 0 || (offset & (blockSize - 1)) != 0) {
-            throw new IllegalArgumentException(what + " offset " + offset + " is not a multiple of the block size "
-                    + blockSize);
-        }
-        if ((length & (blockSize - 1)) != 0) {
-            throw new IllegalArgumentException(what + " length " + length + " is not a multiple of the block size "
-                    + blockSize);
-        }
-        if (offset + length > size()) {
-            throw new IllegalArgumentException(what + " of " + length + " bytes at " + offset
-                    + " goes past the end of the " + size() + "-byte namespace");
-        }
-    }
-
     private CompletableFuture<Void> transfer(NvmOpcode op, long offset, ByteBuffer buf) {
         int length = buf.remaining();
-        check(offset, length, op == NvmOpcode.READ ? "read" : "write");
+        checkRange(offset, length, op == NvmOpcode.READ ? "read" : "write");
         if (length == 0) {
             return CompletableFuture.completedFuture(null);
         }
@@ -104,7 +89,7 @@ final class NamespaceDevice implements BlockDevice {
 
     /** Checks a transfer that must fit one command (the callback form does not split). */
     void checkSingle(long offset, int length, String what) {
-        check(offset, length, what);
+        checkRange(offset, length, what);
         if (length == 0 || length > maxTransfer) {
             throw new IllegalArgumentException(what + " of " + length + " bytes: one request moves 1.." + maxTransfer + " bytes");
         }
@@ -179,14 +164,12 @@ final class NamespaceDevice implements BlockDevice {
 
     @Override
     public void discard(long offset, long length) throws IOException {
-        controller.checkBlockingAllowed();
-        Controller.await(discardAsync(offset, length), "discard at " + offset, timeout());
+        sync(() -> discardAsync(offset, length), "discard at " + offset);
     }
 
     @Override
     public void writeZeroes(long offset, long length) throws IOException {
-        controller.checkBlockingAllowed();
-        Controller.await(writeZeroesAsync(offset, length), "write zeroes at " + offset, timeout());
+        sync(() -> writeZeroesAsync(offset, length), "write zeroes at " + offset);
     }
 
     @Override
@@ -228,26 +211,25 @@ final class NamespaceDevice implements BlockDevice {
         return c.thenAccept(x -> { });
     }
 
-    private long timeout() {
-        return controller.callerTimeoutMillis();
+    /** Waits for an asynchronous operation as the synchronous forms do (never on an event loop). */
+    private void sync(java.util.function.Supplier<CompletableFuture<Void>> op, String what) throws IOException {
+        controller.checkBlockingAllowed(); // before anything is sent
+        Controller.await(op.get(), what, controller.callerTimeoutMillis());
     }
 
     @Override
     public void read(long offset, ByteBuffer dst) throws IOException {
-        controller.checkBlockingAllowed();
-        Controller.await(readAsync(offset, dst), "read at " + offset, timeout());
+        sync(() -> readAsync(offset, dst), "read at " + offset);
     }
 
     @Override
     public void write(long offset, ByteBuffer src) throws IOException {
-        controller.checkBlockingAllowed();
-        Controller.await(writeAsync(offset, src), "write at " + offset, timeout());
+        sync(() -> writeAsync(offset, src), "write at " + offset);
     }
 
     @Override
     public void flush() throws IOException {
-        controller.checkBlockingAllowed();
-        Controller.await(flushAsync(), "flush", timeout());
+        sync(() -> flushAsync(), "flush");
     }
 
     @Override

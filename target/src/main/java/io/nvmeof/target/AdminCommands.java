@@ -35,37 +35,17 @@ final class AdminCommands {
         if (op == null) {
             return Status.INVALID_OPCODE;
         }
-        if (c.isDiscovery()) {
-            // A discovery controller implements what NVMe-oF 1.1, 5 asks of it.
-            switch (op) {
-                case IDENTIFY:
-                case GET_LOG_PAGE:
-                case SET_FEATURES:
-                case GET_FEATURES:
-                case KEEP_ALIVE:
-                case ASYNC_EVENT_REQUEST:
-                    return null;
-                default:
-                    return Status.INVALID_OPCODE;
-            }
-        }
-        return checkOpcodeOf(op);
+        return (c.isDiscovery() ? DISCOVERY : SUPPORTED).contains(op) ? null : Status.INVALID_OPCODE;
     }
 
-    private static Status checkOpcodeOf(AdminOpcode op) {
-        switch (op) {
-            case IDENTIFY:
-            case GET_LOG_PAGE:
-            case SET_FEATURES:
-            case GET_FEATURES:
-            case KEEP_ALIVE:
-            case ASYNC_EVENT_REQUEST:
-            case ABORT:
-                return null;
-            default:
-                return Status.INVALID_OPCODE;
-        }
-    }
+    /** The admin commands an I/O controller executes. */
+    private static final java.util.Set<AdminOpcode> SUPPORTED = java.util.EnumSet.of(AdminOpcode.IDENTIFY,
+            AdminOpcode.GET_LOG_PAGE, AdminOpcode.SET_FEATURES, AdminOpcode.GET_FEATURES, AdminOpcode.KEEP_ALIVE,
+            AdminOpcode.ASYNC_EVENT_REQUEST, AdminOpcode.ABORT);
+    /** What a discovery controller implements (NVMe-oF 1.1, 5): the same, without Abort. */
+    private static final java.util.Set<AdminOpcode> DISCOVERY = java.util.EnumSet.of(AdminOpcode.IDENTIFY,
+            AdminOpcode.GET_LOG_PAGE, AdminOpcode.SET_FEATURES, AdminOpcode.GET_FEATURES, AdminOpcode.KEEP_ALIVE,
+            AdminOpcode.ASYNC_EVENT_REQUEST);
 
     static void execute(Request r, Controller c) {
         QueuePair q = r.queue;
@@ -351,7 +331,7 @@ final class AdminCommands {
         int csupp = 1;
         int lbcc = 1 << 1;
         for (AdminOpcode op : AdminOpcode.values()) {
-            if (op != AdminOpcode.FABRICS && checkOpcodeOf(op) == null) {
+            if (SUPPORTED.contains(op)) {
                 page.putInt(op.code * 4, csupp);
             }
         }

@@ -9,29 +9,16 @@ import java.nio.channels.FileChannel;
  * may move fewer bytes than asked, so it loops), fdatasync for Flush, and a raw descriptor
  * for the calls Java has no API for (-1 if none).
  */
-abstract class ChannelBackend implements Backend {
+abstract class ChannelBackend extends AbstractBackend {
     protected final FileChannel channel;
     protected final int fd;
-    protected final long size;
-    protected final int blockSize;
     protected final boolean readOnly;
 
     ChannelBackend(FileChannel channel, int fd, long size, int blockSize, boolean readOnly) {
+        super("usable", size, blockSize);
         this.channel = channel;
         this.fd = fd;
-        this.size = size;
-        this.blockSize = blockSize;
         this.readOnly = readOnly;
-    }
-
-    @Override
-    public long size() {
-        return size;
-    }
-
-    @Override
-    public int blockSize() {
-        return blockSize;
     }
 
     @Override
@@ -46,9 +33,8 @@ abstract class ChannelBackend implements Backend {
             int n = channel.read(dst, at);
             if (n < 0) {
                 // past the end of a sparse or shrunk file: reads as zeros
-                while (dst.hasRemaining()) {
-                    dst.put((byte) 0);
-                }
+                fillZeros(dst, dst.position(), dst.limit());
+                dst.position(dst.limit());
                 return;
             }
             at += n;
@@ -61,12 +47,6 @@ abstract class ChannelBackend implements Backend {
         while (src.hasRemaining()) {
             at += channel.write(src, at);
         }
-    }
-
-    /** The interface's zero-buffer fallback, for subclasses that try something faster first. */
-    @Override
-    public void writeZeroes(long offset, long length) throws IOException {
-        Backend.super.writeZeroes(offset, length);
     }
 
     @Override

@@ -3,26 +3,10 @@ package io.nvmeof.target.backend;
 import java.nio.ByteBuffer;
 
 /** A namespace with no storage: reads return zeros, writes are dropped. For benchmarks of the fabric alone. */
-public final class NullBackend implements Backend {
-    private final long size;
-    private final int blockSize;
+public final class NullBackend extends AbstractBackend {
 
     public NullBackend(long size, int blockSize) {
-        if (size <= 0 || size % blockSize != 0) {
-            throw new IllegalArgumentException("null size must be a positive multiple of " + blockSize + ": " + size);
-        }
-        this.size = size;
-        this.blockSize = blockSize;
-    }
-
-    @Override
-    public long size() {
-        return size;
-    }
-
-    @Override
-    public int blockSize() {
-        return blockSize;
+        super("null", size, blockSize);
     }
 
     @Override
@@ -32,15 +16,8 @@ public final class NullBackend implements Backend {
 
     @Override
     public void read(long offset, ByteBuffer dst) {
-        int end = dst.limit();
-        int i = dst.position();
-        for (; i + 8 <= end; i += 8) {
-            dst.putLong(i, 0L);
-        }
-        for (; i < end; i++) {
-            dst.put(i, (byte) 0);
-        }
-        dst.position(end);
+        fillZeros(dst, dst.position(), dst.limit());
+        dst.position(dst.limit());
     }
 
     @Override

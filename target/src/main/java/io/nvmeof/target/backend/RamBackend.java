@@ -6,34 +6,18 @@ import java.nio.ByteBuffer;
  * Volatile memory namespace in off-heap segments of up to 1 GiB, so it may exceed 2 GiB.
  * Copies are cheap and never block, so it runs on the event loop.
  */
-public final class RamBackend implements Backend {
+public final class RamBackend extends AbstractBackend {
     private static final int SEGMENT_SHIFT = 30;
     private static final long SEGMENT = 1L << SEGMENT_SHIFT;
-    private final long size;
-    private final int blockSize;
     private final ByteBuffer[] segments;
 
     public RamBackend(long size, int blockSize) {
-        if (size <= 0 || size % blockSize != 0) {
-            throw new IllegalArgumentException("RAM size must be a positive multiple of " + blockSize + ": " + size);
-        }
-        this.size = size;
-        this.blockSize = blockSize;
+        super("RAM", size, blockSize);
         int n = (int) ((size + SEGMENT - 1) >>> SEGMENT_SHIFT);
         segments = new ByteBuffer[n];
         for (int i = 0; i < n; i++) {
             segments[i] = ByteBuffer.allocateDirect((int) Math.min(SEGMENT, size - ((long) i << SEGMENT_SHIFT)));
         }
-    }
-
-    @Override
-    public long size() {
-        return size;
-    }
-
-    @Override
-    public int blockSize() {
-        return blockSize;
     }
 
     @Override
@@ -71,13 +55,7 @@ public final class RamBackend implements Backend {
             ByteBuffer seg = segments[(int) (offset >>> SEGMENT_SHIFT)];
             int at = (int) (offset & (SEGMENT - 1));
             int n = (int) Math.min(length, seg.capacity() - at);
-            int i = at;
-            for (; i + 8 <= at + n; i += 8) {
-                seg.putLong(i, 0L);
-            }
-            for (; i < at + n; i++) {
-                seg.put(i, (byte) 0);
-            }
+            fillZeros(seg, at, at + n);
             offset += n;
             length -= n;
         }
