@@ -17,6 +17,12 @@ public final class Sgl {
     public static final int IN_CAPSULE = TYPE_DATA_BLOCK << 4 | SUBTYPE_OFFSET;
     /** NVMe/TCP: data moved by the transport, C2HData or R2T + H2CData (5Ah). */
     public static final int TCP_TRANSPORT = TYPE_TRANSPORT_DATA_BLOCK << 4 | SUBTYPE_TRANSPORT_SPECIFIC;
+    /** Keyed data block, address: the host's memory, moved by RDMA READ/WRITE (NVMe/RDMA). */
+    public static final int KEYED_ADDRESS = TYPE_KEYED_DATA_BLOCK << 4 | SUBTYPE_ADDRESS;
+    /** Keyed data block whose key the controller invalidates with its response (SEND with Invalidate). */
+    public static final int KEYED_INVALIDATE = TYPE_KEYED_DATA_BLOCK << 4 | SUBTYPE_INVALIDATE_KEY;
+    /** Largest length a keyed data block descriptor holds (3 bytes). */
+    public static final int KEYED_MAX_LENGTH = (1 << 24) - 1;
 
     private Sgl() {
     }

@@ -153,6 +153,27 @@ public final class SubmissionQueueEntry extends Flyweight {
         return this;
     }
 
+    /**
+     * Fills SGL1 with a keyed data block descriptor (NVMe/RDMA): host memory at {@code address},
+     * {@code length} bytes (at most 2^24 - 1), remote key {@code key}.
+     */
+    public SubmissionQueueEntry sglKeyed(long address, int length, int key, int identifier) {
+        if (length < 0 || length > Sgl.KEYED_MAX_LENGTH) {
+            throw new IllegalArgumentException("keyed SGL length " + length);
+        }
+        put64(DPTR_OFFSET, address);
+        put16(DPTR_OFFSET + 8, length & 0xffff);
+        put8(DPTR_OFFSET + 10, length >>> 16);
+        put32(DPTR_OFFSET + 11, key & 0xffffffffL);
+        put8(DPTR_OFFSET + 15, identifier);
+        return this;
+    }
+
+    /** Length of SGL1 whatever its type: 3 bytes for keyed descriptors, 4 otherwise. */
+    public long sglDataLength() {
+        return Sgl.type(sglIdentifier()) == Sgl.TYPE_KEYED_DATA_BLOCK ? sglKeyedLength() : sglLength();
+    }
+
     // ---- NVM Read / Write / Compare / Write Zeroes (NVM Command Set 1.0, 3.2.4 / 3.2.6) ----
 
     public long slba() {
