@@ -1,0 +1,67 @@
+package io.nvmeof.fabric.rdma.soft;
+
+import io.netty.channel.EventLoopGroup;
+import io.nvmeof.fabric.EventLoops;
+import io.nvmeof.fabric.rdma.MemoryRegion;
+import io.nvmeof.fabric.rdma.RdmaProviderConformance;
+import io.nvmeof.fabric.rdma.RdmaProviderConformance.Violation;
+import java.net.InetSocketAddress;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** The provider conformance checks against the soft provider over loopback. */
+class SoftProviderTest {
+    private static EventLoopGroup group;
+    private static SoftProvider provider;
+    private static RdmaProviderConformance conformance;
+
+    @BeforeAll
+    static void start() {
+        group = EventLoops.newGroup(2, "soft-rdma-test");
+        provider = new SoftProvider(group);
+        conformance = new RdmaProviderConformance(provider, new InetSocketAddress("127.0.0.1", 0));
+    }
+
+    @AfterAll
+    static void stop() {
+        provider.close();
+        group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    @Test
+    void privateDataBothWays() throws Exception {
+        conformance.privateDataBothWays();
+    }
+
+    @Test
+    void rejectCarriesPrivateData() throws Exception {
+        conformance.rejectCarriesPrivateData();
+    }
+
+    @Test
+    void dataMovement() throws Exception {
+        conformance.dataMovement();
+    }
+
+    static Stream<Violation> violations() {
+        int rw = MemoryRegion.LOCAL_WRITE | MemoryRegion.REMOTE_READ | MemoryRegion.REMOTE_WRITE;
+        return Stream.of(
+                new Violation(false, true, rw, 0, 512),                              // WRITE, wrong key
+                new Violation(true, true, rw, 0, 512),                               // READ, wrong key
+                new Violation(false, false, rw, 4096 - 256, 512),                    // WRITE past the end
+                new Violation(false, false, rw, -256, 512),                          // WRITE before the start
+                new Violation(true, false, rw, 4000, 200),                           // READ past the end
+                new Violation(false, false, MemoryRegion.LOCAL_WRITE | MemoryRegion.REMOTE_READ, 0, 512), // no write right
+                new Violation(true, false, MemoryRegion.LOCAL_WRITE | MemoryRegion.REMOTE_WRITE, 0, 512)); // no read right
+    }
+
+    @ParameterizedTest
+    @MethodSource("violations")
+    void accessViolationFailsTheConnectionAndTouchesNothing(Violation v) throws Exception {
+        conformance.accessViolation(v);
+    }
+}
