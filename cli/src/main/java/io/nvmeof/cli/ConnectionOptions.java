@@ -35,8 +35,12 @@ final class ConnectionOptions {
     @Option(names = "--reconnect-delay", description = "Seconds between reconnect attempts (default: ${DEFAULT-VALUE}).")
     int reconnectDelaySeconds = 10;
 
+    @Option(names = "--rdma-register-buffers", description = "NVMe/RDMA: register the data buffers once and let the"
+            + " controller read and write them directly, instead of copying through registered bounce buffers.")
+    boolean registerBuffers;
+
     ConnectOptions toOptions() {
-        ConnectOptions o = ConnectOptions.defaults().ioQueues(ioQueues).queueSize(queueSize)
+        ConnectOptions o = ConnectOptions.defaults().ioQueues(ioQueues).queueSize(queueSize).registerUserBuffers(registerBuffers)
                 .headerDigest(headerDigest).dataDigest(dataDigest)
                 .commandTimeout(Duration.ofSeconds(timeoutSeconds))
                 .connectTimeout(Duration.ofSeconds(Math.min(10, timeoutSeconds)))

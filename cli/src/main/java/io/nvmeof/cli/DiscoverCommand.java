@@ -21,14 +21,17 @@ final class DiscoverCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    @Option(names = {"-t", "--transport"}, defaultValue = "tcp", description = "Transport type (tcp).")
+    @Option(names = {"-t", "--transport"}, defaultValue = "tcp", description = "Transport type (tcp or rdma).")
     String transport;
+
+    @Option(names = "--rdma-provider", paramLabel = "verbs|disni|soft", description = "RDMA provider (default: verbs).")
+    String rdmaProvider;
 
     @Option(names = {"-a", "--traddr"}, required = true, description = "Transport address of the discovery service.")
     String traddr;
 
-    @Option(names = {"-s", "--trsvcid"}, defaultValue = "8009", description = "Transport service id, the port (default: ${DEFAULT-VALUE}).")
-    int trsvcid;
+    @Option(names = {"-s", "--trsvcid"}, description = "Transport service id, the port (default: 8009 for tcp, 4420 for rdma).")
+    Integer trsvcid;
 
     @Mixin
     OutputFormat output;
@@ -38,12 +41,17 @@ final class DiscoverCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (!transport.equals("tcp")) {
-            throw new IllegalArgumentException("--transport '" + transport + "' is not supported (tcp)");
+        if (!transport.equals("tcp") && !transport.equals("rdma")) {
+            throw new IllegalArgumentException("--transport '" + transport + "' is not supported (tcp or rdma)");
+        }
+        if (rdmaProvider != null && !transport.equals("rdma")) {
+            throw new IllegalArgumentException("--rdma-provider goes with --transport rdma");
         }
         boolean json = output.json();
         String host = traddr.contains(":") ? "[" + traddr + "]" : traddr;
-        Discovery.Log log = Nvmeof.discover("nvme+tcp://" + host + ":" + trsvcid, connection.toOptions());
+        int port = trsvcid != null ? trsvcid : transport.equals("rdma") ? 4420 : 8009;
+        Discovery.Log log = Nvmeof.discover("nvme+" + transport + "://" + host + ":" + port
+                + (rdmaProvider != null ? "?provider=" + rdmaProvider : ""), connection.toOptions());
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
             ObjectMapper m = new ObjectMapper();
@@ -61,7 +69,14 @@ final class DiscoverCommand implements Callable<Integer> {
                 r.put("subnqn", e.subsystemNqn());
                 r.put("traddr", e.traddr());
                 r.put("eflags", eflags(e.eflags()));
-                r.put("sectype", e.sectype() == 0 ? "none" : Integer.toString(e.sectype()));
+                if (e.trtype() == 1) {
+                    r.put("rdma_prtype", e.rdmaPrtypeName());
+                    r.put("rdma_qptype", e.rdmaQptypeName());
+                    r.put("rdma_cms", e.rdmaCmsName());
+                    r.put("rdma_pkey", "0x0000");
+                } else {
+                    r.put("sectype", e.sectype() == 0 ? "none" : Integer.toString(e.sectype()));
+                }
                 r.put("uri", e.uri());
             }
             out.println(root.toPrettyString());
@@ -80,7 +95,14 @@ final class DiscoverCommand implements Callable<Integer> {
                 out.println("subnqn:  " + e.subsystemNqn());
                 out.println("traddr:  " + e.traddr());
                 out.println("eflags:  " + eflags(e.eflags()));
-                out.println("sectype: " + (e.sectype() == 0 ? "none" : Integer.toString(e.sectype())));
+                if (e.trtype() == 1) {
+                    out.println("rdma_prtype: " + e.rdmaPrtypeName());
+                    out.println("rdma_qptype: " + e.rdmaQptypeName());
+                    out.println("rdma_cms:    " + e.rdmaCmsName());
+                    out.println("rdma_pkey: 0x0000");
+                } else {
+                    out.println("sectype: " + (e.sectype() == 0 ? "none" : Integer.toString(e.sectype())));
+                }
             }
         }
         out.flush();

@@ -25,7 +25,7 @@ import picocli.CommandLine.Option;
 
 /** {@code nvmeof target}: serve subsystems until SIGINT/SIGTERM; SIGHUP reloads {@code --config}. */
 @Command(name = "target", mixinStandardHelpOptions = true,
-        description = {"Serve NVMe-oF subsystems over NVMe/TCP until interrupted (SIGINT or SIGTERM).",
+        description = {"Serve NVMe-oF subsystems over NVMe/TCP and NVMe/RDMA until interrupted (SIGINT or SIGTERM).",
             "Either a JSON config (--config, our format or nvmetcli's; SIGHUP reloads it) or flags for one subsystem."})
 final class TargetCommand implements Callable<Integer> {
     @CommandLine.Spec
@@ -34,13 +34,19 @@ final class TargetCommand implements Callable<Integer> {
     @Option(names = {"-c", "--config"}, paramLabel = "FILE", description = "JSON configuration (ports, subsystems, namespaces, allowed hosts).")
     Path config;
 
-    @Option(names = "--listen", paramLabel = "tcp://ADDR:PORT",
-            description = "Address to serve the subsystem on, e.g. tcp://127.0.0.1:4420 (port 0 picks a free one). Repeatable.")
+    @Option(names = "--listen", paramLabel = "tcp|rdma://ADDR:PORT",
+            description = "Address to serve the subsystem on, e.g. tcp://127.0.0.1:4420 or rdma://192.168.1.5:4420"
+                    + " (port 0 picks a free one). Repeatable; TCP and RDMA ports side by side.")
     List<String> listen = new ArrayList<>();
 
-    @Option(names = "--discovery", paramLabel = "tcp://ADDR:PORT",
+    @Option(names = "--discovery", paramLabel = "tcp|rdma://ADDR:PORT",
             description = "A discovery-only port, e.g. tcp://0.0.0.0:8009. Repeatable. Every port serves discovery too.")
     List<String> discovery = new ArrayList<>();
+
+    @Option(names = "--rdma-provider", paramLabel = "verbs|disni|soft",
+            description = "Verbs provider of the rdma:// ports: verbs (rdma-core, the default), disni (IBM DiSNI) or"
+                    + " soft (RDMA semantics in software over TCP, to our own initiator only).")
+    String rdmaProvider;
 
     @Option(names = "--subsystem", paramLabel = "NQN", description = "Subsystem NQN.")
     String nqn;
@@ -62,13 +68,13 @@ final class TargetCommand implements Callable<Integer> {
     static URI parseListen(String s, String flag) {
         try {
             URI u = new URI(s);
-            if ("tcp".equals(u.getScheme()) && u.getHost() != null && u.getPort() >= 0) {
+            if (("tcp".equals(u.getScheme()) || "rdma".equals(u.getScheme())) && u.getHost() != null && u.getPort() >= 0) {
                 return u;
             }
         } catch (Exception e) {
             // fall through
         }
-        throw new IllegalArgumentException(flag + " '" + s + "' is not tcp://ADDR:PORT");
+        throw new IllegalArgumentException(flag + " '" + s + "' is not tcp://ADDR:PORT or rdma://ADDR:PORT");
     }
 
     /** The flags as a configuration: one subsystem on every --listen port, plus discovery-only ports. */
@@ -86,20 +92,31 @@ final class TargetCommand implements Callable<Integer> {
         List<PortConfig> ports = new ArrayList<>();
         for (String l : listen) {
             URI u = parseListen(l, "--listen");
-            ports.add(new PortConfig(ports.size() + 1, "tcp", u.getHost(), u.getPort(), List.of(nqn)));
+            ports.add(port(ports.size() + 1, u, List.of(nqn)));
         }
         for (String d : discovery) {
             URI u = parseListen(d, "--discovery");
-            ports.add(new PortConfig(ports.size() + 1, "tcp", u.getHost(), u.getPort(), List.of()));
+            ports.add(port(ports.size() + 1, u, List.of()));
         }
         return new TargetConfig(ports, List.of(sub));
+    }
+
+    private PortConfig port(int id, URI u, List<String> subsystems) {
+        boolean rdma = "rdma".equals(u.getScheme());
+        return new PortConfig(id, u.getScheme(), rdma ? rdmaProvider : null, u.getHost(), u.getPort(), subsystems);
     }
 
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
-        if (config != null && (nqn != null || !listen.isEmpty() || !namespaces.isEmpty() || !discovery.isEmpty())) {
-            throw new IllegalArgumentException("--config replaces --listen, --discovery, --subsystem and --namespace");
+        if (config != null && (nqn != null || !listen.isEmpty() || !namespaces.isEmpty() || !discovery.isEmpty()
+                || rdmaProvider != null)) {
+            throw new IllegalArgumentException("--config replaces --listen, --discovery, --subsystem, --namespace and"
+                    + " --rdma-provider (ports[].rdma_provider)");
+        }
+        if (rdmaProvider != null && !io.nvmeof.fabric.rdma.RdmaProviders.NAMES.contains(rdmaProvider)) {
+            throw new IllegalArgumentException("--rdma-provider must be one of "
+                    + String.join(", ", io.nvmeof.fabric.rdma.RdmaProviders.NAMES));
         }
         TargetConfig initial = config != null ? ConfigLoader.load(config) : fromFlags();
         CountDownLatch stopped = new CountDownLatch(1);
@@ -107,9 +124,10 @@ final class TargetCommand implements Callable<Integer> {
             ConfigApplier applier = new ConfigApplier(target);
             applier.apply(initial);
             for (Port p : target.ports()) {
-                out.println("nvmeof target listening on tcp://" + p.bound().getHostString() + ":" + p.bound().getPort()
+                out.println("nvmeof target listening on " + p.trtype() + "://" + p.bound().getHostString() + ":"
+                        + p.bound().getPort()
                         + " port " + p.id() + (p.subsystems().isEmpty() ? " (discovery)" : " subsystems "
-                        + String.join(",", p.subsystems())));
+                        + String.join(",", p.subsystems())) + (p.isRdma() ? " (RDMA provider " + p.rdmaProvider() + ")" : ""));
             }
             for (Subsystem s : target.subsystems()) {
                 for (Namespace ns : s.namespaces().values()) {

@@ -43,7 +43,7 @@ public class Command extends CompletableFuture<Command> implements Runnable {
     boolean dataCorrupt;
     final String name;
     /** The queue the command was submitted to; set for the hand-off to its event loop. */
-    TcpQueue queue;
+    HostQueue queue;
 
     public Command(String name) {
         this.name = name;

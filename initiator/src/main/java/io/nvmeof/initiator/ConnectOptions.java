@@ -12,6 +12,7 @@ public final class ConnectOptions {
     Duration connectTimeout = Duration.ofSeconds(10);
     Duration controllerLossTimeout = Duration.ofSeconds(600);
     Duration reconnectDelay = Duration.ofSeconds(10);
+    boolean registerUserBuffers;
     boolean headerDigest;
     boolean dataDigest;
 
@@ -90,6 +91,18 @@ public final class ConnectOptions {
 
     public ConnectOptions dataDigest(boolean on) {
         this.dataDigest = on;
+        return this;
+    }
+
+    /**
+     * NVMe/RDMA: register the caller's direct buffers once (kept pinned and keyed in a cache)
+     * and let the controller move data straight into and out of them, instead of copying
+     * through pre-registered bounce buffers (the default). Registered buffers stay exposed to
+     * the controller for as long as they are cached, and a command that times out may still
+     * see its buffer written until the connection is reset; bounce buffers have neither issue.
+     */
+    public ConnectOptions registerUserBuffers(boolean on) {
+        this.registerUserBuffers = on;
         return this;
     }
 }

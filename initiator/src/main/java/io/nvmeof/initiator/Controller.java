@@ -39,9 +39,9 @@ public final class Controller implements AutoCloseable {
     private final NvmeofUri uri;
     private final ConnectOptions options;
     private final EventLoopGroup group;
-    private volatile TcpQueue admin;
+    private volatile HostQueue admin;
     /** The I/O queues of the live association; replaced whole on reconnect. */
-    private volatile TcpQueue[] queues = new TcpQueue[0];
+    private volatile HostQueue[] queues = new HostQueue[0];
     /** LIVE, RECONNECTING (commands wait in {@link #parked}), DEAD (controller loss timeout passed). */
     private enum State { LIVE, RECONNECTING, DEAD }
     private volatile State state = State.LIVE;
@@ -59,6 +59,7 @@ public final class Controller implements AutoCloseable {
     private IdentifyController identify;
     private ScheduledFuture<?> keepAlive;
     private volatile boolean closed;
+    private RdmaResources rdma;
 
     private Controller(NvmeofUri uri, ConnectOptions options) {
         this.uri = uri;
@@ -89,9 +90,8 @@ public final class Controller implements AutoCloseable {
             throw new IOException("cannot resolve host " + uri.host());
         }
         HostIdentity id = options.identity();
-        TcpQueue a = await(TcpQueue.open(group, address, 0, ADMIN_QUEUE_SIZE - 1, TcpQueue.ADMIN_IN_CAPSULE,
-                options.headerDigest, options.dataDigest, options.commandTimeout.toNanos(),
-                (int) options.connectTimeout.toMillis()), "connect to " + address, options.connectTimeout.toMillis());
+        HostQueue a = await(openQueue(address, 0, ADMIN_QUEUE_SIZE - 1, TcpQueue.ADMIN_IN_CAPSULE, 0),
+                "connect to " + address, options.connectTimeout.toMillis());
         boolean discovery = isDiscovery();
         // a one-shot discovery connection needs no keep alive (nvme-cli does the same)
         long kato = discovery ? 0 : options.keepAlive.toMillis();
@@ -103,7 +103,32 @@ public final class Controller implements AutoCloseable {
         }
     }
 
-    private void bringUp(TcpQueue a, InetSocketAddress address, HostIdentity id, boolean discovery, long kato)
+    /** Opens queue {@code qid} over the URI's transport; Connect is the caller's next step. */
+    private java.util.concurrent.CompletableFuture<HostQueue> openQueue(InetSocketAddress address, int qid, int depth,
+                                                                        int inCapsule, int controllerId) {
+        long timeout = options.commandTimeout.toNanos();
+        int connectTimeout = (int) options.connectTimeout.toMillis();
+        if (uri.isRdma()) {
+            RdmaResources r;
+            try {
+                r = rdma();
+            } catch (IOException e) {
+                return java.util.concurrent.CompletableFuture.failedFuture(e);
+            }
+            return RdmaQueue.open(r, address, qid, depth, inCapsule, controllerId, timeout, connectTimeout);
+        }
+        return TcpQueue.open(group, address, qid, depth, inCapsule, options.headerDigest, options.dataDigest, timeout,
+                connectTimeout);
+    }
+
+    private synchronized RdmaResources rdma() throws IOException {
+        if (rdma == null) {
+            rdma = new RdmaResources(uri.provider(), group, options.registerUserBuffers);
+        }
+        return rdma;
+    }
+
+    private void bringUp(HostQueue a, InetSocketAddress address, HostIdentity id, boolean discovery, long kato)
             throws IOException {
         cntlid = (int) connectQueue(a, ADMIN_QUEUE_SIZE, ConnectData.CNTLID_DYNAMIC, kato, id) & 0xffff;
 
@@ -133,32 +158,31 @@ public final class Controller implements AutoCloseable {
 
         int size = Math.min(options.queueSize, Registers.capMaxQueueEntries(cap));
         int inCapsule = (int) Math.max(0, identify.ioccsz() * 16 - 64);
-        List<TcpQueue> opened = new ArrayList<>();
+        List<HostQueue> opened = new ArrayList<>();
         try {
             for (int qid = 1; qid <= queues; qid++) {
-                TcpQueue q = await(TcpQueue.open(group, address, qid, size - 1, inCapsule, options.headerDigest,
-                        options.dataDigest, options.commandTimeout.toNanos(), (int) options.connectTimeout.toMillis()),
+                HostQueue q = await(openQueue(address, qid, size - 1, inCapsule, cntlid),
                         "connect I/O queue " + qid, options.connectTimeout.toMillis());
                 opened.add(q);
                 connectQueue(q, size, cntlid, 0, id);
             }
         } catch (IOException | RuntimeException e) {
-            for (TcpQueue q : opened) {
+            for (HostQueue q : opened) {
                 q.close();
             }
             throw e;
         }
         boolean recover = options.controllerLossTimeout.toMillis() > 0;
-        for (TcpQueue q : opened) {
+        for (HostQueue q : opened) {
             if (recover) {
                 q.onOrphans((c, t) -> orphaned(q, c, t));
             }
             q.onTimeout(this::abort);
-            q.closeFuture().addListener(f -> connectionLost(q, new IOException("I/O queue " + q.qid() + " to " + address
+            q.closeFuture().whenComplete((v, f) -> connectionLost(q, new IOException("I/O queue " + q.qid() + " to " + address
                     + " closed")));
         }
-        a.closeFuture().addListener(f -> connectionLost(a, new IOException("admin queue to " + address + " closed")));
-        this.queues = opened.toArray(new TcpQueue[0]);
+        a.closeFuture().whenComplete((v, f) -> connectionLost(a, new IOException("admin queue to " + address + " closed")));
+        this.queues = opened.toArray(new HostQueue[0]);
         this.admin = a;
         startAsyncEvents();
         LOG.log(System.Logger.Level.DEBUG, "connected to {0}: cntlid {1}, {2} I/O queues of {3}", uri, cntlid, queues, size);
@@ -170,7 +194,7 @@ public final class Controller implements AutoCloseable {
      * A queue's connection ended. Unless the controller is closing, the association is torn
      * down and rebuilt every reconnect delay until the controller loss timeout; commands wait.
      */
-    private void connectionLost(TcpQueue q, Throwable cause) {
+    private void connectionLost(HostQueue q, Throwable cause) {
         synchronized (this) {
             if (closed || state != State.LIVE || !current(q)) {
                 return; // a queue of an association already given up
@@ -189,11 +213,11 @@ public final class Controller implements AutoCloseable {
     }
 
     /** Whether {@code q} belongs to the live association. */
-    private boolean current(TcpQueue q) {
+    private boolean current(HostQueue q) {
         if (q == admin) {
             return true;
         }
-        for (TcpQueue x : queues) {
+        for (HostQueue x : queues) {
             if (x == q) {
                 return true;
             }
@@ -202,7 +226,7 @@ public final class Controller implements AutoCloseable {
     }
 
     /** A command its dead queue could not finish: it waits for the reconnect, then runs again. */
-    private void orphaned(TcpQueue q, Command c, Throwable cause) {
+    private void orphaned(HostQueue q, Command c, Throwable cause) {
         boolean resubmit = false;
         synchronized (this) {
             if (!closed && state != State.DEAD && !expired(c)) {
@@ -321,7 +345,7 @@ public final class Controller implements AutoCloseable {
             }
             refreshNamespaces();
             // a queue of the new association that died already starts the next round
-            for (TcpQueue q : queues) {
+            for (HostQueue q : queues) {
                 if (!q.isOpen()) {
                     connectionLost(q, new IOException("I/O queue " + q.qid() + " closed during reconnect"));
                 }
@@ -337,10 +361,10 @@ public final class Controller implements AutoCloseable {
             ka.cancel(false);
         }
         List<CompletableFuture<Void>> closing = new ArrayList<>();
-        for (TcpQueue q : queues) {
+        for (HostQueue q : queues) {
             closing.add(q.close());
         }
-        TcpQueue a = admin;
+        HostQueue a = admin;
         if (a != null) {
             closing.add(a.close());
         }
@@ -360,7 +384,7 @@ public final class Controller implements AutoCloseable {
             c.expiresAtNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(callerTimeoutMillis() - 500);
         }
         State st = state; // state first: a LIVE read then guarantees the queues of that association
-        TcpQueue[] qs = queues;
+        HostQueue[] qs = queues;
         if (!closed && st == State.LIVE && qs.length > 0) {
             qs[(next.getAndIncrement() & Integer.MAX_VALUE) % qs.length].submit(c);
             return;
@@ -377,7 +401,7 @@ public final class Controller implements AutoCloseable {
 
     /** A command passed its timeout: ask the controller to abort it (Base 2.0, 5.1). */
     private void abort(int qid, int cid) {
-        TcpQueue a = admin;
+        HostQueue a = admin;
         if (a == null || !a.isOpen()) {
             return;
         }
@@ -409,7 +433,7 @@ public final class Controller implements AutoCloseable {
         postAsyncEventRequest(admin);
     }
 
-    private void postAsyncEventRequest(TcpQueue q) {
+    private void postAsyncEventRequest(HostQueue q) {
         if (closed || q != admin) {
             return;
         }
@@ -475,7 +499,7 @@ public final class Controller implements AutoCloseable {
         }
     }
 
-    private long connectQueue(TcpQueue q, int size, int controllerId, long kato, HostIdentity id) throws IOException {
+    private long connectQueue(HostQueue q, int size, int controllerId, long kato, HostIdentity id) throws IOException {
         ByteBuffer data = Flyweight.allocate(ConnectData.SIZE);
         new ConnectData().<ConnectData>wrap(data, 0).hostId(id.hostId()).cntlid(controllerId)
                 .subsystemNqn(uri.subsystemNqn()).hostNqn(id.hostNqn());
@@ -496,7 +520,7 @@ public final class Controller implements AutoCloseable {
         }
     }
 
-    private void waitReady(TcpQueue a) throws IOException {
+    private void waitReady(HostQueue a) throws IOException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(Registers.capTimeoutMillis(cap), 500));
         while (true) {
             int csts = (int) run(a, propertyGet(Registers.CSTS, 4)).result();
@@ -522,7 +546,7 @@ public final class Controller implements AutoCloseable {
         }
     }
 
-    private void sendKeepAlive(TcpQueue a) {
+    private void sendKeepAlive(HostQueue a) {
         if (closed || !a.isOpen()) {
             return;
         }
@@ -585,7 +609,7 @@ public final class Controller implements AutoCloseable {
      * pairs, and for testing how a target treats broken ones).
      */
     public void backToBack(Command first, Command second) throws IOException {
-        TcpQueue q = (TcpQueue) ioQueue();
+        HostQueue q = (HostQueue) ioQueue();
         q.submitFused(first, second);
         IOException failure = null;
         for (Command c : new Command[] {first, second}) {
@@ -657,7 +681,7 @@ public final class Controller implements AutoCloseable {
 
     /** The I/O queue for the next command: round robin. */
     Queue ioQueue() throws IOException {
-        TcpQueue[] qs = queues;
+        HostQueue[] qs = queues;
         if (state != State.LIVE || qs.length == 0) {
             throw new IOException("controller " + uri + " has no live I/O queue (" + state + ")");
         }
@@ -788,7 +812,8 @@ public final class Controller implements AutoCloseable {
             // closing from a completion: no waiting here; the rest happens on its own thread
             Thread t = new Thread(() -> {
                 tearDown();
-                group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+                group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+                closeRdma();
             }, "nvmeof-close");
             t.setDaemon(true);
             t.start();
@@ -796,7 +821,7 @@ public final class Controller implements AutoCloseable {
         }
         try {
             if (admin != null && admin.isOpen() && identify != null && state == State.LIVE) {
-                TcpQueue a = admin;
+                HostQueue a = admin;
                 a.submit(propertySet(Registers.CC, Registers.ccEnable() | Registers.CC_SHN_NORMAL));
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
                 while (System.nanoTime() < deadline) {
@@ -814,5 +839,13 @@ public final class Controller implements AutoCloseable {
         }
         tearDown();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        closeRdma();
+    }
+
+    private synchronized void closeRdma() {
+        if (rdma != null) {
+            rdma.close();
+            rdma = null;
+        }
     }
 }

@@ -46,7 +46,8 @@ public final class Discovery {
                 ByteBuffer all = read(c, 0, (int) (DiscoveryLogEntry.HEADER_SIZE + numrec * DiscoveryLogEntry.SIZE));
                 DiscoveryLogEntry view = new DiscoveryLogEntry();
                 for (int i = 0; i < numrec; i++) {
-                    entries.add(DiscoveryEntry.of(view.wrap(all, DiscoveryLogEntry.HEADER_SIZE + i * DiscoveryLogEntry.SIZE)));
+                    entries.add(DiscoveryEntry.of(view.wrap(all, DiscoveryLogEntry.HEADER_SIZE + i * DiscoveryLogEntry.SIZE),
+                            c.uri().provider()));
                 }
                 if (all.getLong(DiscoveryLogEntry.GENCTR_OFFSET) != generation) {
                     continue;

@@ -9,19 +9,50 @@ import io.nvmeof.protocol.Nqn;
  * @param trtype  transport type (3 = TCP, 1 = RDMA)
  * @param adrfam  address family (1 = IPv4, 2 = IPv6)
  * @param subtype 1 referral, 2 NVM subsystem, 3 current discovery subsystem
+ * @param tsas    the transport specific address subtype's first bytes: TCP SECTYPE; RDMA QPTYPE, PRTYPE, CMS
+ * @param rdmaProvider the RDMA provider the log was read through (it is kept in RDMA entries' URIs), or null
  */
 public record DiscoveryEntry(int trtype, int adrfam, int subtype, int treq, int portId, int cntlid, int asqsz,
-                             int eflags, String trsvcid, String subsystemNqn, String traddr, int sectype) {
+                             int eflags, String trsvcid, String subsystemNqn, String traddr, int[] tsas,
+                             String rdmaProvider) {
 
-    static DiscoveryEntry of(DiscoveryLogEntry e) {
+    static DiscoveryEntry of(DiscoveryLogEntry e, String rdmaProvider) {
         return new DiscoveryEntry(e.trtype(), e.adrfam(), e.subtype(), e.treq(), e.portId(), e.cntlid(), e.asqsz(),
-                e.eflags(), e.trsvcid(), e.subsystemNqn(), e.traddr(), e.tsasByte(0));
+                e.eflags(), e.trsvcid(), e.subsystemNqn(), e.traddr(), new int[] {e.tsasByte(0), e.tsasByte(1),
+                    e.tsasByte(2)}, rdmaProvider);
+    }
+
+    /** TCP: SECTYPE (0 = none). */
+    public int sectype() {
+        return trtype == DiscoveryLogEntry.TRTYPE_TCP ? tsas[0] : 0;
     }
 
     /** The entry as a URI this library connects to, e.g. {@code nvme+tcp://10.0.0.5:4420/<NQN>}. */
     public String uri() {
         String host = adrfam == DiscoveryLogEntry.ADRFAM_IPV6 ? "[" + traddr + "]" : traddr;
-        return "nvme+" + transportName() + "://" + host + ":" + trsvcid + "/" + subsystemNqn;
+        boolean rdma = trtype == DiscoveryLogEntry.TRTYPE_RDMA;
+        return "nvme+" + transportName() + "://" + host + ":" + trsvcid + "/" + subsystemNqn
+                + (rdma && rdmaProvider != null ? "?provider=" + rdmaProvider : "");
+    }
+
+    /** nvme-cli's names for the RDMA QPTYPE, PRTYPE and CMS of an RDMA entry. */
+    public String rdmaQptypeName() {
+        return tsas[0] == 1 ? "connected" : tsas[0] == 2 ? "datagram" : "unrecognized";
+    }
+
+    public String rdmaPrtypeName() {
+        switch (tsas[1]) {
+            case 1: return "not specified";
+            case 2: return "infiniband";
+            case 3: return "roce";
+            case 4: return "roce-v2";
+            case 5: return "iwarp";
+            default: return "unrecognized";
+        }
+    }
+
+    public String rdmaCmsName() {
+        return tsas[2] == 1 ? "rdma-cm" : "unrecognized";
     }
 
     /** Whether this entry points at a discovery service rather than an NVM subsystem. */

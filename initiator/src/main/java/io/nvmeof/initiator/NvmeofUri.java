@@ -6,8 +6,10 @@ import java.net.URI;
 import java.net.URISyntaxException;
 
 /**
- * An NVMe-oF address: {@code nvme+tcp://HOST:PORT/<subsystem NQN>[?nsid=N]}. The port
- * defaults to 4420 (8009 for the discovery subsystem); the NSID to the first active one.
+ * An NVMe-oF address: {@code nvme+tcp://HOST:PORT/<subsystem NQN>[?nsid=N]} or {@code
+ * nvme+rdma://HOST:PORT/<subsystem NQN>[?nsid=N][&provider=verbs|disni|soft]}. The port
+ * defaults to 4420 (8009 for the discovery subsystem over TCP); the NSID to the first active
+ * one; the RDMA provider to {@code verbs}.
  */
 public final class NvmeofUri {
     public static final int DEFAULT_PORT = 4420;
@@ -17,8 +19,10 @@ public final class NvmeofUri {
     private final int port;
     private final String subsystemNqn;
     private final int nsid;
+    private final String provider;
 
-    private NvmeofUri(String transport, String host, int port, String subsystemNqn, int nsid) {
+    private NvmeofUri(String transport, String host, int port, String subsystemNqn, int nsid, String provider) {
+        this.provider = provider;
         this.transport = transport;
         this.host = host;
         this.port = port;
@@ -35,10 +39,12 @@ public final class NvmeofUri {
             throw new IllegalArgumentException("bad URI '" + text + "': " + e.getReason());
         }
         String scheme = uri.getScheme();
-        if (scheme == null || !scheme.equals("nvme+tcp")) {
-            throw new IllegalArgumentException("bad URI '" + text + "': the scheme must be nvme+tcp"
+        if (scheme == null || !scheme.equals("nvme+tcp") && !scheme.equals("nvme+rdma")) {
+            throw new IllegalArgumentException("bad URI '" + text + "': the scheme must be nvme+tcp or nvme+rdma"
                     + " (nvme+tcp://HOST:PORT/<subsystem NQN>)");
         }
+        boolean rdma = scheme.equals("nvme+rdma");
+        String provider = null;
         String host = uri.getHost();
         if (host == null || host.isEmpty()) {
             throw new IllegalArgumentException("bad URI '" + text + "': no host");
@@ -49,7 +55,7 @@ public final class NvmeofUri {
         if (problem != null) {
             throw new IllegalArgumentException("bad URI '" + text + "': " + problem);
         }
-        int port = uri.getPort() > 0 ? uri.getPort() : nqn.equals(Nqn.DISCOVERY) ? DISCOVERY_PORT : DEFAULT_PORT;
+        int port = uri.getPort() > 0 ? uri.getPort() : nqn.equals(Nqn.DISCOVERY) && !rdma ? DISCOVERY_PORT : DEFAULT_PORT;
         int nsid = 0;
         String query = uri.getQuery();
         if (query != null && !query.isEmpty()) {
@@ -63,18 +69,34 @@ public final class NvmeofUri {
                     if (nsid == 0 || nsid == -1) {
                         throw new IllegalArgumentException("bad URI '" + text + "': nsid must be 1..4294967294");
                     }
+                } else if (kv.startsWith("provider=") && rdma) {
+                    provider = kv.substring(9);
+                    if (!io.nvmeof.fabric.rdma.RdmaProviders.NAMES.contains(provider)) {
+                        throw new IllegalArgumentException("bad URI '" + text + "': provider must be one of "
+                                + String.join(", ", io.nvmeof.fabric.rdma.RdmaProviders.NAMES));
+                    }
                 } else {
                     throw new IllegalArgumentException("bad URI '" + text + "': unknown parameter '" + kv + "'");
                 }
             }
         }
-        return new NvmeofUri(scheme.substring(5), host, port, nqn, nsid);
+        return new NvmeofUri(scheme.substring(5), host, port, nqn, nsid, provider);
     }
 
-    /** "tcp" */
+    /** "tcp" or "rdma" */
     public String transport() {
         return transport;
     }
+
+    public boolean isRdma() {
+        return "rdma".equals(transport);
+    }
+
+    /** The RDMA provider asked for, or null (the default; always null for TCP). */
+    public String provider() {
+        return provider;
+    }
+
 
     public String host() {
         return host;
@@ -100,6 +122,7 @@ public final class NvmeofUri {
     @Override
     public String toString() {
         String h = host.contains(":") ? "[" + host + "]" : host;
-        return "nvme+" + transport + "://" + h + ":" + port + "/" + subsystemNqn + (nsid != 0 ? "?nsid=" + Integer.toUnsignedString(nsid) : "");
+        String q = (nsid != 0 ? "&nsid=" + Integer.toUnsignedString(nsid) : "") + (provider != null ? "&provider=" + provider : "");
+        return "nvme+" + transport + "://" + h + ":" + port + "/" + subsystemNqn + (q.isEmpty() ? "" : "?" + q.substring(1));
     }
 }

@@ -35,6 +35,18 @@ public final class DiscoveryLogEntry extends Flyweight {
     public static final int TRTYPE_RDMA = 1;
     public static final int TRTYPE_FC = 2;
     public static final int TRTYPE_TCP = 3;
+    /** TSAS bytes for RDMA (NVMe/RDMA 1.0, Figure 3): QPTYPE, PRTYPE, CMS; PKEY at 8-9. */
+    public static final int TSAS_RDMA_QPTYPE = 0;
+    public static final int TSAS_RDMA_PRTYPE = 1;
+    public static final int TSAS_RDMA_CMS = 2;
+    public static final int RDMA_QPTYPE_CONNECTED = 1;
+    public static final int RDMA_QPTYPE_DATAGRAM = 2;
+    public static final int RDMA_PRTYPE_NOT_SPECIFIED = 1;
+    public static final int RDMA_PRTYPE_IB = 2;
+    public static final int RDMA_PRTYPE_ROCE = 3;
+    public static final int RDMA_PRTYPE_ROCEV2 = 4;
+    public static final int RDMA_PRTYPE_IWARP = 5;
+    public static final int RDMA_CMS_RDMA_CM = 1;
     /** ADRFAM. */
     public static final int ADRFAM_IPV4 = 1;
     public static final int ADRFAM_IPV6 = 2;

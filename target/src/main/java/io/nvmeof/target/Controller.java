@@ -111,7 +111,7 @@ public final class Controller {
         e.putShort(14, (short) 0xffff); // parameter error location: not specific
         e.putLong(16, sqid > 0 ? r.sqe.slba() : 0); // the LBA, for I/O commands
         e.putInt(24, r.sqe.nsid());
-        e.put(29, (byte) io.nvmeof.protocol.DiscoveryLogEntry.TRTYPE_TCP);
+        e.put(29, (byte) r.queue().port().trtypeCode());
         synchronized (this) {
             errorCount++;
             e.putLong(0, errorCount);

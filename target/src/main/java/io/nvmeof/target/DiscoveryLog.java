@@ -46,12 +46,18 @@ final class DiscoveryLog {
             InetSocketAddress a = port.wildcard() ? new InetSocketAddress(local.getAddress(), port.bound().getPort())
                     : port.bound();
             e.wrap(page, at);
-            e.encode(DiscoveryLogEntry.TRTYPE_TCP,
+            e.encode(port.trtypeCode(),
                     a.getAddress() instanceof Inet6Address ? DiscoveryLogEntry.ADRFAM_IPV6 : DiscoveryLogEntry.ADRFAM_IPV4,
                     self ? DiscoveryLogEntry.SUBTYPE_CURRENT_DISCOVERY : DiscoveryLogEntry.SUBTYPE_NVM,
                     DiscoveryLogEntry.TREQ_SECURE_CHANNEL_NOT_REQUIRED, port.id(), 0xffff, ADMIN_QUEUE_SIZE,
                     self ? DiscoveryLogEntry.EFLAGS_EPCSD : 0, Integer.toString(a.getPort()), nqn,
                     a.getAddress().getHostAddress());
+            if (port.isRdma()) {
+                // TSAS for RDMA: reliable connected, no provider type specified, RDMA CM (kernel nvmet's defaults)
+                e.tsasByte(DiscoveryLogEntry.TSAS_RDMA_QPTYPE, DiscoveryLogEntry.RDMA_QPTYPE_CONNECTED);
+                e.tsasByte(DiscoveryLogEntry.TSAS_RDMA_PRTYPE, DiscoveryLogEntry.RDMA_PRTYPE_NOT_SPECIFIED);
+                e.tsasByte(DiscoveryLogEntry.TSAS_RDMA_CMS, DiscoveryLogEntry.RDMA_CMS_RDMA_CM);
+            }
             at += DiscoveryLogEntry.SIZE;
         }
         return page;

@@ -89,6 +89,12 @@ final class FabricsCommands {
             invalidParameter(r, q, SubmissionQueueEntry.CONNECT_SQSIZE_OFFSET, IN_SQE, "SQSIZE " + sqsize);
             return;
         }
+        String mismatch = q.transport().checkConnect(qid, sqsize);
+        if (mismatch != null) {
+            invalidParameter(r, q, mismatch.startsWith("QID") ? SubmissionQueueEntry.CONNECT_QID_OFFSET
+                    : SubmissionQueueEntry.CONNECT_SQSIZE_OFFSET, IN_SQE, mismatch);
+            return;
+        }
         boolean noFlowControl = (sqe.connectCattr() & SubmissionQueueEntry.CATTR_DISABLE_SQ_FLOW_CONTROL) != 0;
         if (qid == 0) {
             if (data.cntlid() != ConnectData.CNTLID_DYNAMIC) {

@@ -17,6 +17,7 @@ public final class Port {
     private final InetSocketAddress address;
     private final boolean allSubsystems;
     private final Set<String> subsystems = new CopyOnWriteArraySet<>();
+    private final String rdmaProvider;
     private volatile InetSocketAddress bound;
 
     /**
@@ -26,14 +27,29 @@ public final class Port {
      * @param subsystems    the NQNs reachable here otherwise
      */
     public Port(int id, String trtype, InetSocketAddress address, boolean allSubsystems, Collection<String> subsystems) {
+        this(id, trtype, null, address, allSubsystems, subsystems);
+    }
+
+    /**
+     * @param trtype       {@code tcp} or {@code rdma}
+     * @param rdmaProvider for {@code rdma}: the verbs provider ({@code verbs}, {@code disni},
+     *                     {@code soft}; null: the default)
+     */
+    public Port(int id, String trtype, String rdmaProvider, InetSocketAddress address, boolean allSubsystems,
+                Collection<String> subsystems) {
         if (id < 1 || id > 0xffff) {
             throw new IllegalArgumentException("portid must be 1..65535: " + id);
         }
-        if (!"tcp".equals(trtype)) {
-            throw new IllegalArgumentException("trtype must be tcp: " + trtype);
+        if (!"tcp".equals(trtype) && !"rdma".equals(trtype)) {
+            throw new IllegalArgumentException("trtype must be tcp or rdma: " + trtype);
+        }
+        if (rdmaProvider != null && !"rdma".equals(trtype)) {
+            throw new IllegalArgumentException("an RDMA provider for a " + trtype + " port");
         }
         this.id = id;
         this.trtype = trtype;
+        this.rdmaProvider = "rdma".equals(trtype)
+                ? (rdmaProvider != null ? rdmaProvider : io.nvmeof.fabric.rdma.RdmaProviders.DEFAULT) : null;
         this.address = address;
         this.allSubsystems = allSubsystems;
         this.subsystems.addAll(subsystems);
@@ -45,6 +61,20 @@ public final class Port {
 
     public String trtype() {
         return trtype;
+    }
+
+    public boolean isRdma() {
+        return "rdma".equals(trtype);
+    }
+
+    /** The RDMA provider of an {@code rdma} port, else null. */
+    public String rdmaProvider() {
+        return rdmaProvider;
+    }
+
+    /** TRTYPE as discovery log entries and error log entries number it. */
+    public int trtypeCode() {
+        return isRdma() ? io.nvmeof.protocol.DiscoveryLogEntry.TRTYPE_RDMA : io.nvmeof.protocol.DiscoveryLogEntry.TRTYPE_TCP;
     }
 
     /** The address asked for. */
@@ -83,6 +113,7 @@ public final class Port {
     @Override
     public String toString() {
         InetSocketAddress a = bound != null ? bound : address;
-        return "port " + id + " " + trtype + "://" + a.getHostString() + ":" + a.getPort();
+        return "port " + id + " " + trtype + "://" + a.getHostString() + ":" + a.getPort()
+                + (rdmaProvider != null ? " (" + rdmaProvider + ")" : "");
     }
 }

@@ -257,7 +257,7 @@ public final class QueuePair {
             return null;
         }
         int id = sqe.sglIdentifier();
-        long len = sqe.sglLength();
+        long len = sqe.sglDataLength();
         if (len == 0 && r.received == 0) {
             // No data after all (Get/Set Features without a buffer, say): whatever the descriptor
             // type, there is nothing to move, as the kernel target reads it.
@@ -283,7 +283,7 @@ public final class QueuePair {
         if (r.received > 0) {
             return Status.INVALID_FIELD; // data in the capsule, but the SGL does not point there
         }
-        if (id != transport.dataDescriptor()) {
+        if (!transport.acceptsDataDescriptor(id)) {
             return Status.SGL_DESCRIPTOR_TYPE_INVALID;
         }
         return null;

@@ -36,8 +36,17 @@ public interface QueueTransport {
     /** The local address of the connection (what the host reached). */
     java.net.InetSocketAddress localAddress();
 
-    /** The SGL identifier that names data moved by this transport rather than in the capsule. */
-    int dataDescriptor();
+    /** Whether SGL identifier {@code id} names data this transport moves (rather than in-capsule data). */
+    boolean acceptsDataDescriptor(int id);
+
+    /**
+     * Checks a Connect for queue {@code qid} of {@code sqsize} entries (0's based) against what the
+     * transport set up for the connection (NVMe/RDMA: the CM request's QID and HSQSIZE); null if
+     * it fits, else a message for the host.
+     */
+    default String checkConnect(int qid, int sqsize) {
+        return null;
+    }
 
     /** The largest in-capsule data this queue accepts, in bytes. */
     int inCapsuleDataSize();

@@ -30,7 +30,8 @@ public final class Target implements AutoCloseable {
 
     private final Map<String, Subsystem> subsystems = new ConcurrentHashMap<>();
     /** Read from event loops (discovery log) without the target's lock: never block them behind a reload. */
-    private final Map<Port, TcpListener> ports = new ConcurrentHashMap<>();
+    private final Map<Port, PortListener> ports = new ConcurrentHashMap<>();
+    private io.nvmeof.target.rdma.RdmaTransport rdma;
     private final Subsystem discovery = new Subsystem(Nqn.DISCOVERY, "discovery", "nvmeof-java discovery", "0.1", true);
     private final java.util.concurrent.atomic.AtomicLong discoveryGeneration = new java.util.concurrent.atomic.AtomicLong(1);
     private final Options options;
@@ -141,12 +142,21 @@ public final class Target implements AutoCloseable {
         }
         startThreads();
         try {
-            TcpListener l = TcpListener.bind(this, group, port);
+            PortListener l;
+            if (port.isRdma()) {
+                if (rdma == null) {
+                    rdma = new io.nvmeof.target.rdma.RdmaTransport(this, group);
+                }
+                l = rdma.listen(port);
+            } else {
+                l = TcpListener.bind(this, group, port);
+            }
             port.bound(l.localAddress());
             ports.put(port, l);
             discoveryChanged();
-            LOG.log(System.Logger.Level.INFO, "listening on tcp://{0}:{1,number,#} (port {2,number,#})",
-                    l.localAddress().getHostString(), l.localAddress().getPort(), port.id());
+            LOG.log(System.Logger.Level.INFO, "listening on {0}://{1}:{2,number,#} (port {3,number,#}{4})", port.trtype(),
+                    l.localAddress().getHostString(), l.localAddress().getPort(), port.id(),
+                    port.isRdma() ? ", RDMA provider " + port.rdmaProvider() : "");
             return port;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -159,7 +169,7 @@ public final class Target implements AutoCloseable {
 
     /** Stops listening on {@code port} and drops its connections. */
     public void removePort(Port port) {
-        TcpListener l = ports.remove(port);
+        PortListener l = ports.remove(port);
         if (l != null) {
             l.close();
             discoveryChanged();
@@ -242,7 +252,7 @@ public final class Target implements AutoCloseable {
             return;
         }
         closed = true;
-        for (TcpListener l : ports.values()) {
+        for (PortListener l : ports.values()) {
             l.close();
         }
         ports.clear();
@@ -258,6 +268,9 @@ public final class Target implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
             group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+        if (rdma != null) {
+            rdma.close();
         }
         Closeables.closeAll(subsystems.values());
     }

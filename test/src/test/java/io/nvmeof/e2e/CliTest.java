@@ -28,7 +28,7 @@ class CliTest {
 
     @BeforeAll
     static void start() throws Exception {
-        target = TargetProcess.start(dir, "--listen", "tcp://127.0.0.1:0", "--subsystem", NQN,
+        target = TargetProcess.start(dir, "--listen", Transport.listen(), "--subsystem", NQN,
                 "--namespace", "ram:32M", "--namespace", "file:" + dir.resolve("ns2.img") + ",size=8M,bs=512");
     }
 
@@ -46,7 +46,7 @@ class CliTest {
         Path in = dir.resolve("in.bin");
         Path out = dir.resolve("out.bin");
         Files.write(in, data);
-        String uri = target.uri(NQN) + "?nsid=2";
+        String uri = target.uri(NQN, 2);
         TargetProcess.Run w = TargetProcess.cli(60, "write", uri, "--offset", "8192", "--input", in.toString());
         assertEquals(0, w.exit(), w.err());
         assertTrue(w.out().contains("wrote 10123 bytes"), w.out());
@@ -105,16 +105,15 @@ class CliTest {
         try (ServerSocket s = new ServerSocket(0)) {
             closed = s.getLocalPort();
         }
-        assertOneLineError(TargetProcess.cli(30, "bench", "nvme+tcp://127.0.0.1:" + closed + "/" + NQN), 1,
+        assertOneLineError(TargetProcess.cli(30, "bench", Transport.uri(closed, NQN)), 1,
                 "cannot connect");
-        assertOneLineError(TargetProcess.cli(30, "bench", "nvme+tcp://127.0.0.1:" + target.port
-                + "/nqn.2026-11.io.nvmeof:nosuch"), 1, "no such subsystem");
+        assertOneLineError(TargetProcess.cli(30, "bench", Transport.uri(target.port, "nqn.2026-11.io.nvmeof:nosuch")), 1, "no such subsystem");
         Path small = Files.write(dir.resolve("small.bin"), new byte[100]);
         assertOneLineError(TargetProcess.cli(30, "write", target.uri(NQN), "--offset", "100", "--input",
                 small.toString()), 1, "not a multiple of the block size");
         assertOneLineError(TargetProcess.cli(30, "write", target.uri(NQN), "--offset", "0", "--input",
                 dir.resolve("missing.bin").toString()), 1, "no such file: ");
-        assertOneLineError(TargetProcess.cli(30, "target", "--listen", "tcp://127.0.0.1:0", "--subsystem", NQN,
+        assertOneLineError(TargetProcess.cli(30, "target", "--listen", Transport.listen(), "--subsystem", NQN,
                 "--namespace", "ram:huge"), 1, "ram size 'huge'");
         assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--rw", "sideways"), 1, "--rw 'sideways'");
         TargetProcess.Run help = TargetProcess.cli(30, "--help");
@@ -124,7 +123,7 @@ class CliTest {
 
     @Test
     void notAllowedHostIsRefused() throws Exception {
-        try (TargetProcess t = TargetProcess.start(dir, "--listen", "tcp://127.0.0.1:0", "--subsystem", NQN,
+        try (TargetProcess t = TargetProcess.start(dir, "--listen", Transport.listen(), "--subsystem", NQN,
                 "--namespace", "ram:4M", "--allow-host", "nqn.2026-11.io.nvmeof:host-a")) {
             TargetProcess.Run refused = TargetProcess.cli(30, "bench", t.uri(NQN), "--runtime", "0.2",
                     "--hostnqn", "nqn.2026-11.io.nvmeof:host-b");
@@ -138,16 +137,21 @@ class CliTest {
 
     @Test
     void discoverIdentifyAndList() throws Exception {
-        TargetProcess.Run d = TargetProcess.cli(60, "discover", "-t", "tcp", "-a", "127.0.0.1", "-s",
-                Integer.toString(target.port));
+        TargetProcess.Run d = TargetProcess.cli(60, Transport.discoverArgs("-a", "127.0.0.1", "-s",
+                Integer.toString(target.port)));
         assertEquals(0, d.exit(), d.err());
         assertTrue(d.out().contains("Discovery Log Number of Records 2"), d.out());
         assertTrue(d.out().contains("subnqn:  " + NQN), d.out());
         assertTrue(d.out().contains("subtype: current discovery subsystem"), d.out());
-        JsonNode dj = new ObjectMapper().readTree(TargetProcess.cli(60, "discover", "-a", "127.0.0.1", "-s",
-                Integer.toString(target.port), "-o", "json").out());
+        JsonNode dj = new ObjectMapper().readTree(TargetProcess.cli(60, Transport.discoverArgs("-a", "127.0.0.1", "-s",
+                Integer.toString(target.port), "-o", "json")).out());
         JsonNode rec = dj.get("records").get(1);
         assertEquals("nvme subsystem", rec.get("subtype").asText());
+        assertEquals(Transport.RDMA ? "rdma" : "tcp", rec.get("trtype").asText());
+        if (Transport.RDMA) {
+            assertEquals("connected", rec.get("rdma_qptype").asText());
+            assertEquals("rdma-cm", rec.get("rdma_cms").asText());
+        }
         assertEquals(target.uri(NQN), rec.get("uri").asText(), "each entry's URI connects");
 
         JsonNode ctrl = new ObjectMapper().readTree(TargetProcess.cli(60, "id-ctrl", target.uri(NQN), "-o", "json").out());
@@ -157,7 +161,7 @@ class CliTest {
         TargetProcess.Run text = TargetProcess.cli(60, "id-ctrl", target.uri(NQN));
         assertTrue(text.out().contains("sqes      : 0x66"), text.out());
 
-        TargetProcess.Run ns = TargetProcess.cli(60, "id-ns", target.uri(NQN) + "?nsid=2");
+        TargetProcess.Run ns = TargetProcess.cli(60, "id-ns", target.uri(NQN, 2));
         assertEquals(0, ns.exit(), ns.err());
         assertTrue(ns.out().contains("nsze      : 0x4000"), ns.out()); // 8 MiB of 512-byte blocks
         assertTrue(ns.out().contains("lbads:9"), ns.out());

@@ -62,8 +62,8 @@ class CommandSetTest {
         s.addNamespace(new Namespace(NQN, 4, FileBackend.open(dir.resolve("ns4.img"), 8 << 20, 4096, false, true), false,
                 null));
         target.addSubsystem(s);
-        InetSocketAddress a = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
-        ctrl = Nvmeof.connect("nvme+tcp://127.0.0.1:" + a.getPort() + "/" + NQN, ConnectOptions.defaults().ioQueues(2));
+        InetSocketAddress a = Transport.listen(target, new InetSocketAddress("127.0.0.1", 0));
+        ctrl = Nvmeof.connect(Transport.uri(a.getPort(), NQN), ConnectOptions.defaults().ioQueues(2));
     }
 
     @AfterAll

@@ -68,7 +68,7 @@ class EndToEndTest {
         }
         assertTrue(total >= 64 << 20);
 
-        try (TargetProcess t = TargetProcess.start(dir, "--listen", "tcp://127.0.0.1:0", "--subsystem", NQN,
+        try (TargetProcess t = TargetProcess.start(dir, "--listen", Transport.listen(), "--subsystem", NQN,
                 "--namespace", "file:" + disk + ",size=" + SPACE)) {
             ConnectOptions o = ConnectOptions.defaults().ioQueues(4).queueSize(32);
             try (Controller c = Controller.connect(NvmeofUri.parse(t.uri(NQN)), o)) {
@@ -96,7 +96,7 @@ class EndToEndTest {
         }
 
         // Restart on the same file: everything flushed before the crash is there.
-        try (TargetProcess t = TargetProcess.start(dir, "--listen", "tcp://127.0.0.1:0", "--subsystem", NQN,
+        try (TargetProcess t = TargetProcess.start(dir, "--listen", Transport.listen(), "--subsystem", NQN,
                 "--namespace", "file:" + disk)) {
             try (Controller c = Controller.connect(NvmeofUri.parse(t.uri(NQN)), ConnectOptions.defaults().ioQueues(2))) {
                 verifyAll(c.namespace(1), model);

@@ -48,7 +48,7 @@ class InProcessTest {
     @TempDir
     static Path dir;
     static Target target;
-    static String uri;
+    static int port;
 
     @BeforeAll
     static void start() throws IOException {
@@ -62,8 +62,8 @@ class InProcessTest {
         locked.allowHost("nqn.2026-11.io.nvmeof:only-me");
         locked.addNamespace(new Namespace(LOCKED, 1, new RamBackend(1 << 20, 4096), false, null));
         target.addSubsystem(locked);
-        InetSocketAddress a = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
-        uri = "nvme+tcp://127.0.0.1:" + a.getPort() + "/";
+        InetSocketAddress a = Transport.listen(target, new InetSocketAddress("127.0.0.1", 0));
+        port = a.getPort();
     }
 
     @AfterAll
@@ -80,7 +80,7 @@ class InProcessTest {
     @MethodSource("digests")
     void writeReadVerifyAcrossSizes(boolean hd, boolean dd) throws Exception {
         ConnectOptions o = ConnectOptions.defaults().ioQueues(3).headerDigest(hd).dataDigest(dd);
-        try (Controller c = Nvmeof.connect(uri + NQN, o)) {
+        try (Controller c = Nvmeof.connect(Transport.uri(port, NQN), o)) {
             assertEquals(3, c.ioQueueCount());
             assertEquals(List.of(1, 2, 7), c.activeNamespaces());
             for (int nsid : new int[] {1, 2}) {
@@ -104,7 +104,7 @@ class InProcessTest {
 
     @Test
     void moreCommandsThanTheQueueHoldsWaitTheirTurn() throws Exception {
-        try (Controller c = Nvmeof.connect(uri + NQN, ConnectOptions.defaults().ioQueues(1).queueSize(4))) {
+        try (Controller c = Nvmeof.connect(Transport.uri(port, NQN), ConnectOptions.defaults().ioQueues(1).queueSize(4))) {
             BlockDevice dev = c.namespace(1);
             List<CompletableFuture<Void>> all = new ArrayList<>();
             List<ByteBuffer> bufs = new ArrayList<>();
@@ -135,7 +135,7 @@ class InProcessTest {
     /** With commands waiting for slots, every completion still carries its own status (no success by mistake). */
     @Test
     void errorsStayErrorsWhenTheQueueIsFull() throws Exception {
-        try (Controller c = Nvmeof.connect(uri + NQN, ConnectOptions.defaults().ioQueues(1).queueSize(4))) {
+        try (Controller c = Nvmeof.connect(Transport.uri(port, NQN), ConnectOptions.defaults().ioQueues(1).queueSize(4))) {
             BlockDevice ro = c.namespace(7);
             List<CompletableFuture<Void>> all = new ArrayList<>();
             for (int i = 0; i < 200; i++) {
@@ -153,7 +153,7 @@ class InProcessTest {
     /** A blocking call inside a completion would wait for the loop it runs on: it is refused, clearly. */
     @Test
     void blockingInsideACompletionIsRefused() throws Exception {
-        try (Controller c = Nvmeof.connect(uri + NQN, ConnectOptions.defaults().ioQueues(1))) {
+        try (Controller c = Nvmeof.connect(Transport.uri(port, NQN), ConnectOptions.defaults().ioQueues(1))) {
             BlockDevice dev = c.namespace(1);
             // a callback always runs on the event loop (a future's continuation may not)
             CompletableFuture<Throwable> seen = new CompletableFuture<>();
@@ -174,7 +174,7 @@ class InProcessTest {
 
     @Test
     void errorsComeBackAsSpecStatusOrClearExceptions() throws Exception {
-        try (Controller c = Nvmeof.connect(uri + NQN, ConnectOptions.defaults().ioQueues(1))) {
+        try (Controller c = Nvmeof.connect(Transport.uri(port, NQN), ConnectOptions.defaults().ioQueues(1))) {
             BlockDevice dev = c.namespace(1);
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> dev.read(100, ByteBuffer.allocate(4096)));
@@ -207,16 +207,16 @@ class InProcessTest {
     void connectFailuresSayWhy() throws Exception {
         HostIdentity stranger = new HostIdentity(Nqn.fromUuid(UUID.randomUUID()), UUID.randomUUID());
         NvmeStatusException refused = assertThrows(NvmeStatusException.class,
-                () -> Nvmeof.connect(uri + LOCKED, ConnectOptions.defaults().identity(stranger)));
+                () -> Nvmeof.connect(Transport.uri(port, LOCKED), ConnectOptions.defaults().identity(stranger)));
         assertEquals(Status.CONNECT_INVALID_HOST, refused.status().withDnr(true));
         assertTrue(refused.getMessage().contains("not allowed"), refused.getMessage());
 
         HostIdentity me = new HostIdentity("nqn.2026-11.io.nvmeof:only-me", UUID.randomUUID());
-        try (Controller c = Nvmeof.connect(uri + LOCKED, ConnectOptions.defaults().identity(me).ioQueues(1))) {
+        try (Controller c = Nvmeof.connect(Transport.uri(port, LOCKED), ConnectOptions.defaults().identity(me).ioQueues(1))) {
             assertEquals(1 << 20, c.namespace(1).size());
         }
 
-        IOException unknown = assertThrows(IOException.class, () -> Nvmeof.connect(uri + "nqn.2026-11.io.nvmeof:nope"));
+        IOException unknown = assertThrows(IOException.class, () -> Nvmeof.connect(Transport.uri(port, "nqn.2026-11.io.nvmeof:nope")));
         assertTrue(unknown.getMessage().contains("no such subsystem"), unknown.getMessage());
 
         int closed;
@@ -224,7 +224,7 @@ class InProcessTest {
             closed = s.getLocalPort();
         }
         IOException unreachable = assertThrows(IOException.class,
-                () -> Nvmeof.connect("nvme+tcp://127.0.0.1:" + closed + "/" + NQN));
+                () -> Nvmeof.connect(Transport.uri(closed, NQN)));
         assertTrue(unreachable.getMessage().contains("cannot connect"), unreachable.getMessage());
     }
 
@@ -234,8 +234,8 @@ class InProcessTest {
         Subsystem s = new Subsystem(NQN, "GONE", "gone", "1.0");
         s.addNamespace(new Namespace(NQN, 1, new RamBackend(1 << 20, 4096), false, null));
         t.addSubsystem(s);
-        InetSocketAddress a = t.listenTcp(new InetSocketAddress("127.0.0.1", 0));
-        Controller c = Nvmeof.connect("nvme+tcp://127.0.0.1:" + a.getPort() + "/" + NQN,
+        InetSocketAddress a = Transport.listen(t, new InetSocketAddress("127.0.0.1", 0));
+        Controller c = Nvmeof.connect(Transport.uri(a.getPort(), NQN),
                 ConnectOptions.defaults().ioQueues(1).commandTimeout(java.time.Duration.ofSeconds(5))
                         .controllerLossTimeout(java.time.Duration.ofSeconds(2)).reconnectDelay(java.time.Duration.ofMillis(200)));
         BlockDevice dev = c.namespace(1);

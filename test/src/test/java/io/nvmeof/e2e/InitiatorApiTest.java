@@ -83,8 +83,8 @@ class InitiatorApiTest {
         subsystem.addNamespace(new Namespace(NQN, 1, new RamBackend(16 << 20, 4096), false, null));
         subsystem.addNamespace(new Namespace(NQN, 2, slow, false, null));
         target.addSubsystem(subsystem);
-        InetSocketAddress a = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
-        uri = "nvme+tcp://127.0.0.1:" + a.getPort() + "/" + NQN;
+        InetSocketAddress a = Transport.listen(target, new InetSocketAddress("127.0.0.1", 0));
+        uri = Transport.uri(a.getPort(), NQN);
     }
 
     @AfterAll

@@ -42,7 +42,7 @@ class ReconnectTest {
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        String[] args = {"--listen", "tcp://127.0.0.1:" + port, "--subsystem", NQN, "--namespace",
+        String[] args = {"--listen", Transport.listen(port), "--subsystem", NQN, "--namespace",
                 "file:" + dir.resolve("disk.img") + ",size=" + (WORKERS * REGION)};
         TargetProcess first = TargetProcess.start(dir, args);
         byte[][] model = new byte[WORKERS][REGION];
@@ -52,7 +52,7 @@ class ReconnectTest {
         ConnectOptions o = ConnectOptions.defaults().ioQueues(2).queueSize(16).commandTimeout(Duration.ofSeconds(10))
                 .reconnectDelay(Duration.ofMillis(250)).controllerLossTimeout(Duration.ofSeconds(60));
         TargetProcess second = null;
-        try (Controller c = Controller.connect(NvmeofUri.parse("nvme+tcp://127.0.0.1:" + port + "/" + NQN), o)) {
+        try (Controller c = Controller.connect(NvmeofUri.parse(Transport.uri(port, NQN)), o)) {
             BlockDevice dev = c.namespace(1);
             List<Thread> workers = new ArrayList<>();
             for (int w = 0; w < WORKERS; w++) {

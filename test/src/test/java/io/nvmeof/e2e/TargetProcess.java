@@ -21,7 +21,7 @@ import java.util.regex.Pattern;
  */
 final class TargetProcess implements AutoCloseable {
     static final Path JAR = Path.of(System.getProperty("nvmeof.jar", "../cli/target/nvmeof.jar")).toAbsolutePath();
-    private static final Pattern LISTENING = Pattern.compile("listening on tcp://([^:\\s]+):(\\d+)");
+    private static final Pattern LISTENING = Pattern.compile("listening on (?:tcp|rdma)://([^:\\s]+):(\\d+)");
 
     final Process process;
     final Path stdout;
@@ -52,6 +52,9 @@ final class TargetProcess implements AutoCloseable {
         assertTrue(Files.isRegularFile(JAR), "the CLI jar must be built first: " + JAR);
         List<String> cmd = java("target");
         cmd.addAll(List.of(args));
+        if (String.join(" ", args).contains("rdma://")) {
+            cmd.addAll(Transport.targetFlags());
+        }
         Path out = Files.createTempFile(dir, "target", ".out");
         Path err = Files.createTempFile(dir, "target", ".err");
         Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
@@ -71,7 +74,13 @@ final class TargetProcess implements AutoCloseable {
     }
 
     String uri(String nqn) {
-        return "nvme+tcp://127.0.0.1:" + port + "/" + nqn;
+        return Transport.uri(port, nqn);
+    }
+
+    /** The URI of namespace {@code nsid} of {@code nqn}. */
+    String uri(String nqn, int nsid) {
+        String u = uri(nqn);
+        return u + (u.contains("?") ? "&" : "?") + "nsid=" + nsid;
     }
 
     /** SIGTERM, then the exit code (the target shuts down in order and exits 0). */

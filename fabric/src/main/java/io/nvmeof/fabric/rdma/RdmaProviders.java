@@ -23,6 +23,10 @@ public final class RdmaProviders {
         switch (n) {
             case "soft":
                 return new SoftProvider(group);
+            case "disni":
+                return io.nvmeof.fabric.rdma.disni.DisniProvider.open(group);
+            case "verbs":
+                return io.nvmeof.fabric.rdma.verbs.VerbsProvider.open(group);
             default:
                 throw new IllegalArgumentException("unknown RDMA provider '" + n + "' (one of " + String.join(", ", NAMES) + ")");
         }

@@ -102,8 +102,8 @@ public final class ConfigApplier {
                 }
             }
             if (existing == null) {
-                Port port = new Port(p.portid(), p.trtype(), new InetSocketAddress(p.traddr(), p.trsvcid()), false,
-                        p.subsystems());
+                Port port = new Port(p.portid(), p.trtype(), p.rdmaProvider(),
+                        new InetSocketAddress(p.traddr(), p.trsvcid()), false, p.subsystems());
                 try {
                     target.addPort(port);
                     changes.add("added " + port);
@@ -139,7 +139,9 @@ public final class ConfigApplier {
     }
 
     private static boolean sameAddress(Port p, PortConfig c) {
-        return p.address().equals(new InetSocketAddress(c.traddr(), c.trsvcid()));
+        return p.address().equals(new InetSocketAddress(c.traddr(), c.trsvcid())) && p.trtype().equals(c.trtype())
+                && java.util.Objects.equals(p.rdmaProvider(), c.rdmaProvider() != null ? c.rdmaProvider()
+                : "rdma".equals(c.trtype()) ? io.nvmeof.fabric.rdma.RdmaProviders.DEFAULT : null);
     }
 
     private static void hosts(Subsystem sub, SubsystemConfig s) {

@@ -23,7 +23,7 @@ import java.util.UUID;
 /**
  * Reads the target's JSON configuration, in either of two forms:
  * <ul>
- * <li>ours: {@code {"ports": [{"portid", "trtype", "traddr", "trsvcid", "subsystems"}],
+ * <li>ours: {@code {"ports": [{"portid", "trtype", "traddr", "trsvcid", "subsystems", "rdma_provider"}],
  * "subsystems": [{"nqn", "serial", "model", "firmware", "ieee_oui", "allow_any_host",
  * "allowed_hosts", "namespaces": [{"nsid", "backend", "path", "size", "block_size",
  * "read_only", "uuid", "direct_io"}]}]}};</li>
@@ -114,7 +114,7 @@ public final class ConfigLoader {
         for (int i = 0; i < pl.size(); i++) {
             String at = "ports[" + i + "]";
             JsonNode p = object(pl.get(i), at);
-            known(p, at, "portid", "trtype", "traddr", "trsvcid", "adrfam", "subsystems");
+            known(p, at, "portid", "trtype", "traddr", "trsvcid", "adrfam", "subsystems", "rdma_provider");
             ports.add(port(p, at, p));
         }
         return new TargetConfig(ports, subsystems);
@@ -165,8 +165,16 @@ public final class ConfigLoader {
     private static PortConfig port(JsonNode p, String at, JsonNode addr) {
         int portid = intIn(p.get("portid"), at + ".portid", 1, 0xffff);
         String trtype = string(addr, "trtype", at, "tcp");
-        if (!trtype.equals("tcp")) {
-            throw new ConfigException(at + ".trtype", "'" + trtype + "' is not supported (tcp)");
+        if (!trtype.equals("tcp") && !trtype.equals("rdma")) {
+            throw new ConfigException(at + ".trtype", "'" + trtype + "' is not supported (tcp or rdma)");
+        }
+        String provider = string(p, "rdma_provider", at, null);
+        if (provider != null && !trtype.equals("rdma")) {
+            throw new ConfigException(at + ".rdma_provider", "applies to rdma ports only");
+        }
+        if (provider != null && !io.nvmeof.fabric.rdma.RdmaProviders.NAMES.contains(provider)) {
+            throw new ConfigException(at + ".rdma_provider", "'" + provider + "' is not one of "
+                    + String.join(", ", io.nvmeof.fabric.rdma.RdmaProviders.NAMES));
         }
         String traddr = string(addr, "traddr", at, null);
         if (traddr == null) {
@@ -188,7 +196,7 @@ public final class ConfigLoader {
         for (int i = 0; i < sl.size(); i++) {
             subs.add(nqn(sl.get(i), at + ".subsystems[" + i + "]"));
         }
-        return new PortConfig(portid, trtype, traddr, trsvcid, subs);
+        return new PortConfig(portid, trtype, provider, traddr, trsvcid, subs);
     }
 
     // ---- nvmetcli save format ----

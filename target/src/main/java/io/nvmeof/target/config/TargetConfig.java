@@ -9,10 +9,19 @@ import java.util.UUID;
  */
 public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems) {
 
-    /** A port: where hosts connect, and which subsystems they reach there (none: discovery only). */
-    public record PortConfig(int portid, String trtype, String traddr, int trsvcid, List<String> subsystems) {
+    /**
+     * A port: where hosts connect, and which subsystems they reach there (none: discovery only).
+     * {@code trtype} is tcp or rdma; {@code rdmaProvider} names the verbs provider of an rdma
+     * port (null: the default, or a tcp port).
+     */
+    public record PortConfig(int portid, String trtype, String rdmaProvider, String traddr, int trsvcid,
+                             List<String> subsystems) {
+        public PortConfig(int portid, String trtype, String traddr, int trsvcid, List<String> subsystems) {
+            this(portid, trtype, null, traddr, trsvcid, subsystems);
+        }
+
         PortConfig withId(int id) {
-            return new PortConfig(id, trtype, traddr, trsvcid, subsystems);
+            return new PortConfig(id, trtype, rdmaProvider, traddr, trsvcid, subsystems);
         }
     }
 

@@ -15,7 +15,7 @@ import io.nvmeof.target.Target;
 import java.net.InetSocketAddress;
 
 /** An NVMe/TCP port of the target: accepts connections, one queue each. */
-public final class TcpListener implements AutoCloseable {
+public final class TcpListener implements io.nvmeof.target.PortListener {
     private final Channel server;
     private final ChannelGroup connections;
 
@@ -49,6 +49,7 @@ public final class TcpListener implements AutoCloseable {
         return new TcpListener(server, connections);
     }
 
+    @Override
     public InetSocketAddress localAddress() {
         return (InetSocketAddress) server.localAddress();
     }

@@ -259,8 +259,8 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
     }
 
     @Override
-    public int dataDescriptor() {
-        return Sgl.TCP_TRANSPORT;
+    public boolean acceptsDataDescriptor(int id) {
+        return id == Sgl.TCP_TRANSPORT;
     }
 
     @Override

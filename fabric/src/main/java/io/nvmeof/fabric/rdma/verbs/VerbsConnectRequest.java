@@ -1,0 +1,150 @@
+package io.nvmeof.fabric.rdma.verbs;
+
+import io.nvmeof.fabric.rdma.ConnectRequest;
+import io.nvmeof.fabric.rdma.RdmaConnection;
+import io.nvmeof.fabric.rdma.RdmaHandler;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+
+/**
+ * A CONNECT_REQUEST: the new rdma_cm id, waiting for {@link #accept} or {@link #reject}. It stays
+ * the id's CM target: events before the answer (the requester gave up) are remembered, events
+ * after an accept are passed on to the connection.
+ */
+final class VerbsConnectRequest implements ConnectRequest, VerbsProvider.CmTarget {
+    private final VerbsProvider provider;
+    private final VerbsDevice device;
+    final long id;
+    private final ByteBuffer privateData;
+    private final int responderResources;
+    private final int initiatorDepth;
+    private final InetSocketAddress peer;
+    private final InetSocketAddress local;
+    private boolean answered;
+    private CmEvent gone;
+    private VerbsConnection connection;
+
+    VerbsConnectRequest(VerbsProvider provider, VerbsDevice device, CmEvent e) {
+        this.provider = provider;
+        this.device = device;
+        this.id = e.id();
+        this.privateData = e.privateDataBuffer();
+        this.responderResources = Math.min(e.responderResources(), device.maxQpRdAtom);
+        this.initiatorDepth = Math.min(e.initiatorDepth(), device.maxQpInitRdAtom);
+        this.peer = SockAddr.read(id + Abi.CM_ID_DST_ADDR);
+        this.local = SockAddr.read(id + Abi.CM_ID_SRC_ADDR);
+    }
+
+    @Override
+    public InetSocketAddress peer() {
+        return peer;
+    }
+
+    @Override
+    public InetSocketAddress localAddress() {
+        return local;
+    }
+
+    @Override
+    public ByteBuffer privateData() {
+        return privateData == null ? null : privateData.duplicate().order(privateData.order());
+    }
+
+    @Override
+    public int initiatorDepth() {
+        return initiatorDepth;
+    }
+
+    @Override
+    public RdmaConnection accept(ByteBuffer acceptData, int sendDepth, int recvDepth, int initiatorDepth,
+                                 RdmaHandler handler) throws IOException {
+        VerbsConnection c;
+        synchronized (this) {
+            answer();
+            if (gone != null) {
+                provider.forget(id);
+                provider.libs.cm.rdma_destroy_id(id);
+                throw new IOException("RDMA connect request from " + peer + " ended before the accept: rdma_cm "
+                        + gone.describe());
+            }
+            int depth = Math.max(0, Math.min(initiatorDepth, this.initiatorDepth));
+            c = new VerbsConnection(provider, provider.nextLoop(), handler, id, privateData(), depth);
+            provider.track(c);
+            try {
+                c.createQueuePair(device, sendDepth, recvDepth);
+                connection = c;                  // from here on, CM events of the id go to the connection
+                c.accept(acceptData, responderResources, depth);
+            } catch (IOException | RuntimeException e) {
+                connection = null;
+                provider.libs.cm.rdma_reject(id, 0, 0);
+                c.destroy();
+                throw e;
+            }
+        }
+        return c;
+    }
+
+    @Override
+    public void reject(ByteBuffer rejectData) {
+        synchronized (this) {
+            answer();
+            byte[] b = new byte[rejectData == null ? 0 : rejectData.remaining()];
+            if (b.length > 0) {
+                rejectData.duplicate().get(b);
+            }
+            long p = b.length == 0 ? 0 : Native.calloc(b.length);
+            try {
+                if (p != 0) {
+                    Native.MEM.putByteArray(p, b, 0, b.length);
+                }
+                provider.libs.cm.rdma_reject(id, p, b.length);
+            } finally {
+                Native.free(p);
+            }
+            provider.forget(id);
+            provider.libs.cm.rdma_destroy_id(id);
+        }
+    }
+
+    private void answer() {
+        if (answered) {
+            throw new IllegalStateException("the connect request from " + peer + " was already answered");
+        }
+        answered = true;
+    }
+
+    @Override
+    public void onCmEvent(CmEvent e) {
+        VerbsConnection c;
+        synchronized (this) {
+            c = connection;
+            if (c == null) {
+                if (gone == null && e.type() != Abi.EV_TIMEWAIT_EXIT) {
+                    gone = e;
+                }
+                return;
+            }
+        }
+        c.onCmEvent(e);
+    }
+
+    /** The provider closes before an answer came: reject. */
+    void shutdown() {
+        synchronized (this) {
+            if (answered) {
+                return;
+            }
+        }
+        try {
+            reject(null);
+        } catch (IllegalStateException raced) {
+            // answered meanwhile
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "verbs connect request " + peer + " -> " + local + " on " + device.name;
+    }
+}

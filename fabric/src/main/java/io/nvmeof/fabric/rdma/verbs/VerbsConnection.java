@@ -1,0 +1,733 @@
+package io.nvmeof.fabric.rdma.verbs;
+
+import static io.nvmeof.fabric.rdma.verbs.Native.MEM;
+
+import io.netty.channel.EventLoop;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.nvmeof.fabric.rdma.ConnectParams;
+import io.nvmeof.fabric.rdma.MemoryRegion;
+import io.nvmeof.fabric.rdma.ProtectionDomain;
+import io.nvmeof.fabric.rdma.RdmaConnection;
+import io.nvmeof.fabric.rdma.RdmaHandler;
+import io.nvmeof.fabric.rdma.RdmaRejectedException;
+import io.nvmeof.fabric.rdma.WorkCompletion;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One RC queue pair on an rdma_cm id, with one CQ for both queues on a completion channel of
+ * its event loop.
+ *
+ * <p>Confinement: after setup, everything runs on {@link #eventLoop()}: CM events are handed to
+ * it, completion events schedule {@link #drain()} on it, posts made elsewhere hop onto it. The
+ * data path reuses one set of work requests and scatter/gather entries in native memory
+ * (ibv_post_send/recv copy them into the queue before returning, so one set per connection is
+ * enough) and one array of 16 {@code ibv_wc}: a post or a drain allocates nothing.
+ *
+ * <p>The send queue holds twice {@code sendDepth} work requests, since
+ * {@link #postWriteAndSend} takes two (the unsignaled WRITE stays in the queue until the SEND
+ * after it completes); the CQ holds every work request that can complete, flushed ones
+ * included.
+ *
+ * <p>Ending: {@code rdma_disconnect} (the QP goes to the error state, the peer gets a DREQ),
+ * then the DISCONNECTED event or {@value #DISCONNECT_WAIT_MS} ms, then the QP, CQ and id are
+ * destroyed and only then {@link RdmaHandler#onDisconnected} runs: by then the device cannot
+ * touch any posted buffer. Completions with an error status end the connection and are not
+ * delivered (the cause names the status); nor are completions drained after the end began.
+ */
+final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
+    static final int DISCONNECT_WAIT_MS = 3000;
+    private static final int BATCH = 16;
+
+    // the native scratch block of a connection
+    private static final int WR_WRITE = 0;                                  // ibv_send_wr: RDMA WRITE, chained to WR_SEND
+    private static final int WR_SEND = WR_WRITE + Abi.SEND_WR_SIZE;          // ibv_send_wr: SEND / SEND_WITH_INV / RDMA READ
+    private static final int SGE_WRITE = WR_SEND + Abi.SEND_WR_SIZE;
+    private static final int SGE_SEND = SGE_WRITE + Abi.SGE_SIZE;
+    private static final int WR_RECV = SGE_SEND + Abi.SGE_SIZE;             // ibv_recv_wr
+    private static final int SGE_RECV = WR_RECV + Abi.RECV_WR_SIZE;
+    private static final int BAD_WR = SGE_RECV + Abi.SGE_SIZE;              // ibv_*_wr **bad_wr
+    private static final int WC = 384;                                       // ibv_wc[BATCH]
+    private static final int SCRATCH_SIZE = WC + BATCH * Abi.WC_SIZE;
+
+    // states; posts are taken in ACCEPTED and ESTABLISHED
+    static final int RESOLVING = 0;     // connecting side: address and route
+    static final int CONNECTING = 1;    // connecting side: rdma_connect sent
+    static final int ACCEPTED = 2;      // accepting side: rdma_accept sent
+    static final int ESTABLISHED = 3;
+    static final int CLOSING = 4;       // rdma_disconnect sent, waiting for DISCONNECTED
+    static final int CLOSED = 5;
+
+    private final VerbsProvider provider;
+    private final Native.Libs libs;
+    private final EventLoop loop;
+    private final RdmaHandler handler;
+    final long id;
+    private final boolean busyPoll;
+    private final Runnable drainTask = this::drain;
+
+    private volatile int state;
+    private VerbsDevice device;
+    private CompletionChannel channel;
+    private int slot = -1;
+    private long cq;
+    private long qp;
+    private int qpNum;
+    private long scratch;
+    private ByteBuffer privateData;
+    private int initiatorDepth;
+    private InetSocketAddress peer;
+    private InetSocketAddress local;
+    private boolean disconnectedSeen;
+    private Throwable cause;
+    private ScheduledFuture<?> timer;
+
+    // connecting side only
+    private final InetSocketAddress target;
+    private final ConnectParams params;
+    private final CompletableFuture<RdmaConnection> future;
+
+    /** The connecting side, before address resolution. */
+    VerbsConnection(VerbsProvider provider, EventLoop loop, RdmaHandler handler, long id, InetSocketAddress target,
+                    ConnectParams params, CompletableFuture<RdmaConnection> future) {
+        this.provider = provider;
+        this.libs = provider.libs;
+        this.loop = loop;
+        this.handler = handler;
+        this.id = id;
+        this.busyPoll = provider.busyPoll;
+        this.target = target;
+        this.params = params;
+        this.future = future;
+        this.state = RESOLVING;
+    }
+
+    /** The accepting side, for a connect request on {@code id}. */
+    VerbsConnection(VerbsProvider provider, EventLoop loop, RdmaHandler handler, long id, ByteBuffer privateData,
+                    int initiatorDepth) {
+        this.provider = provider;
+        this.libs = provider.libs;
+        this.loop = loop;
+        this.handler = handler;
+        this.id = id;
+        this.busyPoll = provider.busyPoll;
+        this.target = null;
+        this.params = null;
+        this.future = null;
+        this.privateData = privateData;
+        this.initiatorDepth = initiatorDepth;
+        this.state = ACCEPTED;
+        readAddresses();
+    }
+
+    // ---- setup
+
+    /**
+     * Creates the scratch block, the CQ (armed unless busy polling) and the QP on the id. On
+     * failure the caller tears down with {@link #destroy()}.
+     */
+    void createQueuePair(VerbsDevice dev, int sendDepth, int recvDepth) throws IOException {
+        if (sendDepth < 1 || recvDepth < 1) {
+            throw new IllegalArgumentException("queue depths must be positive: send " + sendDepth + ", recv " + recvDepth);
+        }
+        if (sendDepth > dev.maxQpWr || recvDepth > dev.maxQpWr) {
+            throw new IOException("queue depth send " + sendDepth + "/recv " + recvDepth + " exceeds " + dev.name
+                    + "'s max_qp_wr " + dev.maxQpWr);
+        }
+        this.device = dev;
+        this.scratch = Native.calloc(SCRATCH_SIZE);
+        long s = scratch;
+        MEM.putAddress(s + WR_WRITE + Abi.SEND_WR_NEXT, s + WR_SEND);
+        MEM.putAddress(s + WR_WRITE + Abi.SEND_WR_SG_LIST, s + SGE_WRITE);
+        MEM.putInt(s + WR_WRITE + Abi.SEND_WR_OPCODE, Abi.WR_RDMA_WRITE);
+        MEM.putAddress(s + WR_SEND + Abi.SEND_WR_SG_LIST, s + SGE_SEND);
+        MEM.putAddress(s + WR_RECV + Abi.RECV_WR_SG_LIST, s + SGE_RECV);
+        MEM.putInt(s + WR_RECV + Abi.RECV_WR_NUM_SGE, 1);
+
+        this.channel = provider.completionChannel(loop, dev);
+        this.slot = channel.register(this);
+        int sendWrs = Math.min(2 * sendDepth, dev.maxQpWr);
+        int cqe = Math.min(sendWrs + recvDepth, dev.maxCqe);
+        long c = libs.ib.ibv_create_cq(dev.context, cqe, slot, channel.channel, 0);
+        if (c == 0) {
+            throw new IOException(libs.error("ibv_create_cq(" + dev.name + ", " + cqe + " entries)"));
+        }
+        this.cq = c;
+        if (!busyPoll) {
+            int rc = Native.reqNotifyCq(dev.reqNotifyCqFn, cq);
+            if (rc != 0) {
+                throw new IOException(libs.describe("ibv_req_notify_cq", rc));
+            }
+        }
+        long attr = Native.calloc(Abi.QP_INIT_ATTR_SIZE);
+        try {
+            MEM.putAddress(attr + Abi.QP_INIT_SEND_CQ, cq);
+            MEM.putAddress(attr + Abi.QP_INIT_RECV_CQ, cq);
+            MEM.putInt(attr + Abi.QP_INIT_MAX_SEND_WR, sendWrs);
+            MEM.putInt(attr + Abi.QP_INIT_MAX_RECV_WR, recvDepth);
+            MEM.putInt(attr + Abi.QP_INIT_MAX_SEND_SGE, 1);
+            MEM.putInt(attr + Abi.QP_INIT_MAX_RECV_SGE, 1);
+            MEM.putInt(attr + Abi.QP_INIT_MAX_INLINE, 0);
+            MEM.putInt(attr + Abi.QP_INIT_QP_TYPE, Abi.QPT_RC);
+            MEM.putInt(attr + Abi.QP_INIT_SQ_SIG_ALL, 0);
+            if (libs.cm.rdma_create_qp(id, dev.pd, attr) != 0) {
+                throw new IOException(libs.error("rdma_create_qp(" + dev.name + ", send " + sendWrs + ", recv "
+                        + recvDepth + ")"));
+            }
+        } finally {
+            Native.free(attr);
+        }
+        this.qp = MEM.getAddress(id + Abi.CM_ID_QP);
+        this.qpNum = MEM.getInt(qp + Abi.QP_NUM);
+        if (busyPoll && state == ACCEPTED) {
+            loop.execute(drainTask);        // the connecting side starts polling once established
+        }
+    }
+
+    private void readAddresses() {
+        this.peer = SockAddr.read(id + Abi.CM_ID_DST_ADDR);
+        this.local = SockAddr.read(id + Abi.CM_ID_SRC_ADDR);
+    }
+
+    /** Accepting side: the QP exists; sends the accept. Any thread, before the connection is handed out. */
+    void accept(ByteBuffer acceptData, int responderResources, int initiatorDepthToSend) throws IOException {
+        long param = Native.calloc(Abi.CONN_PARAM_SIZE + 256);
+        try {
+            putPrivateData(param, acceptData);
+            MEM.putByte(param + Abi.CONN_RESPONDER_RESOURCES, (byte) responderResources);
+            MEM.putByte(param + Abi.CONN_INITIATOR_DEPTH, (byte) initiatorDepthToSend);
+            MEM.putByte(param + Abi.CONN_FLOW_CONTROL, (byte) 1);
+            MEM.putByte(param + Abi.CONN_RETRY_COUNT, (byte) 7);
+            MEM.putByte(param + Abi.CONN_RNR_RETRY_COUNT, (byte) 7);
+            if (libs.cm.rdma_accept(id, param) != 0) {
+                throw new IOException(libs.error("rdma_accept from " + peer));
+            }
+        } finally {
+            Native.free(param);
+        }
+    }
+
+    /** Copies {@code data}'s remaining bytes behind the conn_param at {@code param} and points at them. */
+    private static void putPrivateData(long param, ByteBuffer data) {
+        if (data == null || !data.hasRemaining()) {
+            return;
+        }
+        int len = data.remaining();
+        if (len > 255) {
+            throw new IllegalArgumentException("CM private data is at most 255 bytes, not " + len);
+        }
+        byte[] b = new byte[len];
+        data.duplicate().get(b);
+        long at = param + Abi.CONN_PARAM_SIZE;
+        MEM.putByteArray(at, b, 0, len);
+        MEM.putAddress(param + Abi.CONN_PRIVATE_DATA, at);
+        MEM.putByte(param + Abi.CONN_PRIVATE_DATA_LEN, (byte) len);
+    }
+
+    // ---- connecting side: address, route, queue pair, connect (on the loop)
+
+    /** Connecting side: starts address resolution and arms its bound. Loop. */
+    void startConnect() {
+        long sa = 0;
+        try {
+            sa = SockAddr.allocate(target);
+            if (libs.cm.rdma_resolve_addr(id, 0, sa, timeoutMillis()) != 0) {
+                failConnect(new IOException(libs.error("rdma_resolve_addr(" + target + ")")));
+                return;
+            }
+        } catch (IOException | RuntimeException e) {
+            failConnect(e);
+            return;
+        } finally {
+            Native.free(sa);
+        }
+        armTimer("resolving the address");
+    }
+
+    /** Arms the bound on the current connect phase. Loop. */
+    private void armTimer(String phase) {
+        cancelTimer();
+        int ms = timeoutMillis();
+        if (state == RESOLVING || state == CONNECTING) {
+            timer = loop.schedule(() -> failConnect(new IOException("RDMA connect to " + target + " timed out after "
+                    + ms + " ms " + phase)), ms, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** The bound on each connect phase: the params' timeout, 5 s if none was given. */
+    private int timeoutMillis() {
+        return params.timeoutMillis() > 0 ? params.timeoutMillis() : 5000;
+    }
+
+    private void cancelTimer() {
+        if (timer != null) {
+            timer.cancel(false);
+            timer = null;
+        }
+    }
+
+    private void onConnectingEvent(CmEvent e) {
+        switch (e.type()) {
+            case Abi.EV_ADDR_RESOLVED:
+                if (libs.cm.rdma_resolve_route(id, timeoutMillis()) != 0) {
+                    failConnect(new IOException(libs.error("rdma_resolve_route to " + target)));
+                } else {
+                    armTimer("resolving the route");
+                }
+                return;
+            case Abi.EV_ROUTE_RESOLVED:
+                try {
+                    VerbsDevice dev = provider.device(MEM.getAddress(id + Abi.CM_ID_VERBS));
+                    createQueuePair(dev, params.sendDepth(), params.recvDepth());
+                    connect(dev);
+                    state = CONNECTING;
+                    armTimer("waiting for the peer's answer");
+                } catch (IOException | RuntimeException x) {
+                    failConnect(x);
+                }
+                return;
+            case Abi.EV_ESTABLISHED:
+                if (state != CONNECTING) {
+                    break;
+                }
+                cancelTimer();
+                privateData = e.privateDataBuffer();
+                if (e.initiatorDepth() > 0) {
+                    initiatorDepth = Math.min(initiatorDepth, e.initiatorDepth());
+                }
+                readAddresses();
+                state = ESTABLISHED;
+                if (busyPoll) {
+                    loop.execute(drainTask);
+                }
+                if (!future.complete(this)) {
+                    beginClose(null);       // the caller gave up
+                }
+                return;
+            case Abi.EV_REJECTED:
+                String why = e.status() == Abi.REJ_CONSUMER_DEFINED ? "rejected by the peer"
+                        : e.status() == Abi.REJ_INVALID_SERVICE_ID ? "refused: nobody listens there (CM reject reason 8)"
+                        : "rejected by the peer's CM (reason " + e.status() + ")";
+                failConnect(new RdmaRejectedException("RDMA connect to " + target + " " + why,
+                        e.status() == Abi.REJ_CONSUMER_DEFINED ? heapCopy(e.privateData()) : null));
+                return;
+            default:
+                break;
+        }
+        if (e.type() == Abi.EV_TIMEWAIT_EXIT) {
+            return;
+        }
+        failConnect(new IOException("RDMA connect to " + target + " failed: rdma_cm " + e.describe()));
+    }
+
+    private static ByteBuffer heapCopy(byte[] b) {
+        return b == null ? null : ByteBuffer.wrap(b.clone()).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    }
+
+    private void connect(VerbsDevice dev) throws IOException {
+        int resp = Math.min(Math.min(params.responderResources(), dev.maxQpRdAtom), 255);
+        initiatorDepth = Math.min(Math.min(params.initiatorDepth(), dev.maxQpInitRdAtom), 255);
+        long param = Native.calloc(Abi.CONN_PARAM_SIZE + 256);
+        try {
+            putPrivateData(param, params.privateData());
+            MEM.putByte(param + Abi.CONN_RESPONDER_RESOURCES, (byte) resp);
+            MEM.putByte(param + Abi.CONN_INITIATOR_DEPTH, (byte) initiatorDepth);
+            MEM.putByte(param + Abi.CONN_FLOW_CONTROL, (byte) 1);
+            MEM.putByte(param + Abi.CONN_RETRY_COUNT, (byte) 7);
+            MEM.putByte(param + Abi.CONN_RNR_RETRY_COUNT, (byte) 7);
+            if (libs.cm.rdma_connect(id, param) != 0) {
+                throw new IOException(libs.error("rdma_connect to " + target));
+            }
+        } finally {
+            Native.free(param);
+        }
+    }
+
+    /** Connecting side, before the connection was handed out: tear down and fail the future. Loop. */
+    void failConnect(Throwable t) {
+        if (state >= CLOSING) {
+            return;
+        }
+        state = CLOSED;
+        cancelTimer();
+        destroy();
+        future.completeExceptionally(t);
+    }
+
+    // ---- CM events
+
+    @Override
+    public void onCmEvent(CmEvent e) {
+        try {
+            loop.execute(() -> handleCmEvent(e));
+        } catch (RejectedExecutionException x) {
+            // the loop is gone; nothing can be delivered any more
+        }
+    }
+
+    private void handleCmEvent(CmEvent e) {
+        int s = state;
+        if (s == RESOLVING || s == CONNECTING) {
+            onConnectingEvent(e);
+            return;
+        }
+        switch (e.type()) {
+            case Abi.EV_ESTABLISHED:
+                if (s == ACCEPTED) {
+                    state = ESTABLISHED;
+                }
+                return;
+            case Abi.EV_DISCONNECTED:
+                disconnectedSeen = true;
+                if (s == CLOSING) {
+                    finish();
+                } else {
+                    beginClose(null);
+                }
+                return;
+            case Abi.EV_TIMEWAIT_EXIT:
+                return;
+            default:
+                beginClose(new IOException("RDMA connection with " + peer + " ended: rdma_cm " + e.describe()));
+        }
+    }
+
+    // ---- ending
+
+    /** Starts the end: QP to error, DREQ to the peer, wait (bounded) for DISCONNECTED. Loop. */
+    void beginClose(Throwable why) {
+        int s = state;
+        if (s >= CLOSING) {
+            return;
+        }
+        if (s == RESOLVING || s == CONNECTING) {
+            failConnect(why != null ? why : new IOException("RDMA connect to " + target + " was closed"));
+            return;
+        }
+        state = CLOSING;
+        cause = why;
+        libs.cm.rdma_disconnect(id);        // fails harmlessly when the peer disconnected first
+        if (disconnectedSeen) {
+            finish();
+        } else {
+            timer = loop.schedule(this::finish, DISCONNECT_WAIT_MS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void finish() {
+        if (state == CLOSED) {
+            return;
+        }
+        state = CLOSED;
+        cancelTimer();
+        destroy();
+        try {
+            handler.onDisconnected(cause);
+        } catch (RuntimeException | Error x) {
+            System.getLogger(VerbsConnection.class.getName()).log(System.Logger.Level.WARNING,
+                    "onDisconnected of " + this + " threw", x);
+        }
+    }
+
+    /** Destroys QP, CQ, id and scratch, in that order; whatever exists. */
+    void destroy() {
+        provider.forget(id);
+        if (qp != 0) {
+            libs.cm.rdma_destroy_qp(id);
+            qp = 0;
+        }
+        if (cq != 0) {
+            libs.ib.ibv_destroy_cq(cq);
+            cq = 0;
+        }
+        if (slot >= 0) {
+            channel.unregister(slot, this);
+            slot = -1;
+        }
+        libs.cm.rdma_destroy_id(id);
+        Native.free(scratch);
+        scratch = 0;
+        provider.untrack(this);
+    }
+
+    /** The provider closes: end now, from any thread; done synchronously when the loop is gone. */
+    void shutdown() {
+        try {
+            loop.execute(() -> beginClose(new IOException("the verbs provider was closed")));
+        } catch (RejectedExecutionException x) {
+            synchronized (this) {
+                if (state < CLOSED) {
+                    state = CLOSED;
+                    libs.cm.rdma_disconnect(id);
+                    destroy();
+                }
+            }
+        }
+    }
+
+    int state() {
+        return state;
+    }
+
+    // ---- completions
+
+    /** From the completion channel's thread: the CQ has news. */
+    void onCompletionEvent() {
+        try {
+            loop.execute(drainTask);
+        } catch (RejectedExecutionException x) {
+            // the loop is gone
+        }
+    }
+
+    /** Polls the CQ empty, re-arms it and polls once more to close the race with the arming. Loop. */
+    private void drain() {
+        boolean armed = false;
+        while (true) {
+            int s = state;
+            if (s != ESTABLISHED && s != ACCEPTED) {
+                return;
+            }
+            long wc = scratch + WC;
+            int n = Native.pollCq(device.pollCqFn, cq, BATCH, wc);
+            if (n < 0) {
+                beginClose(new IOException(libs.describe("ibv_poll_cq on " + this, n)));
+                return;
+            }
+            for (int i = 0; i < n; i++) {
+                if (!deliver(wc + (long) i * Abi.WC_SIZE)) {
+                    return;
+                }
+            }
+            if (n == BATCH) {
+                continue;
+            }
+            if (busyPoll) {
+                try {
+                    loop.execute(drainTask);
+                } catch (RejectedExecutionException x) {
+                    // the loop is shutting down
+                }
+                return;
+            }
+            if (armed) {
+                if (n == 0) {
+                    return;
+                }
+                continue;
+            }
+            int rc = Native.reqNotifyCq(device.reqNotifyCqFn, cq);
+            if (rc != 0) {
+                beginClose(new IOException(libs.describe("ibv_req_notify_cq on " + this, rc)));
+                return;
+            }
+            armed = true;
+        }
+    }
+
+    /** Hands one completion to the handler; false when the connection ended (stop draining). */
+    private boolean deliver(long wc) {
+        int status = MEM.getInt(wc + Abi.WC_STATUS);
+        long wrId = MEM.getLong(wc + Abi.WC_WR_ID);
+        if (status != WorkCompletion.SUCCESS) {
+            // (the opcode of a failed completion is undefined, so it is not named)
+            beginClose(new IOException("RDMA work request " + wrId + " on " + this + " failed: "
+                    + WorkCompletion.statusName(status) + " (status " + status + ", vendor error 0x"
+                    + Integer.toHexString(MEM.getInt(wc + Abi.WC_VENDOR_ERR)) + ")"));
+            return false;
+        }
+        int flags = MEM.getInt(wc + Abi.WC_FLAGS);
+        long invalidated = (flags & Abi.WC_WITH_INV) != 0 ? MEM.getInt(wc + Abi.WC_INVALIDATED_RKEY) & 0xffffffffL : -1;
+        try {
+            handler.onCompletion(wrId, MEM.getInt(wc + Abi.WC_OPCODE), status, MEM.getInt(wc + Abi.WC_BYTE_LEN), invalidated);
+        } catch (RuntimeException | Error x) {
+            beginClose(x);
+            return false;
+        }
+        int s = state;
+        return s == ESTABLISHED || s == ACCEPTED;
+    }
+
+    // ---- posts (loop)
+
+    private boolean postable() {
+        int s = state;
+        return s == ESTABLISHED || s == ACCEPTED;
+    }
+
+    private void check(MemoryRegion mr, int offset, int length) {
+        if (mr.pd() != device) {
+            throw new IllegalArgumentException(mr + " is not registered with " + device);
+        }
+        if (offset < 0 || length < 0 || offset > mr.length() - length) {
+            throw new IndexOutOfBoundsException("offset " + offset + " length " + length + " outside " + mr);
+        }
+    }
+
+    private static void sge(long sge, MemoryRegion mr, int offset, int length) {
+        MEM.putLong(sge + Abi.SGE_ADDR, mr.address() + offset);
+        MEM.putInt(sge + Abi.SGE_LENGTH, length);
+        MEM.putInt(sge + Abi.SGE_LKEY, mr.lkey());
+    }
+
+    @Override
+    public void postRecv(long wrId, MemoryRegion mr, int offset, int length) {
+        if (!loop.inEventLoop()) {
+            loop.execute(() -> postRecv(wrId, mr, offset, length));
+            return;
+        }
+        if (!postable()) {
+            return;
+        }
+        check(mr, offset, length);
+        long wr = scratch + WR_RECV;
+        MEM.putLong(wr + Abi.RECV_WR_ID, wrId);
+        sge(scratch + SGE_RECV, mr, offset, length);
+        int rc = Native.post(device.postRecvFn, qp, wr, scratch + BAD_WR);
+        if (rc != 0) {
+            postFailed("ibv_post_recv", rc);
+        }
+    }
+
+    @Override
+    public void postSend(long wrId, MemoryRegion mr, int offset, int length, long invalidateRkey) {
+        if (!loop.inEventLoop()) {
+            loop.execute(() -> postSend(wrId, mr, offset, length, invalidateRkey));
+            return;
+        }
+        if (!postable()) {
+            return;
+        }
+        check(mr, offset, length);
+        prepareSend(wrId, mr, offset, length, invalidateRkey);
+        int rc = Native.post(device.postSendFn, qp, scratch + WR_SEND, scratch + BAD_WR);
+        if (rc != 0) {
+            postFailed("ibv_post_send (SEND)", rc);
+        }
+    }
+
+    private void prepareSend(long wrId, MemoryRegion mr, int offset, int length, long invalidateRkey) {
+        long wr = scratch + WR_SEND;
+        MEM.putLong(wr + Abi.SEND_WR_ID, wrId);
+        MEM.putInt(wr + Abi.SEND_WR_NUM_SGE, length == 0 ? 0 : 1);
+        MEM.putInt(wr + Abi.SEND_WR_OPCODE, invalidateRkey >= 0 ? Abi.WR_SEND_WITH_INV : Abi.WR_SEND);
+        MEM.putInt(wr + Abi.SEND_WR_FLAGS, Abi.SEND_SIGNALED);
+        MEM.putInt(wr + Abi.SEND_WR_INVALIDATE_RKEY, invalidateRkey >= 0 ? (int) invalidateRkey : 0);
+        sge(scratch + SGE_SEND, mr, offset, length);
+    }
+
+    @Override
+    public void postRead(long wrId, MemoryRegion mr, int offset, int length, long remoteAddress, int rkey) {
+        if (!loop.inEventLoop()) {
+            loop.execute(() -> postRead(wrId, mr, offset, length, remoteAddress, rkey));
+            return;
+        }
+        if (!postable()) {
+            return;
+        }
+        check(mr, offset, length);
+        long wr = scratch + WR_SEND;
+        MEM.putLong(wr + Abi.SEND_WR_ID, wrId);
+        MEM.putInt(wr + Abi.SEND_WR_NUM_SGE, 1);
+        MEM.putInt(wr + Abi.SEND_WR_OPCODE, Abi.WR_RDMA_READ);
+        MEM.putInt(wr + Abi.SEND_WR_FLAGS, Abi.SEND_SIGNALED);
+        MEM.putInt(wr + Abi.SEND_WR_INVALIDATE_RKEY, 0);
+        MEM.putLong(wr + Abi.SEND_WR_REMOTE_ADDR, remoteAddress);
+        MEM.putInt(wr + Abi.SEND_WR_RKEY, rkey);
+        sge(scratch + SGE_SEND, mr, offset, length);
+        int rc = Native.post(device.postSendFn, qp, wr, scratch + BAD_WR);
+        if (rc != 0) {
+            postFailed("ibv_post_send (RDMA READ)", rc);
+        }
+    }
+
+    @Override
+    public void postWriteAndSend(long wrId, MemoryRegion mr, int offset, int length, long remoteAddress, int rkey,
+                                 MemoryRegion msg, int msgOffset, int msgLength, long invalidateRkey) {
+        if (!loop.inEventLoop()) {
+            loop.execute(() -> postWriteAndSend(wrId, mr, offset, length, remoteAddress, rkey, msg, msgOffset, msgLength,
+                    invalidateRkey));
+            return;
+        }
+        if (!postable()) {
+            return;
+        }
+        check(mr, offset, length);
+        check(msg, msgOffset, msgLength);
+        long w = scratch + WR_WRITE;
+        MEM.putLong(w + Abi.SEND_WR_ID, wrId);
+        MEM.putInt(w + Abi.SEND_WR_NUM_SGE, length == 0 ? 0 : 1);
+        MEM.putInt(w + Abi.SEND_WR_FLAGS, 0);                          // unsignaled: the SEND's completion covers it
+        MEM.putLong(w + Abi.SEND_WR_REMOTE_ADDR, remoteAddress);
+        MEM.putInt(w + Abi.SEND_WR_RKEY, rkey);
+        sge(scratch + SGE_WRITE, mr, offset, length);
+        prepareSend(wrId, msg, msgOffset, msgLength, invalidateRkey);
+        int rc = Native.post(device.postSendFn, qp, w, scratch + BAD_WR);
+        if (rc != 0) {
+            postFailed("ibv_post_send (RDMA WRITE + SEND)", rc);
+        }
+    }
+
+    private void postFailed(String what, int rc) {
+        String why = rc == 12 ? what + ": the send or receive queue is full (ENOMEM)" : libs.describe(what, rc);
+        beginClose(new IOException(why + " on " + this));
+    }
+
+    // ---- accessors
+
+    @Override
+    public EventLoop eventLoop() {
+        return loop;
+    }
+
+    @Override
+    public ProtectionDomain pd() {
+        return device;
+    }
+
+    @Override
+    public InetSocketAddress peer() {
+        return peer;
+    }
+
+    @Override
+    public InetSocketAddress localAddress() {
+        return local;
+    }
+
+    @Override
+    public ByteBuffer privateData() {
+        ByteBuffer p = privateData;
+        return p == null ? null : p.duplicate().order(p.order());
+    }
+
+    @Override
+    public int initiatorDepth() {
+        return initiatorDepth;
+    }
+
+    @Override
+    public void close() {
+        if (loop.inEventLoop()) {
+            beginClose(null);
+        } else {
+            loop.execute(() -> beginClose(null));
+        }
+    }
+
+    /** Established (or accepted: the accept is on its way) and not yet ending. */
+    @Override
+    public boolean isOpen() {
+        return postable();
+    }
+
+    @Override
+    public String toString() {
+        return "verbs connection " + local + " -> " + peer + (device != null ? " on " + device.name : "")
+                + (qpNum != 0 ? " qp " + qpNum : "");
+    }
+}

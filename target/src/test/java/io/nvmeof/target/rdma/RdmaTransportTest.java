@@ -1,0 +1,245 @@
+package io.nvmeof.target.rdma;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.channel.EventLoopGroup;
+import io.nvmeof.fabric.EventLoops;
+import io.nvmeof.fabric.rdma.ConnectParams;
+import io.nvmeof.fabric.rdma.MemoryRegion;
+import io.nvmeof.fabric.rdma.RdmaConnection;
+import io.nvmeof.fabric.rdma.RdmaRejectedException;
+import io.nvmeof.fabric.rdma.RecordingHandler;
+import io.nvmeof.fabric.rdma.WorkCompletion;
+import io.nvmeof.fabric.rdma.soft.SoftProvider;
+import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.CompletionQueueEntry;
+import io.nvmeof.protocol.ConnectData;
+import io.nvmeof.protocol.Flyweight;
+import io.nvmeof.protocol.IdentifyCns;
+import io.nvmeof.protocol.Sgl;
+import io.nvmeof.protocol.Status;
+import io.nvmeof.protocol.SubmissionQueueEntry;
+import io.nvmeof.protocol.rdma.RdmaCmAccept;
+import io.nvmeof.protocol.rdma.RdmaCmReject;
+import io.nvmeof.protocol.rdma.RdmaCmRequest;
+import io.nvmeof.target.Namespace;
+import io.nvmeof.target.Port;
+import io.nvmeof.target.Subsystem;
+import io.nvmeof.target.Target;
+import io.nvmeof.target.backend.RamBackend;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The target's NVMe/RDMA transport from a host written at the verbs level (soft provider): the
+ * CM request's private data is validated and answered by reject with the spec's status or
+ * accept with CRQSIZE; Connect data is pulled by RDMA READ; a keyed SGL with a wrong key, or
+ * pointing outside the host's registered region, fails that connection and touches no other
+ * memory, and the target serves on.
+ */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class RdmaTransportTest {
+    static final String NQN = "nqn.2026-11.io.nvmeof:rdma-transport";
+    static final String HOSTNQN = "nqn.2026-11.io.nvmeof:raw-rdma-host";
+    static Target target;
+    static InetSocketAddress address;
+    static EventLoopGroup group;
+    static SoftProvider host;
+
+    @BeforeAll
+    static void start() throws Exception {
+        target = new Target();
+        Subsystem s = new Subsystem(NQN, "RDMA0001", "rdma", "1.0");
+        s.addNamespace(new Namespace(NQN, 1, new RamBackend(1 << 20, 4096), false, null));
+        target.addSubsystem(s);
+        Port p = target.addPort(new Port(1, "rdma", "soft", new InetSocketAddress("127.0.0.1", 0), true, List.of()));
+        address = p.bound();
+        group = EventLoops.newGroup(1, "raw-rdma-host");
+        host = new SoftProvider(group);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        target.close();
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    static ByteBuffer request(int recfmt, int qid, int hrqsize, int hsqsize) {
+        ByteBuffer b = Flyweight.allocate(RdmaCmRequest.SIZE);
+        new RdmaCmRequest().<RdmaCmRequest>wrap(b, 0).encode(qid, hrqsize, hsqsize, 0xffff);
+        b.putShort(0, (short) recfmt);
+        return b;
+    }
+
+    static int rejectStatus(ByteBuffer privateData) throws Exception {
+        ExecutionException e = assertThrows(ExecutionException.class, () -> host.connect(address,
+                new ConnectParams(privateData, 8, 8, 4, 1, 5000), new RecordingHandler()).get(10, TimeUnit.SECONDS));
+        assertTrue(e.getCause() instanceof RdmaRejectedException, String.valueOf(e.getCause()));
+        ByteBuffer rej = ((RdmaRejectedException) e.getCause()).privateData();
+        assertEquals(RdmaCmReject.SIZE, rej.remaining());
+        RdmaCmReject r = new RdmaCmReject().wrap(rej.order(ByteOrder.LITTLE_ENDIAN), rej.position());
+        assertEquals(0, r.recfmt());
+        return r.status();
+    }
+
+    @Test
+    void badConnectRequestsAreRejectedWithTheSpecsStatus() throws Exception {
+        assertEquals(RdmaCmReject.INVALID_LENGTH, rejectStatus(ByteBuffer.allocate(16)));
+        assertEquals(RdmaCmReject.INVALID_RECFMT, rejectStatus(request(1, 0, 32, 31)));
+        assertEquals(RdmaCmReject.INVALID_HSQSIZE, rejectStatus(request(0, 0, 64, 63)), "admin queue above 32");
+        assertEquals(RdmaCmReject.INVALID_HSQSIZE, rejectStatus(request(0, 1, 1, 0)), "queue of one entry");
+        assertEquals(RdmaCmReject.INVALID_HSQSIZE, rejectStatus(request(0, 1, 1024, 1023)), "above MQES");
+        assertEquals(RdmaCmReject.INVALID_QID, rejectStatus(request(0, 9999, 32, 31)));
+        assertEquals(RdmaCmReject.INVALID_HRQSIZE, rejectStatus(request(0, 1, 0, 31)));
+    }
+
+    /** A raw admin queue: the connection, a registered window with canary pages around it, response buffers. */
+    static final class RawQueue implements AutoCloseable {
+        final RecordingHandler handler = new RecordingHandler();
+        final RdmaConnection c;
+        final ByteBuffer whole = ByteBuffer.allocateDirect(3 * 4096).order(ByteOrder.LITTLE_ENDIAN);
+        final MemoryRegion window;
+        final MemoryRegion capsule;
+        final MemoryRegion responses;
+
+        RawQueue() throws Exception {
+            c = host.connect(address, new ConnectParams(request(0, 0, 32, 31), 8, 8, 4, 1, 5000), handler)
+                    .get(10, TimeUnit.SECONDS);
+            for (int i = 0; i < whole.capacity(); i++) {
+                whole.put(i, (byte) 0xa5);
+            }
+            window = c.pd().register(whole.duplicate().position(4096).limit(8192).slice().order(ByteOrder.LITTLE_ENDIAN),
+                    MemoryRegion.LOCAL_WRITE | MemoryRegion.REMOTE_READ | MemoryRegion.REMOTE_WRITE);
+            capsule = c.pd().register(ByteBuffer.allocateDirect(64).order(ByteOrder.LITTLE_ENDIAN), MemoryRegion.LOCAL_WRITE);
+            responses = c.pd().register(ByteBuffer.allocateDirect(64).order(ByteOrder.LITTLE_ENDIAN), MemoryRegion.LOCAL_WRITE);
+            c.eventLoop().submit(() -> c.postRecv(100, responses, 0, 16)).get();
+        }
+
+        /** Sends an SQE whose keyed SGL names {@code length} bytes at {@code address} with {@code key}. */
+        void send(java.util.function.Consumer<SubmissionQueueEntry> fill, long at, int length, int key) throws Exception {
+            SubmissionQueueEntry sqe = new SubmissionQueueEntry().wrap(capsule.buffer(), 0);
+            sqe.clear();
+            fill.accept(sqe);
+            sqe.psdt(SubmissionQueueEntry.PSDT_SGL_MPTR_CONTIGUOUS).cid(7).sglKeyed(at, length, key, Sgl.KEYED_ADDRESS);
+            c.eventLoop().submit(() -> c.postSend(1, capsule, 0, 64, RdmaConnection.NO_INVALIDATE)).get();
+        }
+
+        /** The next response, or null if the connection ended instead. */
+        CompletionQueueEntry response() throws Exception {
+            while (true) {
+                RecordingHandler.Completion x = handler.completions.poll(10, TimeUnit.SECONDS);
+                if (x == null) {
+                    return null;
+                }
+                if (x.opcode() == WorkCompletion.RECV) {
+                    return new CompletionQueueEntry().wrap(responses.buffer(), 0);
+                }
+            }
+        }
+
+        void connectData(String nqn) {
+            ConnectData d = new ConnectData().wrap(window.buffer(), 0);
+            d.clear();
+            d.hostId(UUID.nameUUIDFromBytes(HOSTNQN.getBytes())).cntlid(ConnectData.CNTLID_DYNAMIC).subsystemNqn(nqn)
+                    .hostNqn(HOSTNQN);
+        }
+
+        /** Connect, CC.EN, wait for CSTS.RDY; a receive is posted for the next response. */
+        void enable() throws Exception {
+            connectData(NQN);
+            send(s -> s.connect(0, 32, 0, 0), window.address(), ConnectData.SIZE, window.rkey());
+            assertEquals(Status.SUCCESS, next().status());
+            send(s -> s.propertySet(io.nvmeof.protocol.Registers.CC, 4, io.nvmeof.protocol.Registers.ccEnable()), 0, 0, 0);
+            assertEquals(Status.SUCCESS, next().status());
+            for (int i = 0; i < 100; i++) {
+                send(s -> s.propertyGet(io.nvmeof.protocol.Registers.CSTS, 4), 0, 0, 0);
+                CompletionQueueEntry r = next();
+                if ((r.result() & 1) != 0) {
+                    return;
+                }
+                Thread.sleep(20);
+            }
+            throw new AssertionError("CSTS.RDY never set");
+        }
+
+        /** The next response, with a receive posted again for the one after it. */
+        CompletionQueueEntry next() throws Exception {
+            CompletionQueueEntry r = response();
+            assertNotNull(r, "no response");
+            CompletionQueueEntry copy = new CompletionQueueEntry().wrap(Flyweight.allocate(16), 0);
+            copy.buffer().put(0, r.buffer(), r.offset(), 16);
+            c.eventLoop().submit(() -> c.postRecv(100, responses, 0, 16)).get();
+            return copy;
+        }
+
+        void assertCanariesIntact() {
+            for (int i = 0; i < 4096; i++) {
+                assertEquals((byte) 0xa5, whole.get(i), "canary before the window changed at " + i);
+                assertEquals((byte) 0xa5, whole.get(8192 + i), "canary after the window changed at " + i);
+            }
+        }
+
+        @Override
+        public void close() {
+            c.close();
+        }
+    }
+
+    @Test
+    void acceptCarriesCrqsizeAndConnectDataComesByRdmaRead() throws Exception {
+        try (RawQueue q = new RawQueue()) {
+            RdmaCmAccept acc = new RdmaCmAccept().wrap(q.c.privateData(), q.c.privateData().position());
+            assertEquals(0, acc.recfmt());
+            assertEquals(32, acc.crqsize());
+            q.connectData(NQN);
+            q.send(s -> s.connect(0, 32, 0, 0), q.window.address(), ConnectData.SIZE, q.window.rkey());
+            CompletionQueueEntry r = q.response();
+            assertNotNull(r, "no response to Connect");
+            assertEquals(Status.SUCCESS, r.status());
+            assertEquals(7, r.cid());
+            q.assertCanariesIntact();
+        }
+    }
+
+    @Test
+    void aWrongKeyOrAnAddressOutsideTheRegionFailsTheConnectionAndTouchesNothing() throws Exception {
+        // Connect data named with a wrong key: the target's RDMA READ fails
+        try (RawQueue q = new RawQueue()) {
+            q.connectData(NQN);
+            q.send(s -> s.connect(0, 32, 0, 0), q.window.address(), ConnectData.SIZE, q.window.rkey() ^ 0x40);
+            assertNotNull(q.handler.disconnected.get(10, TimeUnit.SECONDS), "the connection failed");
+            q.assertCanariesIntact();
+        }
+        // Identify data to be written past the end of the window: the target's RDMA WRITE fails
+        try (RawQueue q = new RawQueue()) {
+            q.enable();
+            q.send(s -> s.opcode(AdminOpcode.IDENTIFY.code).identifyCns(IdentifyCns.CONTROLLER),
+                    q.window.address() + 2048, 4096, q.window.rkey());
+            assertNotNull(q.handler.disconnected.get(10, TimeUnit.SECONDS), "the connection failed");
+            q.assertCanariesIntact();
+        }
+        // the target serves on
+        try (RawQueue q = new RawQueue()) {
+            q.enable();
+            q.send(s -> s.opcode(AdminOpcode.IDENTIFY.code).identifyCns(IdentifyCns.CONTROLLER),
+                    q.window.address(), 4096, q.window.rkey());
+            CompletionQueueEntry r = q.response();
+            assertEquals(Status.SUCCESS, r.status());
+            assertEquals("RDMA0001", new io.nvmeof.protocol.IdentifyController().<io.nvmeof.protocol.IdentifyController>wrap(q.window.buffer(), 0).serialNumber()
+                    .trim());
+            q.assertCanariesIntact();
+        }
+    }
+}
