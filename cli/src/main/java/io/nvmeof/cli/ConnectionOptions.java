@@ -35,12 +35,12 @@ final class ConnectionOptions {
     @Option(names = "--reconnect-delay", description = "Seconds between reconnect attempts (default: ${DEFAULT-VALUE}).")
     int reconnectDelaySeconds = 10;
 
-    @Option(names = "--rdma-register-buffers", description = "NVMe/RDMA: register the data buffers once and let the"
-            + " controller read and write them directly, instead of copying through registered bounce buffers.")
-    boolean registerBuffers;
+    @Option(names = "--rdma-bounce-buffers", description = "NVMe/RDMA: copy data through pre-registered bounce buffers"
+            + " instead of registering the data buffers once and letting the controller read and write them directly.")
+    boolean bounceBuffers;
 
     ConnectOptions toOptions() {
-        ConnectOptions o = ConnectOptions.defaults().ioQueues(ioQueues).queueSize(queueSize).registerUserBuffers(registerBuffers)
+        ConnectOptions o = ConnectOptions.defaults().ioQueues(ioQueues).queueSize(queueSize).registerUserBuffers(!bounceBuffers)
                 .headerDigest(headerDigest).dataDigest(dataDigest)
                 .commandTimeout(Duration.ofSeconds(timeoutSeconds))
                 .connectTimeout(Duration.ofSeconds(Math.min(10, timeoutSeconds)))

@@ -12,7 +12,7 @@ public final class ConnectOptions {
     Duration connectTimeout = Duration.ofSeconds(10);
     Duration controllerLossTimeout = Duration.ofSeconds(600);
     Duration reconnectDelay = Duration.ofSeconds(10);
-    boolean registerUserBuffers;
+    boolean registerUserBuffers = true;
     boolean headerDigest;
     boolean dataDigest;
 
@@ -96,10 +96,11 @@ public final class ConnectOptions {
 
     /**
      * NVMe/RDMA: register the caller's direct buffers once (kept pinned and keyed in a cache)
-     * and let the controller move data straight into and out of them, instead of copying
-     * through pre-registered bounce buffers (the default). Registered buffers stay exposed to
-     * the controller for as long as they are cached, and a command that times out may still
-     * see its buffer written until the connection is reset; bounce buffers have neither issue.
+     * and let the controller move data straight into and out of them (the default: up to 40%
+     * more throughput at 128 KiB, see the README), or, with false, copy every transfer through
+     * pre-registered bounce buffers. Heap buffers are always bounced. A cached buffer stays
+     * registered, open to the controller's RDMA READ and WRITE, until the cache evicts it or
+     * the controller closes; bounce buffers never expose the caller's memory.
      */
     public ConnectOptions registerUserBuffers(boolean on) {
         this.registerUserBuffers = on;

@@ -115,7 +115,8 @@ abstract class HostQueue implements Queue {
         if (timeoutCheck != null) {
             timeoutCheck.cancel(false);
         }
-        fail(cause);
+        Throwable first = failure;
+        fail(first != null ? first : cause);
         ended.complete(null);
     }
 
@@ -275,9 +276,13 @@ abstract class HostQueue implements Queue {
                     continue;
                 }
             }
-            // Not aborted: reset the association. Ending the connection is what guarantees
-            // nothing touches the command's buffer any more; the others are resubmitted.
-            fail(new IOException("queue " + qid + " reset after a command timed out"));
+            // Not aborted: reset the association. Only the end of the connection guarantees
+            // nothing touches the command's buffer any more (over RDMA the controller writes
+            // it directly), so the commands in flight fail, or go back to the controller to be
+            // resubmitted, once the transport reports the connection gone; new ones fail now.
+            if (failure == null) {
+                failure = new IOException("queue " + qid + " reset after a command timed out");
+            }
             resetConnection();
             return;
         }

@@ -48,6 +48,8 @@ final class RdmaQueue extends HostQueue implements RdmaHandler {
     private final CompletionQueueEntry cqe = new CompletionQueueEntry();
     /** Per slot: the bounce buffer of the command in flight, if it has one. */
     private final RegisteredBufferPool.Buf[] bounce;
+    /** Per slot: the cached registration of the caller's buffer the command in flight uses, if any. */
+    private final RegistrationCache.Entry[] registered;
     private RdmaConnection connection;
     private MemoryRegion capsules;
     private MemoryRegion responses;
@@ -61,6 +63,7 @@ final class RdmaQueue extends HostQueue implements RdmaHandler {
         this.capsuleSize = SubmissionQueueEntry.SIZE + (qid == 0 ? 0 : inCapsuleLimit);
         this.resources = resources;
         this.bounce = new RegisteredBufferPool.Buf[depth];
+        this.registered = new RegistrationCache.Entry[depth];
     }
 
     /**
@@ -162,7 +165,7 @@ final class RdmaQueue extends HostQueue implements RdmaHandler {
                 mapData(c, slot);
             }
         } catch (IOException | RuntimeException e) {
-            releaseBounce(slot);
+            releaseData(slot);
             unsent(c, e);
             return;
         }
@@ -171,10 +174,11 @@ final class RdmaQueue extends HostQueue implements RdmaHandler {
 
     /** Points the keyed SGL at the data: the caller's registered buffer, or a bounce buffer. */
     private void mapData(Command c, int slot) throws IOException {
-        if (cache != null && c.data.isDirect()) {
-            MemoryRegion mr = cache.register(c.data);
+        RegistrationCache.Entry e = cache != null && c.data.isDirect() ? cache.acquire(c.data) : null;
+        if (e != null) {
+            registered[slot] = e;
             long address = PlatformDependent.directBufferAddress(c.data) + c.data.position();
-            sqe.sglKeyed(address, c.length, mr.rkey(), Sgl.KEYED_ADDRESS);
+            sqe.sglKeyed(address, c.length, e.region.rkey(), Sgl.KEYED_ADDRESS);
             return;
         }
         RegisteredBufferPool.Buf b = pool.allocate(c.length);
@@ -185,7 +189,12 @@ final class RdmaQueue extends HostQueue implements RdmaHandler {
         sqe.sglKeyed(b.address(0), c.length, b.region().rkey(), Sgl.KEYED_ADDRESS);
     }
 
-    private void releaseBounce(int slot) {
+    private void releaseData(int slot) {
+        RegistrationCache.Entry e = registered[slot];
+        if (e != null) {
+            registered[slot] = null;
+            cache.release(e);
+        }
         RegisteredBufferPool.Buf b = bounce[slot];
         if (b != null) {
             bounce[slot] = null;
@@ -212,9 +221,8 @@ final class RdmaQueue extends HostQueue implements RdmaHandler {
         if (status != WorkCompletion.SUCCESS) {
             LOG.log(System.Logger.Level.DEBUG, "queue {0}: {1} failed: {2}", qid, WorkCompletion.opcodeName(opcode),
                     WorkCompletion.statusName(status));
-            fail(new IOException("queue " + qid + ": " + WorkCompletion.opcodeName(opcode) + " failed: "
+            abort(new IOException("queue " + qid + ": " + WorkCompletion.opcodeName(opcode) + " failed: "
                     + WorkCompletion.statusName(status)));
-            connection.close();
             return;
         }
         if ((wrId >>> 32) == 2) {
@@ -250,13 +258,24 @@ final class RdmaQueue extends HostQueue implements RdmaHandler {
             }
             c.received = c.length;
         }
-        releaseBounce(slot);
+        releaseData(slot);
         responded(c, status, result);
     }
 
     private void protocolError(String why) {
         LOG.log(System.Logger.Level.WARNING, "queue {0}: {1}; closing the connection", qid, why);
-        fail(new IOException("protocol error on queue " + qid + ": " + why));
+        abort(new IOException("protocol error on queue " + qid + ": " + why));
+    }
+
+    /**
+     * Ends the connection for {@code cause}. New commands fail at once; those in flight only
+     * when the provider reports the queue pair quiet, since until then the controller may
+     * still write into their buffers.
+     */
+    private void abort(IOException cause) {
+        if (failure == null) {
+            failure = cause;
+        }
         connection.close();
     }
 
@@ -270,7 +289,7 @@ final class RdmaQueue extends HostQueue implements RdmaHandler {
                 : "?") + " closed" + (cause != null ? ": " + cause.getMessage() : ""), cause));
         // nothing touches the buffers any more: give them back
         for (int i = 0; i < bounce.length; i++) {
-            releaseBounce(i);
+            releaseData(i);
         }
         if (capsules != null) {
             capsules.pd().deregister(capsules);

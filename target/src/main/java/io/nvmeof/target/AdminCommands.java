@@ -126,7 +126,7 @@ final class AdminCommands {
         ByteBuffer page = Flyweight.allocate(IdentifyCns.DATA_SIZE);
         switch (sqe.identifyCns()) {
             case IdentifyCns.CONTROLLER:
-                fillController(new IdentifyController().wrap(page, 0), c);
+                fillController(new IdentifyController().wrap(page, 0), c, r.queue().transport());
                 break;
             default:
                 if (c.isDiscovery()) {
@@ -193,16 +193,19 @@ final class AdminCommands {
         return Math.max(Target.MAX_NSID, last == null ? 0 : Integer.toUnsignedLong(last));
     }
 
-    static void fillController(IdentifyController id, Controller c) {
+    static void fillController(IdentifyController id, Controller c, QueueTransport transport) {
         Subsystem s = c.subsystem();
         Target t = c.target();
+        // SGLS: SGLs without alignment needs; offsets for in-capsule data; keyed SGL data block
+        // descriptors where the transport moves data by key (NVMe/RDMA: the Linux host requires them)
+        int sgls = 1 | 1 << 20 | (transport.acceptsDataDescriptor(io.nvmeof.protocol.Sgl.KEYED_ADDRESS) ? 1 << 2 : 0);
         if (c.isDiscovery()) {
             // NVMe-oF 1.1, 5.2: a discovery controller has no namespaces and no I/O queues.
             id.serialNumber(s.serial()).modelNumber(s.model()).firmwareRevision(s.firmware()).cntlid(c.cntlid())
                     .version(Registers.VERSION_1_3).controllerType(IdentifyController.CNTRLTYPE_DISCOVERY)
                     .aerl(AER_LIMIT - 1).lpa(1 << 2).elpe(0).kas(10).maxcmd(t.maxQueueSize()).nn(0)
                     .oaes(Controller.AEC_DISCOVERY_LOG_CHANGE)
-                    .sgls(1 | 1 << 20).subsystemNqn(s.nqn()).mdts(0);
+                    .sgls(sgls).subsystemNqn(s.nqn()).mdts(0);
             return;
         }
         id.vid(0).ssvid(0).serialNumber(s.serial()).modelNumber(s.model()).firmwareRevision(s.firmware())
@@ -217,7 +220,7 @@ final class AdminCommands {
                 .fuses(1) // fused Compare and Write
                 .acwu(IoCommands.ATOMIC_COMPARE_WRITE_BLOCKS - 1)
                 .vwc(1) // a volatile write cache: Flush matters
-                .sgls(1 | 1 << 20) // SGLs without alignment; offsets for in-capsule data
+                .sgls(sgls)
                 .subsystemNqn(s.nqn())
                 .ioccsz((SubmissionQueueEntry.SIZE + t.inCapsuleDataSize()) / 16).iorcsz(1).icdoff(0).fcatt(0)
                 .msdbd(1);
