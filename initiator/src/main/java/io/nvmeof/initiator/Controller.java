@@ -648,7 +648,10 @@ public final class Controller implements AutoCloseable {
      * caller's buffer, always reports first.
      */
     long callerTimeoutMillis() {
-        return timeoutMillis() * 3 / 2 + 1000 + Math.max(0, options.controllerLossTimeout.toMillis());
+        // over RDMA a reset queue's commands fail only once its queue pair is quiet, which a
+        // provider waits for a few seconds at most (the peer's disconnect)
+        long quiesce = uri.isRdma() ? 5000 : 0;
+        return timeoutMillis() * 3 / 2 + 1000 + quiesce + Math.max(0, options.controllerLossTimeout.toMillis());
     }
 
     static <T> T await(CompletableFuture<T> f, String what, long timeoutMillis) throws IOException {

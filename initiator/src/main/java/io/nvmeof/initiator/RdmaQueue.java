@@ -174,7 +174,7 @@ final class RdmaQueue extends HostQueue implements RdmaHandler {
 
     /** Points the keyed SGL at the data: the caller's registered buffer, or a bounce buffer. */
     private void mapData(Command c, int slot) throws IOException {
-        RegistrationCache.Entry e = cache != null && c.data.isDirect() ? cache.acquire(c.data) : null;
+        RegistrationCache.Entry e = cache != null ? cache.acquire(c.data) : null;
         if (e != null) {
             registered[slot] = e;
             long address = PlatformDependent.directBufferAddress(c.data) + c.data.position();
@@ -293,6 +293,8 @@ final class RdmaQueue extends HostQueue implements RdmaHandler {
         }
         if (capsules != null) {
             capsules.pd().deregister(capsules);
+        }
+        if (responses != null) {
             responses.pd().deregister(responses);
         }
     }

@@ -18,6 +18,8 @@ final class RdmaResources implements AutoCloseable {
     /** Largest bounce buffer: the largest transfer this host issues ({@link Controller#maxTransferBytes}). */
     static final int MAX_BUFFER = 1 << 20;
     static final int CACHE_ENTRIES = 1024;
+    /** Memory the cache keeps registered at most (pinned, so it counts against the lock limit). */
+    static final long CACHE_BYTES = 256L << 20;
 
     final RdmaProvider provider;
     private final boolean registerUserBuffers;
@@ -36,7 +38,7 @@ final class RdmaResources implements AutoCloseable {
 
     /** The registration cache of {@code pd}, or null when user buffers are bounced. */
     RegistrationCache cache(ProtectionDomain pd) {
-        return registerUserBuffers ? caches.computeIfAbsent(pd, d -> new RegistrationCache(d, CACHE_ENTRIES)) : null;
+        return registerUserBuffers ? caches.computeIfAbsent(pd, d -> new RegistrationCache(d, CACHE_ENTRIES, CACHE_BYTES)) : null;
     }
 
     @Override

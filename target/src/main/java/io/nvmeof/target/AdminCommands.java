@@ -113,6 +113,10 @@ final class AdminCommands {
         }
         int n = Math.max(0, Math.min(r.length, page.capacity() - from));
         r.data = q.transport().allocateData(r, r.length);
+        if (r.data == null) {
+            q.complete(r, Status.COMMAND_INTERRUPTED);
+            return;
+        }
         r.data.setBytes(r.dataOffset, page.duplicate().position(from).limit(from + n));
         if (n < r.length) {
             r.data.setZero(r.dataOffset + n, r.length - n);

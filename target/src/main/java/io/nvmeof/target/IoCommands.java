@@ -117,6 +117,10 @@ final class IoCommands {
         int opcode = r.sqe.opcode();
         if (opcode == NvmOpcode.READ.code) {
             r.data = q.transport().allocateData(r, r.length);
+            if (r.data == null) {
+                q.complete(r, Status.COMMAND_INTERRUPTED);
+                return;
+            }
             r.c2hLength = r.length;
         } else if (r.data != null && r.dataAlignment() > 1
                 && r.dataNio(r.length).alignmentOffset(r.dataNio(r.length).position(), r.dataAlignment()) != 0) {
@@ -124,6 +128,11 @@ final class IoCommands {
             io.netty.buffer.ByteBuf unaligned = r.data;
             int from = r.dataOffset;
             r.data = q.transport().allocateData(r, r.length); // sets an aligned dataOffset
+            if (r.data == null) {
+                r.data = unaligned;
+                q.complete(r, Status.COMMAND_INTERRUPTED);
+                return;
+            }
             r.data.setBytes(r.dataOffset, unaligned, from, r.length);
             unaligned.release();
         }

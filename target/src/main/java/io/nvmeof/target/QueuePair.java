@@ -164,6 +164,10 @@ public final class QueuePair {
         if (r.direction == Request.XFER_H2C && r.length > 0 && r.received < r.length) {
             if (r.data == null) {
                 r.data = transport.allocateData(r, r.length);
+                if (r.data == null) {
+                    complete(r, Status.COMMAND_INTERRUPTED);
+                    return;
+                }
             }
             r.state = Request.State.TRANSFERRING_H2C;
             transport.fetchData(r);

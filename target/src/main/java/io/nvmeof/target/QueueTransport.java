@@ -14,7 +14,9 @@ public interface QueueTransport {
 
     /**
      * A buffer for {@code length} bytes of command data, with whatever headroom the transport
-     * wants in front of it; sets {@link Request#dataOffset}.
+     * wants in front of it; sets {@link Request#dataOffset}. Null when the transport has no
+     * buffer to give now (registered memory exhausted): the command then completes with
+     * Command Interrupted, which the host may retry.
      */
     ByteBuf allocateData(Request r, int length);
 

@@ -64,10 +64,9 @@ public final class RegisteredBufferPool implements AutoCloseable {
             shift++;
         }
         SizeClass c = classes[shift - MIN_SHIFT];
-        Buf b = c.take();
-        if (b == null) {
-            grow(c);
-            b = c.take();
+        Buf b;
+        while ((b = c.take()) == null) {
+            grow(c); // (others may take the new buffers first: then grow again)
         }
         b.setIndex(0, 0);
         return b;

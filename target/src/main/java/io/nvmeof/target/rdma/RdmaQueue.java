@@ -163,6 +163,11 @@ final class RdmaQueue implements QueueTransport, RdmaHandler {
         int inCapsule = byteLength - SubmissionQueueEntry.SIZE;
         if (inCapsule > 0) {
             r.data = allocateData(r, inCapsule);
+            if (r.data == null) {
+                queue.release(r);
+                fail("no buffer for in-capsule data");
+                return;
+            }
             r.data.setBytes(r.dataOffset, recvView, at + SubmissionQueueEntry.SIZE, inCapsule);
             r.received = inCapsule;
         }
@@ -227,11 +232,14 @@ final class RdmaQueue implements QueueTransport, RdmaHandler {
 
     @Override
     public ByteBuf allocateData(Request r, int length) {
+        r.dataOffset = 0;
         try {
-            r.dataOffset = 0;
             return pool.allocate(length);
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException | RuntimeException e) {
+            // registration refused (the locked-memory limit, say): this command fails, retryably
+            LOG.log(System.Logger.Level.WARNING, "no registered buffer of {0} bytes for {1}: {2}", length, peer,
+                    e.getMessage());
+            return null;
         }
     }
 

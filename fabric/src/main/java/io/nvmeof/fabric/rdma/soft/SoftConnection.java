@@ -45,6 +45,8 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
     /** Larger than any keyed SGL (2^24 - 1) plus headers. */
     static final int MAX_FRAME = (16 << 20) + 64;
     static final int MAX_PRIVATE_DATA = 255;
+    /** The largest connection management frame: type, depths, length, private data. */
+    static final int MAX_CM_FRAME = 1 + 5 + 1 + MAX_PRIVATE_DATA;
 
     private final SoftProvider provider;
     private final SoftDomain pd;
@@ -458,8 +460,12 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
         while (!ended && in.readableBytes() >= HEADER) {
             int start = in.readerIndex();
             long len = in.getUnsignedIntLE(start);
-            if (len < 1 || len > MAX_FRAME) {
-                fail(new IOException("soft RDMA frame of " + len + " bytes from " + peer()), 0, 0, 0, 0);
+            boolean open = established || !active && requestAnswered;
+            if (len < 1 || len > (open ? MAX_FRAME : MAX_CM_FRAME)) {
+                // (before the connection is established only connection management is allowed,
+                // so nobody can make this side hold 16 MiB without being accepted first)
+                fail(new IOException("soft RDMA frame of " + len + " bytes from " + peer()
+                        + (open ? "" : " before the connection is established")), 0, 0, 0, 0);
                 return;
             }
             if (in.readableBytes() < 4 + len) {
