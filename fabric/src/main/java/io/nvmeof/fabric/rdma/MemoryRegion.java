@@ -43,6 +43,23 @@ public final class MemoryRegion {
 
     public Object handle() { return handle; }
 
+    /**
+     * Checks a local work request's use of this region, as the adapter would (a local
+     * protection error): the region belongs to {@code domain}, the range lies inside it, and
+     * the post is on the connection's loop ({@code onLoop}).
+     */
+    public void checkLocal(ProtectionDomain domain, int offset, int length, boolean onLoop) {
+        if (pd != domain) {
+            throw new IllegalArgumentException("region of another protection domain: " + this);
+        }
+        if (offset < 0 || length < 0 || offset > length() - length) {
+            throw new IllegalArgumentException("local protection error: " + offset + "+" + length + " outside " + this);
+        }
+        if (!onLoop) {
+            throw new IllegalStateException("post from outside the connection's event loop");
+        }
+    }
+
     /** Whether {@code length} bytes at {@code address} lie inside this region. */
     public boolean contains(long at, long len) {
         return len >= 0 && at >= address && at - address <= length() - len;

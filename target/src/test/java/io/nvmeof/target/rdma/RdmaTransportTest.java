@@ -115,7 +115,11 @@ class RdmaTransportTest {
         final MemoryRegion responses;
 
         RawQueue() throws Exception {
-            c = host.connect(address, new ConnectParams(request(0, 0, 32, 31), 8, 8, 4, 1, 5000), handler)
+            this(0);
+        }
+
+        RawQueue(int qid) throws Exception {
+            c = host.connect(address, new ConnectParams(request(0, qid, 32, 31), 8, 8, 4, 1, 5000), handler)
                     .get(10, TimeUnit.SECONDS);
             for (int i = 0; i < whole.capacity(); i++) {
                 whole.put(i, (byte) 0xa5);
@@ -150,24 +154,30 @@ class RdmaTransportTest {
         }
 
         void connectData(String nqn) {
+            connectData(nqn, ConnectData.CNTLID_DYNAMIC);
+        }
+
+        void connectData(String nqn, int cntlid) {
             ConnectData d = new ConnectData().wrap(window.buffer(), 0);
             d.clear();
-            d.hostId(UUID.nameUUIDFromBytes(HOSTNQN.getBytes())).cntlid(ConnectData.CNTLID_DYNAMIC).subsystemNqn(nqn)
-                    .hostNqn(HOSTNQN);
+            d.hostId(UUID.nameUUIDFromBytes(HOSTNQN.getBytes())).cntlid(cntlid).subsystemNqn(nqn).hostNqn(HOSTNQN);
         }
 
         /** Connect, CC.EN, wait for CSTS.RDY; a receive is posted for the next response. */
-        void enable() throws Exception {
+        /** Connect, CC.EN, wait for CSTS.RDY; returns the controller ID. */
+        int enable() throws Exception {
             connectData(NQN);
             send(s -> s.connect(0, 32, 0, 0), window.address(), ConnectData.SIZE, window.rkey());
-            assertEquals(Status.SUCCESS, next().status());
+            CompletionQueueEntry connected = next();
+            assertEquals(Status.SUCCESS, connected.status());
+            int cntlid = (int) connected.result() & 0xffff;
             send(s -> s.propertySet(io.nvmeof.protocol.Registers.CC, 4, io.nvmeof.protocol.Registers.ccEnable()), 0, 0, 0);
             assertEquals(Status.SUCCESS, next().status());
             for (int i = 0; i < 100; i++) {
                 send(s -> s.propertyGet(io.nvmeof.protocol.Registers.CSTS, 4), 0, 0, 0);
                 CompletionQueueEntry r = next();
                 if ((r.result() & 1) != 0) {
-                    return;
+                    return cntlid;
                 }
                 Thread.sleep(20);
             }
@@ -194,6 +204,56 @@ class RdmaTransportTest {
         @Override
         public void close() {
             c.close();
+        }
+    }
+
+    private static long targetLoopAllocatedBytes() {
+        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean)
+                java.lang.management.ManagementFactory.getThreadMXBean();
+        long total = 0;
+        for (long id : mx.getAllThreadIds()) {
+            java.lang.management.ThreadInfo info = mx.getThreadInfo(id);
+            if (info != null && info.getThreadName().startsWith("nvmeof-target")) {
+                total += mx.getThreadAllocatedBytes(id);
+            }
+        }
+        return total;
+    }
+
+    /** Counted, not timed: what the target's event loops allocate per RDMA read and write in steady state. */
+    @Test
+    void readsAndWritesAllocateNothingOnTheTargetLoops() throws Exception {
+        io.netty.util.ResourceLeakDetector.Level level = io.netty.util.ResourceLeakDetector.getLevel();
+        try (RawQueue admin = new RawQueue(); RawQueue ioq = new RawQueue(1)) {
+            int cntlid = admin.enable();
+            ioq.connectData(NQN, cntlid);
+            ioq.send(s -> s.connect(1, 32, 0, 0), ioq.window.address(), ConnectData.SIZE, ioq.window.rkey());
+            assertEquals(Status.SUCCESS, ioq.next().status());
+            io.netty.util.ResourceLeakDetector.setLevel(io.netty.util.ResourceLeakDetector.Level.DISABLED);
+            java.util.function.Consumer<SubmissionQueueEntry> write = s -> s.opcode(0x01).nsid(1).slba(8).blockCount(1);
+            java.util.function.Consumer<SubmissionQueueEntry> read = s -> s.opcode(0x02).nsid(1).slba(8).blockCount(1);
+            long before = 0;
+            int commands = 0;
+            for (int i = 0; i < 6000; i++) {
+                if (i == 2000) { // after warming up: pools, caches, JIT
+                    before = targetLoopAllocatedBytes();
+                }
+                ioq.window.buffer().putInt(0, i);
+                ioq.send(write, ioq.window.address(), 4096, ioq.window.rkey());
+                assertEquals(Status.SUCCESS, ioq.next().status());
+                ioq.window.buffer().putInt(0, -1);
+                ioq.send(read, ioq.window.address(), 4096, ioq.window.rkey());
+                assertEquals(Status.SUCCESS, ioq.next().status());
+                assertEquals(i, ioq.window.buffer().getInt(0), "read back what was written");
+                commands += i >= 2000 ? 2 : 0;
+            }
+            long bytes = targetLoopAllocatedBytes() - before;
+            double perCommand = (double) bytes / commands;
+            System.out.printf("RDMA: target event loops allocated %d bytes over %d commands (%.2f per command)%n", bytes,
+                    commands, perCommand);
+            assertTrue(perCommand < 8, "allocated " + perCommand + " bytes per command on the target's event loops");
+        } finally {
+            io.netty.util.ResourceLeakDetector.setLevel(level);
         }
     }
 

@@ -728,15 +728,7 @@ final class DisniConnection implements RdmaConnection, DisniProvider.CmEndpoint 
     }
 
     private void checkLocal(MemoryRegion mr, int offset, int length) {
-        if (mr.pd() != device.domain) {
-            throw new IllegalArgumentException("region of another protection domain: " + mr);
-        }
-        if (offset < 0 || length < 0 || offset > mr.length() - length) {
-            throw new IllegalArgumentException("local protection error: " + offset + "+" + length + " outside " + mr);
-        }
-        if (!loop.inEventLoop()) {
-            throw new IllegalStateException("post from outside the connection's event loop");
-        }
+        mr.checkLocal(device.domain, offset, length, loop.inEventLoop());
     }
 
     // ---- RdmaConnection ----

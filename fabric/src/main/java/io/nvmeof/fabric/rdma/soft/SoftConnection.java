@@ -387,15 +387,7 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
     }
 
     private void checkLocal(MemoryRegion mr, int offset, int length) {
-        if (mr.pd() != pd) {
-            throw new IllegalArgumentException("region of another protection domain: " + mr);
-        }
-        if (offset < 0 || length < 0 || offset > mr.length() - length) {
-            throw new IllegalArgumentException("local protection error: " + offset + "+" + length + " outside " + mr);
-        }
-        if (!ctx.executor().inEventLoop()) {
-            throw new IllegalStateException("post from outside the connection's event loop");
-        }
+        mr.checkLocal(pd, offset, length, ctx.executor().inEventLoop());
     }
 
     private void takeSendSlots(int n) {

@@ -560,12 +560,7 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
     }
 
     private void check(MemoryRegion mr, int offset, int length) {
-        if (mr.pd() != device) {
-            throw new IllegalArgumentException(mr + " is not registered with " + device);
-        }
-        if (offset < 0 || length < 0 || offset > mr.length() - length) {
-            throw new IndexOutOfBoundsException("offset " + offset + " length " + length + " outside " + mr);
-        }
+        mr.checkLocal(device, offset, length, true); // (posts from elsewhere hop onto the loop)
     }
 
     private static void sge(long sge, MemoryRegion mr, int offset, int length) {
