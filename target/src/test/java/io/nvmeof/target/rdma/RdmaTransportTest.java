@@ -1,5 +1,6 @@
 package io.nvmeof.target.rdma;
 
+import io.nvmeof.target.LoopAllocation;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -207,19 +208,6 @@ class RdmaTransportTest {
         }
     }
 
-    private static long targetLoopAllocatedBytes() {
-        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean)
-                java.lang.management.ManagementFactory.getThreadMXBean();
-        long total = 0;
-        for (long id : mx.getAllThreadIds()) {
-            java.lang.management.ThreadInfo info = mx.getThreadInfo(id);
-            if (info != null && info.getThreadName().startsWith("nvmeof-target")) {
-                total += mx.getThreadAllocatedBytes(id);
-            }
-        }
-        return total;
-    }
-
     /** Counted, not timed: what the target's event loops allocate per RDMA read and write in steady state. */
     @Test
     void readsAndWritesAllocateNothingOnTheTargetLoops() throws Exception {
@@ -236,7 +224,7 @@ class RdmaTransportTest {
             int commands = 0;
             for (int i = 0; i < 6000; i++) {
                 if (i == 2000) { // after warming up: pools, caches, JIT
-                    before = targetLoopAllocatedBytes();
+                    before = LoopAllocation.targetLoopBytes();
                 }
                 ioq.window.buffer().putInt(0, i);
                 ioq.send(write, ioq.window.address(), 4096, ioq.window.rkey());
@@ -247,7 +235,7 @@ class RdmaTransportTest {
                 assertEquals(i, ioq.window.buffer().getInt(0), "read back what was written");
                 commands += i >= 2000 ? 2 : 0;
             }
-            long bytes = targetLoopAllocatedBytes() - before;
+            long bytes = LoopAllocation.targetLoopBytes() - before;
             double perCommand = (double) bytes / commands;
             System.out.printf("RDMA: target event loops allocated %d bytes over %d commands (%.2f per command)%n", bytes,
                     commands, perCommand);

@@ -1,5 +1,6 @@
 package io.nvmeof.target.tcp;
 
+import io.nvmeof.target.LoopAllocation;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.util.ResourceLeakDetector;
@@ -10,7 +11,6 @@ import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
 import io.nvmeof.target.backend.RamBackend;
-import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
@@ -22,18 +22,6 @@ import org.junit.jupiter.api.Test;
  */
 class AllocationTest {
     static final String NQN = "nqn.2026-11.io.nvmeof:alloc";
-
-    private static long eventLoopAllocatedBytes() {
-        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-        long total = 0;
-        for (long id : mx.getAllThreadIds()) {
-            java.lang.management.ThreadInfo info = mx.getThreadInfo(id);
-            if (info != null && info.getThreadName().startsWith("nvmeof-target")) {
-                total += mx.getThreadAllocatedBytes(id);
-            }
-        }
-        return total;
-    }
 
     @Test
     void readsAndWritesAllocateNothingOnTheEventLoop() throws Exception {
@@ -64,7 +52,7 @@ class AllocationTest {
                     io.receive();
                     io.receive();
                 }
-                long before = eventLoopAllocatedBytes();
+                long before = LoopAllocation.targetLoopBytes();
                 for (int i = 0; i < 10000; i++) {
                     io.send(w);
                     io.receive();
@@ -73,7 +61,7 @@ class AllocationTest {
                     io.receive();
                     commands += 2;
                 }
-                long bytes = eventLoopAllocatedBytes() - before;
+                long bytes = LoopAllocation.targetLoopBytes() - before;
                 double perCommand = (double) bytes / commands;
                 System.out.printf("event loop allocated %d bytes over %d commands (%.2f per command)%n", bytes,
                         commands, perCommand);
