@@ -18,7 +18,7 @@ final class BenchCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "URI", description = "nvme+tcp://HOST:PORT/<NQN>[?nsid=N] or nvme+rdma://HOST:PORT/<NQN>[?nsid=N][&provider=soft]")
+    @Parameters(index = "0", paramLabel = "URI", description = ConnectionOptions.URI_HELP)
     String uri;
 
     @Option(names = "--rw", defaultValue = "randread", description = "read, write, randread or randwrite (default: ${DEFAULT-VALUE}).")

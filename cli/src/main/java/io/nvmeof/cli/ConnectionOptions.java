@@ -8,6 +8,10 @@ import picocli.CommandLine.Option;
 
 /** Host-side options shared by every command that connects (names as in nvme-cli). */
 final class ConnectionOptions {
+    /** How every command that takes a URI describes it. */
+    static final String URI_HELP = "nvme+tcp://HOST:PORT/<NQN>[?nsid=N] or"
+            + " nvme+rdma://HOST:PORT/<NQN>[?nsid=N][&provider=verbs|disni|soft]";
+
     @Option(names = {"-q", "--hostnqn"}, description = "Host NQN (default: /etc/nvme/hostnqn or one derived from the machine id).")
     String hostNqn;
 

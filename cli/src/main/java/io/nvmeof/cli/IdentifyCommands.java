@@ -116,7 +116,7 @@ final class IdentifyCommands {
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
-        @Parameters(index = "0", paramLabel = "URI", description = "nvme+tcp://HOST:PORT/<NQN>[?nsid=N] or nvme+rdma://HOST:PORT/<NQN>[?nsid=N][&provider=soft]")
+        @Parameters(index = "0", paramLabel = "URI", description = ConnectionOptions.URI_HELP)
         String uri;
 
         @Mixin

@@ -21,7 +21,7 @@ final class ReadCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "URI", description = "nvme+tcp://HOST:PORT/<NQN>[?nsid=N] or nvme+rdma://HOST:PORT/<NQN>[?nsid=N][&provider=soft]")
+    @Parameters(index = "0", paramLabel = "URI", description = ConnectionOptions.URI_HELP)
     String uri;
 
     @Option(names = {"-o", "--offset"}, required = true, description = "Byte offset (any; reads whole blocks around it).")

@@ -94,6 +94,12 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
     /** The connecting side, before address resolution. */
     VerbsConnection(VerbsProvider provider, EventLoop loop, RdmaHandler handler, long id, InetSocketAddress target,
                     ConnectParams params, CompletableFuture<RdmaConnection> future) {
+        this(provider, loop, handler, id, target, params, future, RESOLVING);
+    }
+
+    private VerbsConnection(VerbsProvider provider, EventLoop loop, RdmaHandler handler, long id,
+                            InetSocketAddress target, ConnectParams params, CompletableFuture<RdmaConnection> future,
+                            int state) {
         this.provider = provider;
         this.libs = provider.libs;
         this.loop = loop;
@@ -103,24 +109,15 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
         this.target = target;
         this.params = params;
         this.future = future;
-        this.state = RESOLVING;
+        this.state = state;
     }
 
     /** The accepting side, for a connect request on {@code id}. */
     VerbsConnection(VerbsProvider provider, EventLoop loop, RdmaHandler handler, long id, ByteBuffer privateData,
                     int initiatorDepth) {
-        this.provider = provider;
-        this.libs = provider.libs;
-        this.loop = loop;
-        this.handler = handler;
-        this.id = id;
-        this.busyPoll = provider.busyPoll;
-        this.target = null;
-        this.params = null;
-        this.future = null;
+        this(provider, loop, handler, id, null, null, null, ACCEPTED);
         this.privateData = privateData;
         this.initiatorDepth = initiatorDepth;
-        this.state = ACCEPTED;
         readAddresses();
     }
 
