@@ -4,7 +4,7 @@
 # repository after `mvn -DskipTests package`.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-jar="$here/../cli/target/nvmeof.jar"
+jar="$here/../cli/build/nvmeof.jar"
 [ -f "$jar" ] || { echo "install.sh: build first: mvn -DskipTests package" >&2; exit 1; }
 install -D -m 0644 "$jar" /opt/nvmeof/nvmeof.jar
 install -D -m 0644 "$here/nvmeof-target.service" /etc/systemd/system/nvmeof-target.service

@@ -6,7 +6,7 @@
 #
 # Run from the host (SHARE: fabric's runtime jars + target/classes + target/test-classes):
 #   mvn -o -q -pl fabric test-compile dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=SHARE
-#   cp -r fabric/target/classes SHARE/classes; cp -r fabric/target/test-classes SHARE/test-classes
+#   cp -r fabric/build/classes SHARE/classes; cp -r fabric/build/test-classes SHARE/test-classes
 #   /work/shared/vm/run-guest.sh --share SHARE --timeout 600 test/kernel/guest-verbs-selftest.sh
 # It runs the self-test twice: completion channels (event mode), then -Dnvmeof.rdma.busyPoll=true.
 # Env: NETDEV (eth0), PORT (4420), JAVA_TIMEOUT (420 s), JAVA_OPTS.

@@ -12,7 +12,7 @@ if [ -z "$vm" ]; then
   done
 fi
 vm=${vm:-$top/../shared/vm}
-jar=$top/cli/target/nvmeof.jar
+jar=$top/cli/build/nvmeof.jar
 [ -x "$vm/run-guest.sh" ] || { echo "kernel interop: $vm/run-guest.sh not found (set NVMF_VM_DIR)" >&2; exit 1; }
 [ -f "$jar" ] || { echo "kernel interop: build first (mvn -DskipTests package)" >&2; exit 1; }
 cache=${NVMF_VM_CACHE:-/var/tmp/nvmf-vm}
@@ -103,12 +103,13 @@ kjob=$("$vm/run-guest.sh" --bg --timeout 600 --job "$work/kjob" --fwd "tcp:127.0
   || kstatus=1
 if [ $kstatus = 0 ]; then
   for _ in $(seq 60); do python3 "$vm/tools/nvme-tcp-icreq.py" "$kport" >/dev/null 2>&1 && break; sleep 1; done
-  (cd "$top" && mvn -B -o -q -pl test surefire:test -Dtest=KernelTargetInteropTest \
+  # inside the reactor (-am, compiled up to test-compile): nothing has to be installed in ~/.m2
+  (cd "$top" && mvn -B -o -q -pl test -am test-compile surefire:test -Dtest=KernelTargetInteropTest \
      -Dsurefire.failIfNoSpecifiedTests=false -Dnvmeof.kernel.target="127.0.0.1:$kport" -Dnvmeof.kernel.nqn="$KNQN") \
      || kstatus=1
-  out="$top/test/target/surefire-reports/io.nvmeof.e2e.KernelTargetInteropTest.txt"
+  out="$top/test/build/surefire-reports/io.nvmeof.e2e.KernelTargetInteropTest.txt"
   cat "$out" 2>/dev/null || true
-  grep -h "kernel target interop\|kernel target:" "$top/test/target/surefire-reports/io.nvmeof.e2e.KernelTargetInteropTest-output.txt" 2>/dev/null || true
+  grep -h "kernel target interop\|kernel target:" "$top/test/build/surefire-reports/io.nvmeof.e2e.KernelTargetInteropTest-output.txt" 2>/dev/null || true
   grep -q "Tests run: 1, Failures: 0, Errors: 0, Skipped: 0" "$out" 2>/dev/null || kstatus=1
   "$vm/run-guest.sh" --stop "$kjob" >/dev/null 2>&1 || true
 fi

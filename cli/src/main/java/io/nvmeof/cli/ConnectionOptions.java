@@ -49,12 +49,10 @@ final class ConnectionOptions {
                 .commandTimeout(Duration.ofSeconds(timeoutSeconds))
                 .connectTimeout(Duration.ofSeconds(Math.min(10, timeoutSeconds)))
                 .controllerLossTimeout(Duration.ofSeconds(ctrlLossSeconds)).reconnectDelay(Duration.ofSeconds(reconnectDelaySeconds));
-        if (hostNqn != null || hostId != null) {
-            HostIdentity sys = HostIdentity.system();
-            String nqn = hostNqn != null ? hostNqn : sys.hostNqn();
-            UUID id = hostId != null ? hostId
-                    : nqn.contains(":uuid:") ? UUID.fromString(nqn.substring(nqn.lastIndexOf(':') + 1)) : sys.hostId();
-            o.identity(new HostIdentity(nqn, id));
+        if (hostNqn != null) {
+            o.identity(HostIdentity.of(hostNqn, hostId));
+        } else if (hostId != null) {
+            o.identity(new HostIdentity(HostIdentity.system().hostNqn(), hostId));
         }
         return o;
     }

@@ -51,14 +51,4 @@ class NvmeofUriTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NvmeofUri.parse(uri));
         assertTrue(e.getMessage().contains(part), e.getMessage());
     }
-
-    @Test
-    void hostIdentityIsStableAndPaired() {
-        HostIdentity a = HostIdentity.system();
-        HostIdentity b = HostIdentity.system();
-        assertEquals(a, b);
-        if (a.hostNqn().contains(":uuid:")) {
-            assertTrue(a.hostNqn().endsWith(a.hostId().toString()));
-        }
-    }
 }

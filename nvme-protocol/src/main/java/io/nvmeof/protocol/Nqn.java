@@ -11,7 +11,7 @@ import java.util.regex.Pattern;
 public final class Nqn {
     public static final int MAX_LENGTH = 223;
     public static final String DISCOVERY = "nqn.2014-08.org.nvmexpress.discovery";
-    private static final String UUID_PREFIX = "nqn.2014-08.org.nvmexpress:uuid:";
+    public static final String UUID_PREFIX = "nqn.2014-08.org.nvmexpress:uuid:";
     private static final Pattern DOMAIN_FORM =
             Pattern.compile("nqn\\.(19|20)\\d\\d-(0[1-9]|1[0-2])\\.[A-Za-z0-9][A-Za-z0-9.-]*(:.+)?");
     private static final Pattern UUID_FORM = Pattern.compile(

@@ -20,7 +20,7 @@ import java.util.regex.Pattern;
  * and the CLI run as a user would run it.
  */
 final class TargetProcess implements AutoCloseable {
-    static final Path JAR = Path.of(System.getProperty("nvmeof.jar", "../cli/target/nvmeof.jar")).toAbsolutePath();
+    static final Path JAR = Path.of(System.getProperty("nvmeof.jar", "../cli/build/nvmeof.jar")).toAbsolutePath();
     private static final Pattern LISTENING = Pattern.compile("listening on (?:tcp|rdma)://([^:\\s]+):(\\d+)");
 
     final Process process;
