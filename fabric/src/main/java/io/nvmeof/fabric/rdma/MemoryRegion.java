@@ -20,6 +20,7 @@ public final class MemoryRegion {
     private final int access;
     /** The provider's native handle (ibv_mr*, IbvMr), if any. */
     final Object handle;
+    private volatile boolean deregistered;
 
     public MemoryRegion(ProtectionDomain pd, ByteBuffer buffer, long address, int lkey, int rkey, int access,
                         Object handle) {
@@ -43,6 +44,12 @@ public final class MemoryRegion {
 
     public Object handle() { return handle; }
 
+    /** Providers call this as they deregister the region: a later post of it throws. */
+    public void markDeregistered() { deregistered = true; }
+
+    /** False once the region was deregistered. */
+    public boolean registered() { return !deregistered; }
+
     /**
      * Checks a local work request's use of this region, as the adapter would (a local
      * protection error): the region belongs to {@code domain}, the range lies inside it, and
@@ -51,6 +58,9 @@ public final class MemoryRegion {
     public void checkLocal(ProtectionDomain domain, int offset, int length, boolean onLoop) {
         if (pd != domain) {
             throw new IllegalArgumentException("region of another protection domain: " + this);
+        }
+        if (deregistered) {
+            throw new IllegalStateException("use of a deregistered region: " + this);
         }
         if (offset < 0 || length < 0 || offset > length() - length) {
             throw new IllegalArgumentException("local protection error: " + offset + "+" + length + " outside " + this);

@@ -208,6 +208,81 @@ public final class RdmaProviderConformance {
         }
     }
 
+    /**
+     * After {@code onDisconnected}, every post is a use after close and throws (never touches
+     * the provider's freed queue pair or native memory); on a live connection, a region that
+     * was deregistered throws too.
+     */
+    public void useAfterCloseThrows() throws Exception {
+        Pair p = connect(new byte[32], new byte[32]);
+        MemoryRegion c = p.client.pd().register(ByteBuffer.allocateDirect(4096), MemoryRegion.LOCAL_WRITE);
+        MemoryRegion gone = p.client.pd().register(ByteBuffer.allocateDirect(4096), MemoryRegion.LOCAL_WRITE);
+        p.client.pd().deregister(gone);
+        on(p.client, () -> assertThrows(IllegalStateException.class,
+                () -> p.client.postSend(1, gone, 0, 64, RdmaConnection.NO_INVALIDATE), "post of a deregistered region"));
+        assertTrue(p.client.isOpen(), "a refused post leaves the connection alone");
+        p.close();
+        p.clientHandler.disconnected.get(20, TimeUnit.SECONDS);
+        p.serverHandler.disconnected.get(20, TimeUnit.SECONDS);
+        for (RdmaConnection x : new RdmaConnection[] {p.client, p.server}) {
+            MemoryRegion mr = x == p.client ? c : x.pd().register(ByteBuffer.allocateDirect(4096), MemoryRegion.LOCAL_WRITE);
+            on(x, () -> {
+                assertThrows(IllegalStateException.class, () -> x.postRecv(2, mr, 0, 64), "postRecv after close");
+                assertThrows(IllegalStateException.class, () -> x.postSend(3, mr, 0, 64, RdmaConnection.NO_INVALIDATE),
+                        "postSend after close");
+                assertThrows(IllegalStateException.class, () -> x.postRead(4, mr, 0, 64, 0x1000, 1), "postRead after close");
+                assertThrows(IllegalStateException.class, () -> x.postWriteAndSend(5, mr, 0, 64, 0x1000, 1, mr, 64, 16,
+                        RdmaConnection.NO_INVALIDATE), "postWriteAndSend after close");
+            });
+            assertTrue(!x.isOpen());
+            x.pd().deregister(mr);
+        }
+        assertTrue(p.clientHandler.completions.isEmpty() && p.serverHandler.completions.isEmpty(),
+                "nothing completed after the end: " + p.clientHandler.completions + p.serverHandler.completions);
+    }
+
+    /**
+     * The provider's native allocations ({@code live}, counted by the provider) return to where
+     * they were once a connection that moved data has ended on both sides.
+     */
+    public void nativeMemoryReturns(java.util.function.IntSupplier live) throws Exception {
+        try (Pair warm = connect(new byte[32], new byte[32])) {
+            assertTrue(warm.client.isOpen());   // per-loop and per-device blocks exist from here on
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        int before = live.getAsInt();
+        Pair p = connect(new byte[32], new byte[32]);
+        MemoryRegion s = p.server.pd().register(ByteBuffer.allocateDirect(4096), MemoryRegion.LOCAL_WRITE);
+        MemoryRegion c = p.client.pd().register(ByteBuffer.allocateDirect(4096), MemoryRegion.LOCAL_WRITE);
+        on(p.server, () -> p.server.postRecv(1, s, 0, 4096));
+        on(p.client, () -> p.client.postSend(2, c, 0, 128, RdmaConnection.NO_INVALIDATE));
+        assertEquals(2, p.clientHandler.next().wrId());
+        assertEquals(1, p.serverHandler.next().wrId());
+        assertTrue(live.getAsInt() > before, "a connection holds native memory: " + live.getAsInt() + " vs " + before);
+        p.close();
+        p.clientHandler.disconnected.get(20, TimeUnit.SECONDS);
+        p.serverHandler.disconnected.get(20, TimeUnit.SECONDS);
+        p.server.pd().deregister(s);
+        p.client.pd().deregister(c);
+        while (live.getAsInt() != before && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertEquals(before, live.getAsInt(), "native blocks left behind by a closed connection");
+    }
+
+    /** The bad one-sided operations every provider must refuse. */
+    public static java.util.List<Violation> violations() {
+        int rw = MemoryRegion.LOCAL_WRITE | MemoryRegion.REMOTE_READ | MemoryRegion.REMOTE_WRITE;
+        return java.util.List.of(
+                new Violation(false, true, rw, 0, 512),                              // WRITE, wrong key
+                new Violation(true, true, rw, 0, 512),                               // READ, wrong key
+                new Violation(false, false, rw, 4096 - 256, 512),                    // WRITE past the end
+                new Violation(false, false, rw, -256, 512),                          // WRITE before the start
+                new Violation(true, false, rw, 4000, 200),                           // READ past the end
+                new Violation(false, false, MemoryRegion.LOCAL_WRITE | MemoryRegion.REMOTE_READ, 0, 512), // no write right
+                new Violation(true, false, MemoryRegion.LOCAL_WRITE | MemoryRegion.REMOTE_WRITE, 0, 512)); // no read right
+    }
+
     /** One bad one-sided operation. */
     public record Violation(boolean read, boolean wrongKey, int access, long offset, int length) {
     }

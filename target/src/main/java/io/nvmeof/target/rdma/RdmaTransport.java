@@ -112,25 +112,30 @@ public final class RdmaTransport implements AutoCloseable {
         RdmaQueue queue = new RdmaQueue(target, port, qid, size, capsule);
         ByteBuffer accept = Flyweight.allocate(RdmaCmAccept.SIZE);
         new RdmaCmAccept().<RdmaCmAccept>wrap(accept, 0).encode(size);
-        RdmaConnection c;
+        // registrations and the receive ring are in place before the accept leaves (as nvmet-rdma
+        // posts its receives first): the host's Connect command, its first SEND, finds a buffer
+        java.util.concurrent.atomic.AtomicReference<RdmaConnection> made = new java.util.concurrent.atomic.AtomicReference<>();
         try {
-            c = req.accept(accept, queue.sendDepth(), queue.recvDepth(),
-                    Math.min(req.initiatorDepth(), MAX_INITIATOR_DEPTH), queue);
+            req.accept(accept, queue.sendDepth(), queue.recvDepth(), Math.min(req.initiatorDepth(), MAX_INITIATOR_DEPTH),
+                    queue, c -> {
+                        made.set(c);
+                        try {
+                            queue.prepare(c.pd(), pool(c.pd()));
+                        } catch (IOException e) {
+                            throw new java.io.UncheckedIOException("no registered memory for the queue: " + e.getMessage(), e);
+                        }
+                        connections.add(c);
+                        queue.start(c, () -> connections.remove(c));
+                    });
         } catch (IOException | RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "cannot accept RDMA connection from {0}: {1}", req.peer(), e.getMessage());
-            return;
+            LOG.log(System.Logger.Level.WARNING, "cannot accept RDMA connection from {0} (QID {1}, queue size {2}): {3}",
+                    req.peer(), qid < 0 ? "unknown" : qid, size, e.getMessage());
+            RdmaConnection c = made.get();
+            if (c != null) {
+                connections.remove(c);
+            }
+            queue.release();
         }
-        try {
-            queue.prepare(c.pd(), pool(c.pd()));
-        } catch (IOException | RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "no memory for the RDMA queue from {0}: {1}", req.peer(), e.getMessage());
-            c.close();
-            return;
-        }
-        connections.add(c);
-        c.eventLoop().execute(() -> {
-            queue.start(c, () -> connections.remove(c));
-        });
     }
 
     private RegisteredBufferPool pool(ProtectionDomain pd) {

@@ -7,6 +7,7 @@ import io.nvmeof.fabric.rdma.RdmaHandler;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.function.Consumer;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -55,7 +56,7 @@ final class DisniConnectRequest implements ConnectRequest, DisniProvider.CmEndpo
 
     @Override
     public RdmaConnection accept(ByteBuffer privateData, int sendDepth, int recvDepth, int initiatorDepth,
-                                 RdmaHandler handler) throws IOException {
+                                 RdmaHandler handler, Consumer<RdmaConnection> beforeAccept) throws IOException {
         if (sendDepth <= 0 || recvDepth <= 0) {
             throw new IllegalArgumentException("send and receive depth must be positive: " + sendDepth + ", " + recvDepth);
         }
@@ -68,7 +69,7 @@ final class DisniConnectRequest implements ConnectRequest, DisniProvider.CmEndpo
         if (privateData != null && privateData.hasRemaining()) {
             provider.warnAcceptPrivateData(privateData.remaining(), peer);
         }
-        return provider.accept(this, sendDepth, recvDepth, Math.min(initiatorDepth, initiatorDepth()), handler);
+        return provider.accept(this, sendDepth, recvDepth, Math.min(initiatorDepth, initiatorDepth()), handler, beforeAccept);
     }
 
     @Override

@@ -13,6 +13,7 @@ import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.netty.util.internal.PlatformDependent;
 import io.nvmeof.fabric.rdma.ConnectParams;
+import io.nvmeof.fabric.rdma.ConnectionState;
 import io.nvmeof.fabric.rdma.MemoryRegion;
 import io.nvmeof.fabric.rdma.ProtectionDomain;
 import io.nvmeof.fabric.rdma.RdmaConnection;
@@ -496,6 +497,14 @@ final class DisniConnection implements RdmaConnection, DisniProvider.CmEndpoint 
         });
     }
 
+    private boolean endDelivered;
+
+    /** This connection's place in the common lifecycle. */
+    ConnectionState state() {
+        return !ended ? (established ? ConnectionState.ESTABLISHED : ConnectionState.CONNECTING)
+                : endDelivered ? ConnectionState.CLOSED : ConnectionState.DRAINING;
+    }
+
     private void disconnected() {
         freeCall(sendCall);
         freeCall(readCall);
@@ -504,6 +513,7 @@ final class DisniConnection implements RdmaConnection, DisniProvider.CmEndpoint 
         recvs.clear();
         RdmaHandler h = handler;
         handler = null;
+        endDelivered = true;
         if (h != null) {
             try {
                 h.onDisconnected(cause);
@@ -543,7 +553,7 @@ final class DisniConnection implements RdmaConnection, DisniProvider.CmEndpoint 
     @Override
     public void postRecv(long wrId, MemoryRegion mr, int offset, int length) {
         checkLocal(mr, offset, length);
-        if (ended) {
+        if (!state().admitsPost(this)) {
             return;
         }
         if (recvs.posted() >= recvDepth) {
@@ -564,7 +574,7 @@ final class DisniConnection implements RdmaConnection, DisniProvider.CmEndpoint 
     @Override
     public void postSend(long wrId, MemoryRegion mr, int offset, int length, long invalidateRkey) {
         checkLocal(mr, offset, length);
-        if (ended) {
+        if (!state().admitsPost(this)) {
             return;
         }
         int slot = takeSlot(wrId, WorkCompletion.SEND, 0);
@@ -582,7 +592,7 @@ final class DisniConnection implements RdmaConnection, DisniProvider.CmEndpoint 
         if ((mr.access() & MemoryRegion.LOCAL_WRITE) == 0) {
             throw new IllegalArgumentException("RDMA READ into a region without local write access");
         }
-        if (ended) {
+        if (!state().admitsPost(this)) {
             return;
         }
         int slot = takeSlot(wrId, WorkCompletion.RDMA_READ, length);
@@ -610,7 +620,7 @@ final class DisniConnection implements RdmaConnection, DisniProvider.CmEndpoint 
                                  MemoryRegion msg, int msgOffset, int msgLength, long invalidateRkey) {
         checkLocal(mr, offset, length);
         checkLocal(msg, msgOffset, msgLength);
-        if (ended) {
+        if (!state().admitsPost(this)) {
             return;
         }
         int slot = takeSlot(wrId, WorkCompletion.SEND, 0);

@@ -61,6 +61,7 @@ final class DisniDomain implements ProtectionDomain {
             throw new IllegalArgumentException("not a region of this protection domain: " + region);
         }
         IbvMr mr = (IbvMr) region.handle();
+        region.markDeregistered();
         if (live.remove(mr)) {
             try {
                 mr.deregMr().execute().free();

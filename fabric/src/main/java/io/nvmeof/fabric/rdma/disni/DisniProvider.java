@@ -141,13 +141,14 @@ public final class DisniProvider implements RdmaProvider {
     }
 
     /** Accepts {@code r} on the CM thread: queue pair, registration, {@code rdma_accept}. */
-    DisniConnection accept(DisniConnectRequest r, int sendDepth, int recvDepth, int initiatorDepth, RdmaHandler handler)
-            throws IOException {
+    DisniConnection accept(DisniConnectRequest r, int sendDepth, int recvDepth, int initiatorDepth, RdmaHandler handler,
+                           java.util.function.Consumer<RdmaConnection> beforeAccept) throws IOException {
         return cmCall(() -> {
             DisniConnection c = new DisniConnection(this, group.next(), r.id, sendDepth, recvDepth, initiatorDepth,
                     handler, r.peer(), r.localAddress());
             try {
                 c.createQp(device(r.id.getVerbs()));
+                io.nvmeof.fabric.rdma.ConnectRequest.runBeforeAccept(c, beforeAccept);
                 endpoints.put(r.id, c);
                 c.accept();
                 return c;

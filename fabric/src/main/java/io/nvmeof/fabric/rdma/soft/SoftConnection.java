@@ -6,6 +6,7 @@ import io.netty.channel.EventLoop;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.util.internal.PlatformDependent;
 import io.nvmeof.fabric.rdma.ConnectAcceptor;
+import io.nvmeof.fabric.rdma.ConnectionState;
 import io.nvmeof.fabric.rdma.ConnectRequest;
 import io.nvmeof.fabric.rdma.MemoryRegion;
 import io.nvmeof.fabric.rdma.ProtectionDomain;
@@ -197,7 +198,8 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
 
         @Override
         public RdmaConnection accept(ByteBuffer privateData, int sendDepth, int recvDepth, int depth,
-                                     RdmaHandler h) throws IOException {
+                                     RdmaHandler h, java.util.function.Consumer<RdmaConnection> beforeAccept)
+                throws IOException {
             answer();
             if (depth < 0 || depth > requestInitiatorDepth) {
                 throw new IllegalArgumentException("initiator depth " + depth + " above the peer's " + requestInitiatorDepth);
@@ -211,6 +213,13 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
             out.writeIntLE(1 + 3 + len).writeByte(ACCEPT).writeShortLE(depth).writeByte(len);
             if (len > 0) {
                 out.writeBytes(privateData.duplicate());
+            }
+            try {
+                ConnectRequest.runBeforeAccept(c, beforeAccept);
+            } catch (IOException e) {
+                out.release();
+                runOnLoop(() -> ctx.close());
+                throw e;
             }
             runOnLoop(() -> {
                 established = true;
@@ -300,7 +309,7 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
     @Override
     public void postRecv(long wrId, MemoryRegion mr, int offset, int length) {
         checkLocal(mr, offset, length);
-        if (ended) {
+        if (!state().admitsPost(this)) {
             return;
         }
         if (recvCount == recvWrId.length) {
@@ -321,7 +330,7 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
     @Override
     public void postSend(long wrId, MemoryRegion mr, int offset, int length, long invalidateRkey) {
         checkLocal(mr, offset, length);
-        if (ended) {
+        if (!state().admitsPost(this)) {
             return;
         }
         takeSendSlots(1);
@@ -335,7 +344,7 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
         if ((mr.access() & MemoryRegion.LOCAL_WRITE) == 0) {
             throw new IllegalArgumentException("RDMA READ into a region without local write access");
         }
-        if (ended) {
+        if (!state().admitsPost(this)) {
             return;
         }
         int slot = -1;
@@ -367,7 +376,7 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
                                  MemoryRegion msg, int msgOffset, int msgLength, long invalidateRkey) {
         checkLocal(mr, offset, length);
         checkLocal(msg, msgOffset, msgLength);
-        if (ended) {
+        if (!state().admitsPost(this)) {
             return;
         }
         takeSendSlots(1);
@@ -699,12 +708,20 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
         } else if (handler != null && established) {
             RdmaHandler h = handler;
             handler = null;
+            endDelivered = true;
             h.onDisconnected(cause);
         }
         super.channelInactive(ctx);
     }
 
     private boolean closedByUs;
+    private boolean endDelivered;
+
+    /** This connection's place in the common lifecycle. */
+    ConnectionState state() {
+        return !established ? ConnectionState.CONNECTING : !ended ? ConnectionState.ESTABLISHED
+                : endDelivered ? ConnectionState.CLOSED : ConnectionState.DRAINING;
+    }
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {

@@ -41,6 +41,7 @@ final class SoftDomain implements ProtectionDomain {
 
     @Override
     public void deregister(MemoryRegion mr) {
+        mr.markDeregistered();
         if (byRkey.remove(mr.rkey(), mr)) {
             // wait until no access through the key is in progress; afterwards nothing touches it
             AtomicInteger users = users(mr);

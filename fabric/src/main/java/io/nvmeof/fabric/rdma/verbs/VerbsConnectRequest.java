@@ -6,6 +6,7 @@ import io.nvmeof.fabric.rdma.RdmaHandler;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.function.Consumer;
 
 /**
  * A CONNECT_REQUEST: the new rdma_cm id, waiting for {@link #accept} or {@link #reject}. It stays
@@ -13,6 +14,7 @@ import java.nio.ByteBuffer;
  * after an accept are passed on to the connection.
  */
 final class VerbsConnectRequest implements ConnectRequest, VerbsProvider.CmTarget {
+    private static final System.Logger LOG = System.getLogger(VerbsConnectRequest.class.getName());
     private final VerbsProvider provider;
     private final VerbsDevice device;
     final long id;
@@ -58,7 +60,7 @@ final class VerbsConnectRequest implements ConnectRequest, VerbsProvider.CmTarge
 
     @Override
     public RdmaConnection accept(ByteBuffer acceptData, int sendDepth, int recvDepth, int initiatorDepth,
-                                 RdmaHandler handler) throws IOException {
+                                 RdmaHandler handler, Consumer<RdmaConnection> beforeAccept) throws IOException {
         VerbsConnection c;
         synchronized (this) {
             answer();
@@ -73,12 +75,14 @@ final class VerbsConnectRequest implements ConnectRequest, VerbsProvider.CmTarge
             provider.track(c);
             try {
                 c.createQueuePair(device, sendDepth, recvDepth);
+                ConnectRequest.runBeforeAccept(c, beforeAccept);
                 connection = c;                  // from here on, CM events of the id go to the connection
                 c.accept(acceptData, responderResources, depth);
             } catch (IOException | RuntimeException e) {
                 connection = null;
                 provider.libs.cm.rdma_reject(id, 0, 0);
                 c.destroy();
+                LOG.log(System.Logger.Level.WARNING, "verbs: refused the connection from {0}: {1}", peer, e.getMessage());
                 throw e;
             }
         }

@@ -77,12 +77,13 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
     private long cq;
     private long qp;
     private int qpNum;
-    private long scratch;
+    private NativeBlock scratch;
     private ByteBuffer privateData;
     private int initiatorDepth;
     private InetSocketAddress peer;
     private InetSocketAddress local;
     private boolean disconnectedSeen;
+    private boolean destroyed;
     private Throwable cause;
     private ScheduledFuture<?> timer;
 
@@ -136,8 +137,8 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
                     + "'s max_qp_wr " + dev.maxQpWr);
         }
         this.device = dev;
-        this.scratch = Native.calloc(SCRATCH_SIZE);
-        long s = scratch;
+        this.scratch = new NativeBlock("RDMA connection " + id, SCRATCH_SIZE);
+        long s = scratch.at(0, SCRATCH_SIZE);
         MEM.putAddress(s + WR_WRITE + Abi.SEND_WR_NEXT, s + WR_SEND);
         MEM.putAddress(s + WR_WRITE + Abi.SEND_WR_SG_LIST, s + SGE_WRITE);
         MEM.putInt(s + WR_WRITE + Abi.SEND_WR_OPCODE, Abi.WR_RDMA_WRITE);
@@ -432,6 +433,13 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
 
     /** Destroys QP, CQ, id and scratch, in that order; whatever exists. */
     void destroy() {
+        synchronized (this) {
+            if (destroyed) {
+                return;
+            }
+            destroyed = true;
+        }
+        state = CLOSED;
         provider.forget(id);
         if (qp != 0) {
             libs.cm.rdma_destroy_qp(id);
@@ -446,8 +454,9 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
             slot = -1;
         }
         libs.cm.rdma_destroy_id(id);
-        Native.free(scratch);
-        scratch = 0;
+        if (scratch != null) {
+            scratch.free();
+        }
         provider.untrack(this);
     }
 
@@ -489,7 +498,7 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
             if (s != ESTABLISHED && s != ACCEPTED) {
                 return;
             }
-            long wc = scratch + WC;
+            long wc = scratch.at(WC, BATCH * Abi.WC_SIZE);
             int n = Native.pollCq(device.pollCqFn, cq, BATCH, wc);
             if (n < 0) {
                 beginClose(new IOException(libs.describe("ibv_poll_cq on " + this, n)));
@@ -551,9 +560,21 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
 
     // ---- posts (loop)
 
+    /**
+     * Whether a post goes to the queue pair: yes while accepted or established; no (dropped)
+     * while connecting or ending, since the handler is about to hear of the end. After the
+     * end was delivered the queue pair and its native memory are gone, and a post is a use
+     * after close: it throws.
+     */
     private boolean postable() {
         int s = state;
-        return s == ESTABLISHED || s == ACCEPTED;
+        if (s == ESTABLISHED || s == ACCEPTED) {
+            return true;
+        }
+        if (s == CLOSED) {
+            throw new IllegalStateException(this + " is closed: post after the connection ended");
+        }
+        return false;
     }
 
     private void check(MemoryRegion mr, int offset, int length) {
@@ -576,10 +597,10 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
             return;
         }
         check(mr, offset, length);
-        long wr = scratch + WR_RECV;
+        long wr = scratch.at(WR_RECV, Abi.RECV_WR_SIZE);
         MEM.putLong(wr + Abi.RECV_WR_ID, wrId);
-        sge(scratch + SGE_RECV, mr, offset, length);
-        int rc = Native.post(device.postRecvFn, qp, wr, scratch + BAD_WR);
+        sge(scratch.at(SGE_RECV, Abi.SGE_SIZE), mr, offset, length);
+        int rc = Native.post(device.postRecvFn, qp, wr, scratch.at(BAD_WR, 8));
         if (rc != 0) {
             postFailed("ibv_post_recv", rc);
         }
@@ -596,20 +617,20 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
         }
         check(mr, offset, length);
         prepareSend(wrId, mr, offset, length, invalidateRkey);
-        int rc = Native.post(device.postSendFn, qp, scratch + WR_SEND, scratch + BAD_WR);
+        int rc = Native.post(device.postSendFn, qp, scratch.at(WR_SEND, Abi.SEND_WR_SIZE), scratch.at(BAD_WR, 8));
         if (rc != 0) {
             postFailed("ibv_post_send (SEND)", rc);
         }
     }
 
     private void prepareSend(long wrId, MemoryRegion mr, int offset, int length, long invalidateRkey) {
-        long wr = scratch + WR_SEND;
+        long wr = scratch.at(WR_SEND, Abi.SEND_WR_SIZE);
         MEM.putLong(wr + Abi.SEND_WR_ID, wrId);
         MEM.putInt(wr + Abi.SEND_WR_NUM_SGE, length == 0 ? 0 : 1);
         MEM.putInt(wr + Abi.SEND_WR_OPCODE, invalidateRkey >= 0 ? Abi.WR_SEND_WITH_INV : Abi.WR_SEND);
         MEM.putInt(wr + Abi.SEND_WR_FLAGS, Abi.SEND_SIGNALED);
         MEM.putInt(wr + Abi.SEND_WR_INVALIDATE_RKEY, invalidateRkey >= 0 ? (int) invalidateRkey : 0);
-        sge(scratch + SGE_SEND, mr, offset, length);
+        sge(scratch.at(SGE_SEND, Abi.SGE_SIZE), mr, offset, length);
     }
 
     @Override
@@ -622,7 +643,7 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
             return;
         }
         check(mr, offset, length);
-        long wr = scratch + WR_SEND;
+        long wr = scratch.at(WR_SEND, Abi.SEND_WR_SIZE);
         MEM.putLong(wr + Abi.SEND_WR_ID, wrId);
         MEM.putInt(wr + Abi.SEND_WR_NUM_SGE, 1);
         MEM.putInt(wr + Abi.SEND_WR_OPCODE, Abi.WR_RDMA_READ);
@@ -630,8 +651,8 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
         MEM.putInt(wr + Abi.SEND_WR_INVALIDATE_RKEY, 0);
         MEM.putLong(wr + Abi.SEND_WR_REMOTE_ADDR, remoteAddress);
         MEM.putInt(wr + Abi.SEND_WR_RKEY, rkey);
-        sge(scratch + SGE_SEND, mr, offset, length);
-        int rc = Native.post(device.postSendFn, qp, wr, scratch + BAD_WR);
+        sge(scratch.at(SGE_SEND, Abi.SGE_SIZE), mr, offset, length);
+        int rc = Native.post(device.postSendFn, qp, wr, scratch.at(BAD_WR, 8));
         if (rc != 0) {
             postFailed("ibv_post_send (RDMA READ)", rc);
         }
@@ -650,15 +671,15 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
         }
         check(mr, offset, length);
         check(msg, msgOffset, msgLength);
-        long w = scratch + WR_WRITE;
+        long w = scratch.at(WR_WRITE, Abi.SEND_WR_SIZE);
         MEM.putLong(w + Abi.SEND_WR_ID, wrId);
         MEM.putInt(w + Abi.SEND_WR_NUM_SGE, length == 0 ? 0 : 1);
         MEM.putInt(w + Abi.SEND_WR_FLAGS, 0);                          // unsignaled: the SEND's completion covers it
         MEM.putLong(w + Abi.SEND_WR_REMOTE_ADDR, remoteAddress);
         MEM.putInt(w + Abi.SEND_WR_RKEY, rkey);
-        sge(scratch + SGE_WRITE, mr, offset, length);
+        sge(scratch.at(SGE_WRITE, Abi.SGE_SIZE), mr, offset, length);
         prepareSend(wrId, msg, msgOffset, msgLength, invalidateRkey);
-        int rc = Native.post(device.postSendFn, qp, w, scratch + BAD_WR);
+        int rc = Native.post(device.postSendFn, qp, w, scratch.at(BAD_WR, 8));
         if (rc != 0) {
             postFailed("ibv_post_send (RDMA WRITE + SEND)", rc);
         }
@@ -714,7 +735,8 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
     /** Established (or accepted: the accept is on its way) and not yet ending. */
     @Override
     public boolean isOpen() {
-        return postable();
+        int s = state;
+        return s == ESTABLISHED || s == ACCEPTED;
     }
 
     @Override

@@ -87,6 +87,7 @@ final class VerbsDevice implements ProtectionDomain {
             throw new IllegalArgumentException(region + " is not registered with " + this);
         }
         long mr = (Long) region.handle();
+        region.markDeregistered();
         if (live.remove(mr)) {
             int rc = libs.ib.ibv_dereg_mr(mr);
             if (rc != 0) {

@@ -2,7 +2,6 @@ package io.nvmeof.fabric.rdma.soft;
 
 import io.netty.channel.EventLoopGroup;
 import io.nvmeof.fabric.EventLoops;
-import io.nvmeof.fabric.rdma.MemoryRegion;
 import io.nvmeof.fabric.rdma.RdmaProviderConformance;
 import io.nvmeof.fabric.rdma.RdmaProviderConformance.Violation;
 import java.net.InetSocketAddress;
@@ -47,16 +46,13 @@ class SoftProviderTest {
         conformance.dataMovement();
     }
 
+    @Test
+    void useAfterCloseThrows() throws Exception {
+        conformance.useAfterCloseThrows();
+    }
+
     static Stream<Violation> violations() {
-        int rw = MemoryRegion.LOCAL_WRITE | MemoryRegion.REMOTE_READ | MemoryRegion.REMOTE_WRITE;
-        return Stream.of(
-                new Violation(false, true, rw, 0, 512),                              // WRITE, wrong key
-                new Violation(true, true, rw, 0, 512),                               // READ, wrong key
-                new Violation(false, false, rw, 4096 - 256, 512),                    // WRITE past the end
-                new Violation(false, false, rw, -256, 512),                          // WRITE before the start
-                new Violation(true, false, rw, 4000, 200),                           // READ past the end
-                new Violation(false, false, MemoryRegion.LOCAL_WRITE | MemoryRegion.REMOTE_READ, 0, 512), // no write right
-                new Violation(true, false, MemoryRegion.LOCAL_WRITE | MemoryRegion.REMOTE_WRITE, 0, 512)); // no read right
+        return RdmaProviderConformance.violations().stream();
     }
 
     @ParameterizedTest
