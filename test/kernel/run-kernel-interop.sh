@@ -116,14 +116,70 @@ fi
 [ $kstatus = 0 ] && echo "KERNEL TARGET INTEROP: PASS" || { echo "KERNEL TARGET INTEROP: FAIL"; status=1; }
 
 # ---- part 3: NVMe/RDMA on real verbs (soft-RoCE), all inside one guest: our target on the
-# verbs provider with the kernel's nvme-rdma host, then our initiator against nvmet-rdma ----
+# verbs provider with the kernel's nvme-rdma host (a file namespace, then ROUNDS rounds of a RAM
+# namespace with the target started as users start it), then our initiator against nvmet-rdma ----
 mkdir -p "$work/share" "$work/rdma"
 cp "$jar" "$work/share/"
 cp "$vm/guest-scripts/lib.sh" "$top/test/kernel/guest-rdma.sh" "$work/rdma/"
 rstatus=0
-"$vm/run-guest.sh" --timeout 600 --mem 2048 --job "$work/rjob" --share "$work/share" "$work/rdma/guest-rdma.sh" \
-  || rstatus=$?
+"$vm/run-guest.sh" --timeout 1200 --mem 3072 --job "$work/rjob" --share "$work/share" --env ROUNDS=5 \
+  "$work/rdma/guest-rdma.sh" || rstatus=$?
 [ $rstatus = 0 ] && echo "RDMA INTEROP (verbs over soft-RoCE): PASS" || { echo "RDMA INTEROP: FAIL ($rstatus)"; status=1; }
 
-if [ $status = 0 ]; then echo "kernel interop: all 3 parts passed"; else echo "kernel interop: FAILED"; fi
+# ---- part 4: the RDMA provider conformance suite on real verbs (verbs in event and busy-poll
+# mode; disni too where DiSNI's sources were fetched: DISNI_SRC names them, libdisni is built
+# here and never committed) ----
+mkdir -p "$work/cshare/junit" "$work/conf"
+cp "$jar" "$work/cshare/"
+cp -r "$top/fabric/build/test-classes" "$work/cshare/test-classes"
+m2=${MAVEN_REPO:-$HOME/.m2/repository}
+# the JUnit API the test classes were compiled against (the version the pom pins)
+jv=$(sed -n 's:.*<junit.version>\(.*\)</junit.version>.*:\1:p' "$top/pom.xml")
+for j in "org/junit/jupiter/junit-jupiter-api/$jv/junit-jupiter-api-$jv.jar" \
+         "org/junit/platform/junit-platform-commons/1.${jv#5.}/junit-platform-commons-1.${jv#5.}.jar"; do
+  cp "$m2/$j" "$work/cshare/junit/" || { echo "missing $m2/$j (run mvn verify first)"; status=1; }
+done
+find "$m2/org/opentest4j/opentest4j" -name 'opentest4j-*.jar' ! -name '*sources*' 2>/dev/null | sort -V | tail -1 \
+  | xargs -r -I{} cp {} "$work/cshare/junit/"
+if [ -n "${DISNI_SRC:-}" ]; then
+  if bash "$top/test/kernel/build-libdisni.sh" "$DISNI_SRC" "$work/disni" >"$work/disni.log" 2>&1; then
+    cp "$work/disni/libdisni.so" "$work/cshare/"
+  else
+    echo "libdisni did not build from $DISNI_SRC (see below); the disni conformance run is skipped"; tail -5 "$work/disni.log"
+  fi
+else
+  echo "DISNI_SRC is not set: libdisni is not built here and the disni conformance run is skipped"
+fi
+cp "$vm/guest-scripts/lib.sh" "$top/test/kernel/guest-rdma-conformance.sh" "$work/conf/"
+cstatus=0
+"$vm/run-guest.sh" --timeout 900 --mem 2048 --job "$work/cjob" --share "$work/cshare" "$work/conf/guest-rdma-conformance.sh" \
+  || cstatus=$?
+[ $cstatus = 0 ] && echo "RDMA PROVIDER CONFORMANCE (real verbs): PASS" || { echo "RDMA PROVIDER CONFORMANCE: FAIL ($cstatus)"; status=1; }
+
+# ---- part 5: SPDK's NVMe/RDMA host against our target, where SPDK has been built
+# (../shared/spdk/build-spdk.sh; SPDK_DIR, default /var/tmp/spdk) ----
+spdk=${SPDK_DIR:-/var/tmp/spdk}
+if [ -x "$spdk/build/bin/spdk_nvme_perf" ] && [ -x "$spdk/build/bin/spdk_nvme_identify" ]; then
+  scache=${NVMF_VM_CACHE_SPDK:-/var/tmp/nvmf-vm-spdk}
+  if [ ! -f "$scache/rootfs.ext4" ] || ! ls -d "$scache"/rootfs/usr/lib/jvm/java-*/ >/dev/null 2>&1; then
+    echo "== building the guest image with SPDK's runtime libraries in $scache"
+    NVMF_VM_CACHE=$scache NVMF_VM_EXTRA_PKGS="libaio1 libbsd0 libfdt1 libnl-3-200 libnl-route-3-200 libnuma1 \
+      librte-bus-pci23 librte-eal23 librte-ethdev23 librte-kvargs23 librte-mbuf23 librte-mempool-ring23 librte-mempool23 \
+      librte-meter23 librte-net23 librte-pci23 librte-power23 librte-rcu23 librte-ring23 librte-telemetry23 librte-timer23 \
+      libssl3 libuuid1" "$vm/build-guest.sh" --java
+  fi
+  mkdir -p "$work/sshare/bin" "$work/spdk"
+  cp -a "$spdk/build/lib" "$work/sshare/lib"
+  cp "$spdk/build/bin/spdk_nvme_perf" "$spdk/build/bin/spdk_nvme_identify" "$work/sshare/bin/"
+  cp "$jar" "$work/sshare/"
+  cp "$vm/guest-scripts/lib.sh" "$top/test/kernel/guest-spdk-rdma.sh" "$work/spdk/"
+  sstatus=0
+  NVMF_VM_CACHE=$scache "$vm/run-guest.sh" --timeout 900 --mem 3072 --job "$work/sjob" --share "$work/sshare" \
+    --env ROUNDS=5 "$work/spdk/guest-spdk-rdma.sh" || sstatus=$?
+  [ $sstatus = 0 ] && echo "SPDK NVMe/RDMA HOST INTEROP: PASS" || { echo "SPDK NVMe/RDMA HOST INTEROP: FAIL ($sstatus)"; status=1; }
+else
+  echo "SPDK NVMe/RDMA host interop SKIPPED: no SPDK build at $spdk (../shared/spdk/build-spdk.sh builds one)"
+fi
+
+if [ $status = 0 ]; then echo "kernel interop: every part passed"; else echo "kernel interop: FAILED"; fi
 exit $status

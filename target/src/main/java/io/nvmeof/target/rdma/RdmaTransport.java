@@ -51,6 +51,7 @@ public final class RdmaTransport implements AutoCloseable {
         RdmaProvider provider = provider(port.rdmaProvider());
         Set<RdmaConnection> connections = ConcurrentHashMap.newKeySet();
         RdmaListener l = provider.listen(port.address(), req -> request(port, req, connections));
+        warmUp(port, l);
         return new PortListener() {
             @Override
             public InetSocketAddress localAddress() {
@@ -65,6 +66,35 @@ public final class RdmaTransport implements AutoCloseable {
                 }
             }
         };
+    }
+
+    /**
+     * Runs the accept path once before any host comes: the CM request and accept layouts, a
+     * queue's registrations and its data buffer pool on the listener's protection domain. A
+     * cold JVM on a slow machine otherwise spends over a second on the first connect request,
+     * and RDMA hosts give up on an unanswered connect soon (SPDK after 1 s of waiting for
+     * ESTABLISHED). What fails here is left for the first request to meet and report.
+     */
+    private void warmUp(Port port, RdmaListener l) {
+        ProtectionDomain pd = l.pd();
+        RdmaQueue q = new RdmaQueue(target, port, 0, MAX_ADMIN_QUEUE, SubmissionQueueEntry.SIZE);
+        try {
+            ByteBuffer b = Flyweight.allocate(RdmaCmRequest.SIZE);
+            RdmaCmRequest cm = new RdmaCmRequest().wrap(b, 0);
+            if (cm.recfmt() == RdmaCmRequest.RECFMT_1_0 && cm.qid() + cm.hsqsize() + cm.hrqsize() < 0) {
+                throw new IllegalStateException();      // (never: the reads are the point)
+            }
+            new RdmaCmAccept().<RdmaCmAccept>wrap(Flyweight.allocate(RdmaCmAccept.SIZE), 0).encode(MAX_ADMIN_QUEUE);
+            if (pd != null) {
+                RegisteredBufferPool pool = pool(pd);
+                q.prepare(pd, pool);
+                pool.allocate(4096).release();
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, "warming the RDMA accept path: {0}", e.getMessage());
+        } finally {
+            q.release();
+        }
     }
 
     private synchronized RdmaProvider provider(String name) throws IOException {

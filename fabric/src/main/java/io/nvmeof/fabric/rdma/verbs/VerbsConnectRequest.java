@@ -27,6 +27,10 @@ final class VerbsConnectRequest implements ConnectRequest, VerbsProvider.CmTarge
     private CmEvent gone;
     private VerbsConnection connection;
 
+    /** RDMA hosts give up on a connect that is not answered soon: SPDK waits 1 s for ESTABLISHED. */
+    static final long SLOW_ACCEPT_MS = 500;
+    private final long received = System.nanoTime();
+
     VerbsConnectRequest(VerbsProvider provider, VerbsDevice device, CmEvent e) {
         this.provider = provider;
         this.device = device;
@@ -72,17 +76,26 @@ final class VerbsConnectRequest implements ConnectRequest, VerbsProvider.CmTarge
             }
             int depth = Math.max(0, Math.min(initiatorDepth, this.initiatorDepth));
             c = new VerbsConnection(provider, provider.nextLoop(), handler, id, privateData(), depth);
+            long[] t = new long[3];
             provider.track(c);
             try {
+                t[0] = System.nanoTime();
                 c.createQueuePair(device, sendDepth, recvDepth);
+                t[1] = System.nanoTime();
                 ConnectRequest.runBeforeAccept(c, beforeAccept);
+                t[2] = System.nanoTime();
                 connection = c;                  // from here on, CM events of the id go to the connection
                 c.accept(acceptData, responderResources, depth);
+                long total = (System.nanoTime() - received) / 1_000_000;
+                LOG.log(total > SLOW_ACCEPT_MS ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
+                        "verbs: accepted {0} {1}{2}", peer, timing(t),
+                        total > SLOW_ACCEPT_MS ? "; hosts such as SPDK give up after 1 s" : "");
             } catch (IOException | RuntimeException e) {
                 connection = null;
                 provider.libs.cm.rdma_reject(id, 0, 0);
                 c.destroy();
-                LOG.log(System.Logger.Level.WARNING, "verbs: refused the connection from {0}: {1}", peer, e.getMessage());
+                LOG.log(System.Logger.Level.WARNING, "verbs: refused the connection from {0} {1}: {2}", peer, timing(t),
+                        e.getMessage());
                 throw e;
             }
         }
@@ -109,6 +122,19 @@ final class VerbsConnectRequest implements ConnectRequest, VerbsProvider.CmTarge
             provider.forget(id);
             provider.libs.cm.rdma_destroy_id(id);
         }
+    }
+
+    /** "N ms after its request (acceptor, queue pair, receive ring)" from the marks set so far. */
+    private String timing(long[] t) {
+        long now = System.nanoTime();
+        StringBuilder b = new StringBuilder().append((now - received) / 1_000_000).append(" ms after its request (acceptor ");
+        long prev = received;
+        String[] names = {"", ", queue pair ", ", receive ring "};
+        for (int i = 0; i < t.length && t[i] != 0; i++) {
+            b.append(names[i]).append((t[i] - prev) / 1_000_000).append(" ms");
+            prev = t[i];
+        }
+        return b.append(", then ").append((now - prev) / 1_000_000).append(" ms)").toString();
     }
 
     private void answer() {

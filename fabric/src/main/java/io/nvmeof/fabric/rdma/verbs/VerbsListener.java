@@ -1,6 +1,7 @@
 package io.nvmeof.fabric.rdma.verbs;
 
 import io.nvmeof.fabric.rdma.ConnectAcceptor;
+import io.nvmeof.fabric.rdma.ProtectionDomain;
 import io.nvmeof.fabric.rdma.RdmaListener;
 import java.net.InetSocketAddress;
 
@@ -12,9 +13,11 @@ final class VerbsListener implements RdmaListener, VerbsProvider.CmTarget {
     final long id;
     private final ConnectAcceptor acceptor;
     private final InetSocketAddress local;
+    private final VerbsDevice device;
     private boolean closed;
 
-    VerbsListener(VerbsProvider provider, long id, ConnectAcceptor acceptor, InetSocketAddress local) {
+    VerbsListener(VerbsProvider provider, long id, ConnectAcceptor acceptor, InetSocketAddress local, VerbsDevice device) {
+        this.device = device;
         this.provider = provider;
         this.id = id;
         this.acceptor = acceptor;
@@ -24,6 +27,11 @@ final class VerbsListener implements RdmaListener, VerbsProvider.CmTarget {
     @Override
     public InetSocketAddress localAddress() {
         return local;
+    }
+
+    @Override
+    public ProtectionDomain pd() {
+        return device;
     }
 
     @Override

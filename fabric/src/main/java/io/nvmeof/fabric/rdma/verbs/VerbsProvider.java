@@ -122,6 +122,11 @@ public final class VerbsProvider implements RdmaProvider {
         return "verbs";
     }
 
+    /** Native blocks this provider's code has allocated and not freed, in this process (tests check it returns to 0). */
+    public static int liveNativeBlocks() {
+        return Native.liveAllocations();
+    }
+
     // ---- listen / connect
 
     @Override
@@ -144,7 +149,8 @@ public final class VerbsProvider implements RdmaProvider {
             Native.free(sa);
         }
         InetSocketAddress bound = SockAddr.read(id + Abi.CM_ID_SRC_ADDR);
-        VerbsListener l = new VerbsListener(this, id, acceptor, bound != null ? bound : address);
+        VerbsDevice dev = prepareDevice(MEM.getAddress(id + Abi.CM_ID_VERBS));
+        VerbsListener l = new VerbsListener(this, id, acceptor, bound != null ? bound : address, dev);
         listeners.add(l);
         ids.put(id, l);
         return l;
@@ -228,6 +234,30 @@ public final class VerbsProvider implements RdmaProvider {
             devices.put(context, d);
         }
         return d;
+    }
+
+    /**
+     * A listener bound to one device (not a wildcard address) opens it now, with its protection
+     * domain and a completion channel per event loop, so that the first connect request is
+     * answered without that work: RDMA hosts give up on an unanswered connect soon (SPDK after
+     * 1 s). Failures here are left for the connect request to meet and report.
+     */
+    private VerbsDevice prepareDevice(long context) {
+        if (context == 0) {
+            return null;
+        }
+        try {
+            VerbsDevice d = device(context);
+            for (io.netty.util.concurrent.EventExecutor e : group) {
+                if (e instanceof EventLoop loop) {
+                    completionChannel(loop, d);
+                }
+            }
+            return d;
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, "verbs: could not prepare the device of a listener: {0}", e.getMessage());
+            return null;
+        }
     }
 
     /** The completion channel of {@code loop} on {@code device}, created (with its thread) the first time. */

@@ -1,16 +1,8 @@
-package io.nvmeof.fabric.rdma.verbs;
+package io.nvmeof.fabric.rdma;
 
 import io.netty.channel.EventLoopGroup;
 import io.nvmeof.fabric.EventLoops;
-import io.nvmeof.fabric.rdma.ConnectParams;
-import io.nvmeof.fabric.rdma.ConnectRequest;
-import io.nvmeof.fabric.rdma.MemoryRegion;
-import io.nvmeof.fabric.rdma.RdmaConnection;
-import io.nvmeof.fabric.rdma.RdmaHandler;
-import io.nvmeof.fabric.rdma.RdmaListener;
-import io.nvmeof.fabric.rdma.RdmaProvider;
-import io.nvmeof.fabric.rdma.RdmaProviderConformance;
-import io.nvmeof.fabric.rdma.WorkCompletion;
+import io.nvmeof.fabric.rdma.verbs.VerbsProvider;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -24,16 +16,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The verbs provider against real verbs, inside a guest with soft-RoCE
- * ({@code test/kernel/guest-verbs-conformance.sh}): {@code java -cp ... VerbsSelfTest ADDR [PORT]}.
- * Runs the provider conformance suite ({@link RdmaProviderConformance}: private data both
- * ways, reject with private data, SEND/RECV, chained WRITE + SEND, READ, 1000 round trips,
- * every access violation, use after close, native memory returned), then measures what the
- * data path allocates over 800 SEND/RECV round trips, then closes the provider and checks that
- * no native block of the provider is left. Prints "VERBS CONFORMANCE OK" and exits 0, or exits
- * 1 naming the failed check. {@code -Dnvmeof.rdma.busyPoll=true} runs it with busy polling.
+ * The provider conformance suite ({@link RdmaProviderConformance}) against a provider on real
+ * verbs, inside a guest with soft-RoCE ({@code test/kernel/guest-rdma-conformance.sh}):
+ * {@code java -cp ... ProviderConformanceMain PROVIDER ADDR [PORT]}. Private data both ways
+ * and a reject with private data (not for {@code disni}, which cannot carry them on the
+ * accepting side), SEND/RECV, chained WRITE + SEND, READ, 1000 round trips, every access
+ * violation, use after close, and for {@code verbs} native blocks returned; then what the data
+ * path allocates over 800 SEND/RECV round trips; then, for {@code verbs}, that no native block
+ * is left once the provider closed. Prints "CONFORMANCE OK: PROVIDER" and exits 0, or exits 1
+ * naming the failed check. {@code -Dnvmeof.rdma.busyPoll=true} runs it with busy polling.
  */
-public final class VerbsSelfTest {
+public final class ProviderConformanceMain {
     private static final int WAIT_S = 30;
     private static final int ROUND_TRIPS = 1000;
     private static final int RECVS = 8;
@@ -90,7 +83,7 @@ public final class VerbsSelfTest {
     }
 
     private static void log(String s) {
-        System.out.println("[selftest] " + s);
+        System.out.println("[conformance] " + s);
         System.out.flush();
     }
 
@@ -106,7 +99,7 @@ public final class VerbsSelfTest {
         Thread watchdog = new Thread(() -> {
             try {
                 Thread.sleep(300_000);
-                System.out.println("[selftest] FAILED: watchdog after 300 s");
+                System.out.println("[conformance] FAILED: watchdog after 300 s");
                 Runtime.getRuntime().halt(3);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -116,10 +109,11 @@ public final class VerbsSelfTest {
         watchdog.start();
         int rc = 0;
         try {
-            run(InetAddress.getByName(args.length > 0 ? args[0] : "127.0.0.1"), args.length > 1 ? Integer.parseInt(args[1]) : 4420);
-            System.out.println("VERBS CONFORMANCE OK");
+            run(args[0], InetAddress.getByName(args.length > 1 ? args[1] : "127.0.0.1"),
+                    args.length > 2 ? Integer.parseInt(args[2]) : 4420);
+            System.out.println("CONFORMANCE OK: " + args[0]);
         } catch (Throwable t) {
-            System.out.println("[selftest] FAILED: " + t);
+            System.out.println("[conformance] FAILED: " + t);
             t.printStackTrace(System.out);
             rc = 1;
         }
@@ -127,16 +121,19 @@ public final class VerbsSelfTest {
         Runtime.getRuntime().halt(rc);
     }
 
-    private static void run(InetAddress addr, int port) throws Exception {
-        EventLoopGroup group = EventLoops.newGroup(2, "selftest");
+    private static void run(String name, InetAddress addr, int port) throws Exception {
+        EventLoopGroup group = EventLoops.newGroup(2, "conformance");
         long t0 = System.nanoTime();
-        RdmaProvider provider = VerbsProvider.open(group);
+        RdmaProvider provider = RdmaProviders.open(name, group);
+        boolean verbs = provider instanceof VerbsProvider;
         log("opened " + provider + " in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
         RdmaProviderConformance conformance = new RdmaProviderConformance(provider, new InetSocketAddress(addr, 0));
-        conformance.privateDataBothWays();
-        log("conformance: private data both ways ok");
-        conformance.rejectCarriesPrivateData();
-        log("conformance: reject with private data ok");
+        if (!"disni".equals(name)) {
+            conformance.privateDataBothWays();
+            log("conformance: private data both ways ok");
+            conformance.rejectCarriesPrivateData();
+            log("conformance: reject with private data ok");
+        }
         conformance.dataMovement();
         log("conformance: SEND/RECV, WRITE + SEND, READ, 1000 round trips ok");
         for (RdmaProviderConformance.Violation v : RdmaProviderConformance.violations()) {
@@ -145,8 +142,10 @@ public final class VerbsSelfTest {
         }
         conformance.useAfterCloseThrows();
         log("conformance: posts after close and of deregistered regions throw");
-        conformance.nativeMemoryReturns(Native::liveAllocations);
-        log("conformance: native blocks of a closed connection returned (" + Native.liveAllocations() + " live)");
+        if (verbs) {
+            conformance.nativeMemoryReturns(VerbsProvider::liveNativeBlocks);
+            log("conformance: native blocks of a closed connection returned (" + VerbsProvider.liveNativeBlocks() + " live)");
+        }
 
         byte[] connectData = pattern(32, 1);
         byte[] acceptData = pattern(32, 77);
@@ -265,8 +264,11 @@ public final class VerbsSelfTest {
         long c0 = System.nanoTime();
         provider.close();
         log("provider closed in " + (System.nanoTime() - c0) / 1_000_000 + " ms");
-        check(Native.liveAllocations() == 0, "native blocks left after the provider closed: " + Native.liveAllocations());
-        log("no native block left after the provider closed");
+        if (verbs) {
+            check(VerbsProvider.liveNativeBlocks() == 0, "native blocks left after the provider closed: "
+                    + VerbsProvider.liveNativeBlocks());
+            log("no native block left after the provider closed");
+        }
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
     }
 
@@ -277,7 +279,7 @@ public final class VerbsSelfTest {
             ids.add(c.eventLoop().submit(() -> Thread.currentThread().getId()).get());
         }
         for (Thread t : Thread.getAllStackTraces().keySet()) {
-            if (t.getName().startsWith("verbs-cq")) {
+            if (t.getName().startsWith("verbs-cq") || t.getName().startsWith("disni")) {
                 ids.add(t.getId());
             }
         }
@@ -293,6 +295,6 @@ public final class VerbsSelfTest {
         return "thread " + id;
     }
 
-    private VerbsSelfTest() {
+    private ProviderConformanceMain() {
     }
 }
