@@ -154,12 +154,18 @@ public final class ProviderConformanceMain {
         RdmaListener listener = provider.listen(new InetSocketAddress(addr, port), (ConnectRequest req) -> {
             try {
                 Side side = new Side("server");
-                RdmaConnection c = req.accept(ByteBuffer.wrap(acceptData), 32, RECVS, req.initiatorDepth(), side);
-                MemoryRegion mr = c.pd().register(ByteBuffer.allocateDirect(RECVS * SLOT), MemoryRegion.LOCAL_WRITE);
-                srvRecvRef.set(mr);
-                for (int i = 0; i < RECVS; i++) {
-                    c.postRecv(100 + i, mr, i * SLOT, SLOT);
-                }
+                // the receive ring goes up on the connection's loop before the accept leaves
+                RdmaConnection c = req.accept(ByteBuffer.wrap(acceptData), 32, RECVS, req.initiatorDepth(), side, conn -> {
+                    try {
+                        MemoryRegion mr = conn.pd().register(ByteBuffer.allocateDirect(RECVS * SLOT), MemoryRegion.LOCAL_WRITE);
+                        srvRecvRef.set(mr);
+                        for (int i = 0; i < RECVS; i++) {
+                            conn.postRecv(100 + i, mr, i * SLOT, SLOT);
+                        }
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                });
                 accepted.add(new Accepted(c, side, null, req.initiatorDepth()));
             } catch (Throwable t) {
                 accepted.add(t);
@@ -181,9 +187,11 @@ public final class ProviderConformanceMain {
         MemoryRegion cliRecv = cli.pd().register(ByteBuffer.allocateDirect(RECVS * SLOT), MemoryRegion.LOCAL_WRITE);
         MemoryRegion cliSend = cli.pd().register(ByteBuffer.allocateDirect(SLOT), 0);
         MemoryRegion srvSend = srv.pd().register(ByteBuffer.allocateDirect(SLOT), 0);
-        for (int i = 0; i < RECVS; i++) {
-            cli.postRecv(200 + i, cliRecv, i * SLOT, SLOT);
-        }
+        cli.eventLoop().submit(() -> {
+            for (int i = 0; i < RECVS; i++) {
+                cli.postRecv(200 + i, cliRecv, i * SLOT, SLOT);
+            }
+        }).get(WAIT_S, TimeUnit.SECONDS);
 
         // ---- 1000 SEND/RECV round trips, receives reposted every time; the last 800 measured for allocation
         AtomicReference<String> trouble = new AtomicReference<>();
@@ -255,7 +263,9 @@ public final class ProviderConformanceMain {
 
         cli.close();
         check(client.ended.get(WAIT_S, TimeUnit.SECONDS).isEmpty(), "orderly close: no cause");
-        check(server.ended.get(WAIT_S, TimeUnit.SECONDS).isEmpty(), "the peer saw an orderly disconnect");
+        Optional<Throwable> peerEnd = server.ended.get(WAIT_S, TimeUnit.SECONDS);
+        // (DiSNI cannot tell the accepting side why its connection ended)
+        check(peerEnd.isEmpty() || !verbs, "the peer saw an orderly disconnect, not " + peerEnd);
         check(client.afterEnd.get() == 0 && server.afterEnd.get() == 0, "nothing after onDisconnected, which came once");
         for (MemoryRegion mr : new MemoryRegion[] {cliRecv, cliSend, srvSend, srvRecv}) {
             mr.pd().deregister(mr);

@@ -75,10 +75,10 @@ public final class RdmaProviderConformance {
         }
         try (Pair p = connect(req, acc)) {
             if (p.requestPrivateData != null) { // (DiSNI cannot see it)
-                assertArrayEquals(req, bytes(p.requestPrivateData));
+                assertPadded(req, bytes(p.requestPrivateData));
             }
             assertNotNull(p.client.privateData());
-            assertArrayEquals(acc, Arrays.copyOf(bytes(p.client.privateData()), 32));
+            assertPadded(acc, bytes(p.client.privateData()));
             assertTrue(p.client.isOpen());
             assertTrue(p.server.initiatorDepth() >= 1);
         }
@@ -193,10 +193,11 @@ public final class RdmaProviderConformance {
                 }
             });
             Throwable serverCause = p.serverHandler.disconnected.get(20, TimeUnit.SECONDS);
-            Throwable clientCause = p.clientHandler.disconnected.get(20, TimeUnit.SECONDS);
+            // the responder's connection ends too (get() throws if it does not); on an RNIC its QP
+            // goes to the error state, which the application sees as the end, with or without a cause
+            p.clientHandler.disconnected.get(20, TimeUnit.SECONDS);
             assertNotNull(serverCause, "the requester's connection failed");
             assertTrue(serverCause.getMessage().contains("remote access error"), serverCause.getMessage());
-            assertNotNull(clientCause, "the responder's connection failed");
             assertEquals(before, snapshot(whole), "memory changed");
             if (v.read) {
                 for (int i = 0; i < v.length; i++) {
@@ -246,9 +247,11 @@ public final class RdmaProviderConformance {
      * they were once a connection that moved data has ended on both sides.
      */
     public void nativeMemoryReturns(java.util.function.IntSupplier live) throws Exception {
-        try (Pair warm = connect(new byte[32], new byte[32])) {
-            assertTrue(warm.client.isOpen());   // per-loop and per-device blocks exist from here on
-        }
+        Pair warm = connect(new byte[32], new byte[32]);
+        assertTrue(warm.client.isOpen());       // per-loop and per-device blocks exist from here on
+        warm.close();
+        warm.clientHandler.disconnected.get(20, TimeUnit.SECONDS);
+        warm.serverHandler.disconnected.get(20, TimeUnit.SECONDS);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         int before = live.getAsInt();
         Pair p = connect(new byte[32], new byte[32]);
@@ -296,6 +299,15 @@ public final class RdmaProviderConformance {
     private static void fill(ByteBuffer b, int at, int len, int seed) {
         for (int i = 0; i < len; i++) {
             b.put(at + i, (byte) (seed + i));
+        }
+    }
+
+    /** {@code got} is {@code want}, then zeros: the IB CM carries private data in fixed-size fields (56 bytes in a REQ). */
+    private static void assertPadded(byte[] want, byte[] got) {
+        assertTrue(got.length >= want.length, got.length + " bytes of private data, wanted at least " + want.length);
+        assertArrayEquals(want, Arrays.copyOf(got, want.length));
+        for (int i = want.length; i < got.length; i++) {
+            assertEquals(0, got[i], "private data byte " + i + " after the " + want.length + " sent");
         }
     }
 
