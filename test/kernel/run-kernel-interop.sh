@@ -132,14 +132,19 @@ rstatus=0
 mkdir -p "$work/cshare/junit" "$work/conf"
 cp "$jar" "$work/cshare/"
 cp -r "$top/fabric/build/test-classes" "$work/cshare/test-classes"
-m2=${MAVEN_REPO:-$HOME/.m2/repository}
+# Maven's local repository: -Dmaven.repo.local in MAVEN_OPTS, else the JVM's user.home (which
+# Maven uses; it is not always $HOME)
+m2=$(printf '%s\n' ${MAVEN_OPTS:-} | sed -n 's/^-Dmaven.repo.local=//p' | tail -1)
+if [ -z "$m2" ]; then
+  m2="$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *user.home = //p')/.m2/repository"
+fi
 # the JUnit API the test classes were compiled against (the version the pom pins)
 jv=$(sed -n 's:.*<junit.version>\(.*\)</junit.version>.*:\1:p' "$top/pom.xml")
 for j in "org/junit/jupiter/junit-jupiter-api/$jv/junit-jupiter-api-$jv.jar" \
          "org/junit/platform/junit-platform-commons/1.${jv#5.}/junit-platform-commons-1.${jv#5.}.jar"; do
   cp "$m2/$j" "$work/cshare/junit/" || { echo "missing $m2/$j (run mvn verify first)"; status=1; }
 done
-find "$m2/org/opentest4j/opentest4j" -name 'opentest4j-*.jar' ! -name '*sources*' 2>/dev/null | sort -V | tail -1 \
+{ find "$m2/org/opentest4j/opentest4j" -name 'opentest4j-*.jar' ! -name '*sources*' 2>/dev/null || true; } | sort -V | tail -1 \
   | xargs -r -I{} cp {} "$work/cshare/junit/"
 if [ -n "${DISNI_SRC:-}" ]; then
   if bash "$top/test/kernel/build-libdisni.sh" "$DISNI_SRC" "$work/disni" >"$work/disni.log" 2>&1; then
