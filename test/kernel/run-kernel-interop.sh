@@ -175,6 +175,7 @@ if [ -x "$spdk/build/bin/spdk_nvme_perf" ] && [ -x "$spdk/build/bin/spdk_nvme_id
   fi
   mkdir -p "$work/sshare/bin" "$work/spdk"
   cp -a "$spdk/build/lib" "$work/sshare/lib"
+  cp -a "$spdk"/isa-l/.libs/libisal.so* "$work/sshare/lib/"      # SPDK's binaries link ISA-L dynamically
   cp "$spdk/build/bin/spdk_nvme_perf" "$spdk/build/bin/spdk_nvme_identify" "$work/sshare/bin/"
   cp "$jar" "$work/sshare/"
   cp "$vm/guest-scripts/lib.sh" "$top/test/kernel/guest-spdk-rdma.sh" "$work/spdk/"
