@@ -47,9 +47,6 @@ public final class MemoryRegion {
     /** Providers call this as they deregister the region: a later post of it throws. */
     public void markDeregistered() { deregistered = true; }
 
-    /** False once the region was deregistered. */
-    public boolean registered() { return !deregistered; }
-
     /**
      * Checks a local work request's use of this region, as the adapter would (a local
      * protection error): the region belongs to {@code domain}, the range lies inside it, and

@@ -127,7 +127,7 @@ public final class ProviderConformanceMain {
         RdmaProvider provider = RdmaProviders.open(name, group);
         boolean verbs = provider instanceof VerbsProvider;
         log("opened " + provider + " in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
-        RdmaProviderConformance conformance = new RdmaProviderConformance(provider, new InetSocketAddress(addr, 0));
+        RdmaProviderConformance conformance = new RdmaProviderConformance(provider, new InetSocketAddress(addr, 0), !verbs);
         if (!"disni".equals(name)) {
             conformance.privateDataBothWays();
             log("conformance: private data both ways ok");

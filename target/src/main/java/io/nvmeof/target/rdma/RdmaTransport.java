@@ -79,11 +79,7 @@ public final class RdmaTransport implements AutoCloseable {
         ProtectionDomain pd = l.pd();
         RdmaQueue q = new RdmaQueue(target, port, 0, MAX_ADMIN_QUEUE, SubmissionQueueEntry.SIZE);
         try {
-            ByteBuffer b = Flyweight.allocate(RdmaCmRequest.SIZE);
-            RdmaCmRequest cm = new RdmaCmRequest().wrap(b, 0);
-            if (cm.recfmt() == RdmaCmRequest.RECFMT_1_0 && cm.qid() + cm.hsqsize() + cm.hrqsize() < 0) {
-                throw new IllegalStateException();      // (never: the reads are the point)
-            }
+            new RdmaCmRequest().<RdmaCmRequest>wrap(Flyweight.allocate(RdmaCmRequest.SIZE), 0).hsqsize();
             new RdmaCmAccept().<RdmaCmAccept>wrap(Flyweight.allocate(RdmaCmAccept.SIZE), 0).encode(MAX_ADMIN_QUEUE);
             if (pd != null) {
                 RegisteredBufferPool pool = pool(pd);

@@ -210,20 +210,19 @@ final class Native {
     // ---- native memory
 
     /**
-     * Every live block of {@link #calloc}, by address (its size as the value): a free of an
+     * The address of every live block of {@link #calloc}: a free of an
      * address that is not live (freed twice, or never ours) throws instead of corrupting the
      * heap, and tests check that a provider's blocks all return after it closes. Allocation
      * is for setup only, never per command.
      */
-    private static final java.util.concurrent.ConcurrentHashMap<Long, Long> LIVE =
-            new java.util.concurrent.ConcurrentHashMap<>();
+    private static final java.util.Set<Long> LIVE = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     static long calloc(long size) {
         long a = MEM.allocateMemory(size, true);
         if (a == 0) {
             throw new OutOfMemoryError("native allocation of " + size + " bytes failed");
         }
-        LIVE.put(a, size);
+        LIVE.add(a);
         return a;
     }
 
@@ -232,7 +231,7 @@ final class Native {
         if (address == 0) {
             return;
         }
-        if (LIVE.remove(address) == null) {
+        if (!LIVE.remove(address)) {
             throw new IllegalStateException("native block 0x" + Long.toHexString(address)
                     + " is not live: freed twice, or not allocated here");
         }

@@ -5,6 +5,7 @@ import static io.nvmeof.fabric.rdma.verbs.Native.MEM;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.nvmeof.fabric.rdma.ConnectParams;
+import io.nvmeof.fabric.rdma.ConnectionState;
 import io.nvmeof.fabric.rdma.MemoryRegion;
 import io.nvmeof.fabric.rdma.ProtectionDomain;
 import io.nvmeof.fabric.rdma.RdmaConnection;
@@ -560,21 +561,23 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
 
     // ---- posts (loop)
 
-    /**
-     * Whether a post goes to the queue pair: yes while accepted or established; no (dropped)
-     * while connecting or ending, since the handler is about to hear of the end. After the
-     * end was delivered the queue pair and its native memory are gone, and a post is a use
-     * after close: it throws.
-     */
+    /** This connection in the common lifecycle: the connecting side has no queue pair to post to before it is established. */
+    ConnectionState lifecycle() {
+        switch (state) {
+            case ACCEPTED:
+                return ConnectionState.CONNECTING;
+            case ESTABLISHED:
+                return ConnectionState.ESTABLISHED;
+            case CLOSED:
+                return ConnectionState.CLOSED;
+            default:                            // resolving, connecting, closing: nothing to post to
+                return ConnectionState.DRAINING;
+        }
+    }
+
+    /** Whether a post goes to the queue pair, by the rule every provider follows ({@link ConnectionState#admitsPost}). */
     private boolean postable() {
-        int s = state;
-        if (s == ESTABLISHED || s == ACCEPTED) {
-            return true;
-        }
-        if (s == CLOSED) {
-            throw new IllegalStateException(this + " is closed: post after the connection ended");
-        }
-        return false;
+        return lifecycle().admitsPost(this);
     }
 
     private void check(MemoryRegion mr, int offset, int length) {
