@@ -37,6 +37,11 @@ public final class WorkCompletion {
         }
     }
 
+    /** What a failed work request says as it ends its connection: "RDMA READ failed: remote access error (ibv_wc_status 10)". */
+    public static String failure(int opcode, int status) {
+        return opcodeName(opcode) + " failed: " + statusName(status) + " (ibv_wc_status " + status + ")";
+    }
+
     public static String opcodeName(int opcode) {
         switch (opcode) {
             case SEND: return "SEND";

@@ -219,6 +219,8 @@ public final class RdmaProviderConformance {
             }
             assertTrue(p.serverHandler.completions.stream().noneMatch(c -> c.wrId() == 1 && c.status() == 0
                     && c.opcode() == WorkCompletion.RDMA_READ), "a failed READ completed successfully");
+            p.serverHandler.assertLifecycle(p.server);
+            p.clientHandler.assertLifecycle(p.client);
         }
     }
 
@@ -253,6 +255,8 @@ public final class RdmaProviderConformance {
         }
         assertTrue(p.clientHandler.completions.isEmpty() && p.serverHandler.completions.isEmpty(),
                 "nothing completed after the end: " + p.clientHandler.completions + p.serverHandler.completions);
+        p.clientHandler.assertLifecycle(p.client);
+        p.serverHandler.assertLifecycle(p.server);
     }
 
     /**
@@ -284,6 +288,8 @@ public final class RdmaProviderConformance {
             Thread.sleep(10);
         }
         assertEquals(before, live.getAsInt(), "native blocks left behind by a closed connection");
+        p.clientHandler.assertLifecycle(p.client);
+        p.serverHandler.assertLifecycle(p.server);
     }
 
     /** The bad one-sided operations every provider must refuse. */

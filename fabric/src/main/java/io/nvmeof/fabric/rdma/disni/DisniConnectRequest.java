@@ -107,7 +107,7 @@ final class DisniConnectRequest implements ConnectRequest, DisniProvider.CmEndpo
     }
 
     @Override
-    public void abandon() {
+    public void abandonOnClose() {
         if (answered.compareAndSet(false, true)) {
             provider.forget(id, this);
             DisniProvider.destroyQuietly(id);

@@ -12,6 +12,7 @@ import com.ibm.disni.verbs.SVCPostSend;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.netty.util.internal.PlatformDependent;
+import io.nvmeof.fabric.rdma.AbstractRdmaConnection;
 import io.nvmeof.fabric.rdma.ConnectParams;
 import io.nvmeof.fabric.rdma.ConnectionState;
 import io.nvmeof.fabric.rdma.MemoryRegion;
@@ -30,48 +31,39 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
- * One reliable-connected queue pair over DiSNI.
+ * One reliable-connected queue pair over DiSNI: the verbs of an {@link AbstractRdmaConnection},
+ * which owns the lifecycle.
+ *
+ * <p>Threads: connection management and the queue pair's creation and destruction on the
+ * provider's CM thread; completions arrive on the completion queue's thread, which puts them in
+ * a preallocated ring and asks the loop to poll it; posts and delivery on the event loop.
  *
  * <p>Posting: one prepared {@code SVCPostSend} per kind (SEND, RDMA READ, and the WRITE+SEND
  * chain as one two-request list) is built on first use and then only modified in place (wr_id,
  * flags, SGE, remote address and key) and executed again: {@code ibv_post_send} copies the work
  * requests, so one prepared call per kind suffices on the one loop that posts. Receives keep
- * one prepared {@code SVCPostRecv} per id and buffer ({@link RecvCache}). A SEND with
- * Invalidate is the one post that builds its call each time: DiSNI cannot change the {@code
- * invalidate_rkey} (its {@code imm_data}) of a prepared call.
- *
- * <p>Ending: on {@link #close}, a failed completion or the peer's disconnect the connection
- * stops delivering, disconnects (which moves the queue pair to the error state, so everything
- * posted flushes), waits until every posted work request has completed (bounded), destroys the
- * queue pair and the CM id on the CM thread and then tells the handler. Flushed completions are
- * not delivered; a completion that failed otherwise is, and ends the connection.
+ * one prepared {@code SVCPostRecv} per receive index (stable per caller id) and buffer. A SEND
+ * with Invalidate is the one post that builds its call each time: DiSNI cannot change the
+ * {@code invalidate_rkey} (its {@code imm_data}) of a prepared call.
  */
-final class DisniConnection implements RdmaConnection, DisniProvider.CmEndpoint {
+final class DisniConnection extends AbstractRdmaConnection implements DisniProvider.CmEndpoint {
     private static final System.Logger LOG = System.getLogger(DisniConnection.class.getName());
-    private static final int FLUSH_TIMEOUT_MS = 5000;
     private static final byte RETRY_COUNT = 7;
     /** 7: retry for ever, as the Linux and SPDK NVMe/RDMA hosts and targets do. */
     private static final byte RNR_RETRY_COUNT = 7;
-    private static final AtomicIntegerFieldUpdater<DisniConnection> WAKE =
-            AtomicIntegerFieldUpdater.newUpdater(DisniConnection.class, "wakeScheduled");
 
     private final DisniProvider provider;
-    private final EventLoop loop;
     final RdmaCmId id;
-    private final boolean active;
     private final int sendDepth;
     private final int recvDepth;
     private final int initiatorDepth;
-    private volatile RdmaHandler handler;
 
-    // active side
+    // connecting side
     private final InetSocketAddress target;
     private final ConnectParams params;
     private final int timeoutMs;
-    private final CompletableFuture<RdmaConnection> connecting;
     private ScheduledFuture<?> connectTimer;
 
     // set on the CM thread before the connection is handed out
@@ -82,35 +74,29 @@ final class DisniConnection implements RdmaConnection, DisniProvider.CmEndpoint 
     private IbvQP qp;
     private volatile InetSocketAddress peer;
     private volatile InetSocketAddress local;
-    private volatile boolean established;
-    private volatile boolean endedFlag;
 
     // CM thread
     private boolean disconnected;
     private boolean destroyed;
 
-    // completion queue thread
+    // completion queue thread -> loop
+    /** Completion queue thread: this connection has completions in the batch being dispatched. */
     boolean inBatch;
-    private volatile int wakeScheduled;
     private volatile boolean ringOverflow;
     private final CompletionRing ring;
-    private final Runnable drainTask = this::drain;
 
     // event loop
-    private final SendSlots sends;
-    private final RecvCache<SVCPostRecv> recvs;
     private SVCPostSend sendCall;
     private SVCPostSend readCall;
     private SVCPostSend writeSendCall;
-    private boolean ended;
-    private boolean finishing;
-    private Throwable cause;
-    private ScheduledFuture<?> flushTimer;
+    private SVCPostRecv[] recvCalls = new SVCPostRecv[0];
+    private MemoryRegion[] recvMr = new MemoryRegion[0];
+    private long[] recvRange = new long[0];       // offset << 32 | length the call was prepared for
 
     /** Accepting side. */
     DisniConnection(DisniProvider provider, EventLoop loop, RdmaCmId id, int sendDepth, int recvDepth, int initiatorDepth,
                     RdmaHandler handler, InetSocketAddress peer, InetSocketAddress local) {
-        this(provider, loop, id, false, sendDepth, recvDepth, initiatorDepth, handler, null, null, 0, null);
+        this(provider, loop, id, sendDepth, recvDepth, initiatorDepth, handler, null, null, 0, null);
         this.peer = peer;
         this.local = local;
     }
@@ -118,28 +104,24 @@ final class DisniConnection implements RdmaConnection, DisniProvider.CmEndpoint 
     /** Connecting side. */
     DisniConnection(DisniProvider provider, EventLoop loop, RdmaCmId id, InetSocketAddress target, ConnectParams params,
                     int timeoutMs, RdmaHandler handler, CompletableFuture<RdmaConnection> connecting) {
-        this(provider, loop, id, true, params.sendDepth(), params.recvDepth(), Math.max(1, params.initiatorDepth()),
+        this(provider, loop, id, params.sendDepth(), params.recvDepth(), Math.max(1, params.initiatorDepth()),
                 handler, target, params, timeoutMs, connecting);
         this.peer = target;
     }
 
-    private DisniConnection(DisniProvider provider, EventLoop loop, RdmaCmId id, boolean active, int sendDepth,
-                            int recvDepth, int initiatorDepth, RdmaHandler handler, InetSocketAddress target,
-                            ConnectParams params, int timeoutMs, CompletableFuture<RdmaConnection> connecting) {
+    private DisniConnection(DisniProvider provider, EventLoop loop, RdmaCmId id, int sendDepth, int recvDepth,
+                            int initiatorDepth, RdmaHandler handler, InetSocketAddress target, ConnectParams params,
+                            int timeoutMs, CompletableFuture<RdmaConnection> connecting) {
+        super(loop, handler, connecting);
         this.provider = provider;
-        this.loop = loop;
         this.id = id;
-        this.active = active;
         this.sendDepth = sendDepth;
         this.recvDepth = recvDepth;
         this.initiatorDepth = initiatorDepth;
-        this.handler = handler;
         this.target = target;
         this.params = params;
         this.timeoutMs = timeoutMs;
-        this.connecting = connecting;
-        this.sends = new SendSlots(sendDepth);
-        this.recvs = new RecvCache<>(2 * recvDepth + 16, SVCPostRecv::free);
+        size(sendDepth, recvDepth);
         // every posted work request completes at most once: a chain's WRITE only when it fails
         this.ring = new CompletionRing(2 * sendDepth + recvDepth);
     }
@@ -195,7 +177,7 @@ final class DisniConnection implements RdmaConnection, DisniProvider.CmEndpoint 
 
     /** Connecting side: resolve the address; the rest follows the CM events, bounded by the timeout. */
     void startConnect() throws IOException {
-        connectTimer = loop.schedule(this::connectTimedOut, timeoutMs, TimeUnit.MILLISECONDS);
+        connectTimer = eventLoop().schedule(this::connectTimedOut, timeoutMs, TimeUnit.MILLISECONDS);
         id.resolveAddr(null, target, timeoutMs);
     }
 
@@ -226,26 +208,25 @@ final class DisniConnection implements RdmaConnection, DisniProvider.CmEndpoint 
         try {
             switch (event) {
                 case CmEvents.ADDR_RESOLVED:
-                    if (active && !connecting.isDone()) {
+                    if (target != null && !connecting().isDone()) {
                         id.resolveRoute(timeoutMs);
                     }
                     return;
                 case CmEvents.ROUTE_RESOLVED:
-                    if (active && !connecting.isDone()) {
+                    if (target != null && !connecting().isDone()) {
                         connectNow();
                     }
                     return;
                 case CmEvents.ESTABLISHED:
                     local = DisniProvider.socketAddress(id.getSource(), local);
                     peer = DisniProvider.socketAddress(id.getDestination(), peer);
-                    established = true;
-                    if (active) {
-                        loop.execute(this::connected);
-                    }
+                    onLoop(() -> {
+                        cancelConnectTimer();
+                        established();
+                    });
                     return;
                 case CmEvents.DISCONNECTED:
-                    disconnect();
-                    endFromCm(new IOException("disconnected by the peer " + peer));
+                    onLoop(() -> beginClose(null));
                     return;
                 case CmEvents.TIMEWAIT_EXIT:
                 case CmEvents.ADDR_CHANGE:
@@ -254,67 +235,35 @@ final class DisniConnection implements RdmaConnection, DisniProvider.CmEndpoint 
                     return;
                 default:
                     if (CmEvents.isConnectFailure(event)) {
-                        failed(event);
+                        failed(event == CmEvents.REJECTED && target != null
+                                ? new RdmaRejectedException("connect to " + target + " rejected (DiSNI passes on neither "
+                                        + "the reject's private data nor its reason)", null)
+                                : new IOException(CmEvents.name(event) + " on " + this));
                     } else {
                         LOG.log(System.Logger.Level.DEBUG, "{0} on {1}", CmEvents.name(event), this);
                     }
             }
         } catch (IOException | RuntimeException e) {
-            if (active && !established) {
-                failConnect(new IOException("cannot connect to " + target + " (DiSNI): "
-                        + String.valueOf(e.getMessage()).trim(), e));
+            failed(new IOException((target != null ? "cannot connect to " + target : this.toString()) + " (DiSNI): "
+                    + String.valueOf(e.getMessage()).trim(), e));
+        }
+    }
+
+    /** CM thread: the connect attempt failed, or the connection ended. */
+    private void failed(IOException e) {
+        onLoop(() -> {
+            cancelConnectTimer();
+            if (state() == ConnectionState.CONNECTING && target != null) {
+                failConnect(e);
             } else {
-                endFromCm(e instanceof IOException ? (IOException) e : new IOException(e.toString(), e));
-            }
-        }
-    }
-
-    private void failed(int event) {
-        if (active && !established) {
-            IOException e = event == CmEvents.REJECTED
-                    ? new RdmaRejectedException("connect to " + target + " rejected (DiSNI passes on neither the reject's "
-                            + "private data nor its reason)", null)
-                    : new IOException("cannot connect to " + target + ": " + CmEvents.name(event));
-            failConnect(e);
-        } else {
-            disconnect();
-            endFromCm(new IOException(CmEvents.name(event) + " on the connection with " + peer));
-        }
-    }
-
-    /** CM thread: fail the connect attempt, once, and destroy what it made. */
-    private void failConnect(IOException e) {
-        loop.execute(() -> {
-            if (connecting.completeExceptionally(e)) {
-                cancelConnectTimer();
-                markEnded();
-                provider.cmExecute(this::destroy);
+                beginClose(e);
             }
         });
     }
 
-    /** Event loop: the connect was established. */
-    private void connected() {
-        cancelConnectTimer();
-        if (!connecting.complete(this)) {
-            // timed out or failed meanwhile: this connection was never handed out
-            markEnded();
-            provider.cmExecute(() -> {
-                disconnect();
-                destroy();
-            });
-        }
-    }
-
     private void connectTimedOut() {
-        if (connecting.completeExceptionally(new IOException("no answer to the connect request to " + target + " within "
-                + timeoutMs + " ms (rejected or unreachable: a DiSNI connect that the peer rejects may never return)"))) {
-            markEnded();
-            provider.cmExecute(() -> {
-                disconnect();
-                destroy();
-            });
-        }
+        failConnect(new IOException("no answer to the connect request to " + target + " within " + timeoutMs
+                + " ms (rejected or unreachable: a DiSNI connect that the peer rejects may never return)"));
     }
 
     private void cancelConnectTimer() {
@@ -323,13 +272,23 @@ final class DisniConnection implements RdmaConnection, DisniProvider.CmEndpoint 
         }
     }
 
-    private void markEnded() {
-        ended = true;
-        endedFlag = true;
+    private void onLoop(Runnable r) {
+        try {
+            eventLoop().execute(r);
+        } catch (RejectedExecutionException e) {
+            abandon();                      // the loop is gone: nobody to tell
+        }
+    }
+
+    // ---- the queue pair's verbs ----
+
+    @Override
+    protected void disconnect() {
+        provider.onCm(this::disconnectNow);
     }
 
     /** CM thread: {@code rdma_disconnect}, once; moves the queue pair to the error state. */
-    private void disconnect() {
+    private void disconnectNow() {
         if (!disconnected && !destroyed) {
             disconnected = true;
             try {
@@ -340,7 +299,20 @@ final class DisniConnection implements RdmaConnection, DisniProvider.CmEndpoint 
         }
     }
 
-    /** CM thread: destroys the queue pair and the CM id and gives back the completion queue room. Idempotent. */
+    @Override
+    protected void destroy(Runnable done) {
+        provider.onCm(() -> {
+            disconnectNow();
+            destroy();
+            done.run();
+        });
+    }
+
+    /**
+     * CM thread: destroys the queue pair and the CM id, gives back the completion queue room
+     * and frees the prepared calls (no post comes any more: the connection is past its end).
+     * Idempotent.
+     */
     void destroy() {
         if (destroyed) {
             return;
@@ -359,22 +331,27 @@ final class DisniConnection implements RdmaConnection, DisniProvider.CmEndpoint 
             cq.unregister(this);
             device.release(cq, reservedCqes);
         }
+        freeCall(sendCall);
+        freeCall(readCall);
+        freeCall(writeSendCall);
+        sendCall = readCall = writeSendCall = null;
+        for (int i = 0; i < recvCalls.length; i++) {
+            if (recvCalls[i] != null) {
+                recvCalls[i].free();
+                recvCalls[i] = null;
+            }
+        }
         provider.connections.remove(this);
     }
 
     @Override
-    public void abandon() {
-        endedFlag = true;
-        disconnect();
-        destroy();
+    public void abandonOnClose() {
+        abandon();
     }
 
-    private void endFromCm(IOException e) {
-        try {
-            loop.execute(() -> end(e));
-        } catch (RuntimeException rejected) {
-            // the loop is gone: nobody to tell
-            destroy();
+    private static void freeCall(SVCPostSend c) {
+        if (c != null) {
+            c.free();
         }
     }
 
@@ -387,279 +364,111 @@ final class DisniConnection implements RdmaConnection, DisniProvider.CmEndpoint 
         }
     }
 
-    /** Completion queue thread: completions were added; drain them on the loop. */
+    /** Completion queue thread: completions were added; poll them on the loop. */
     void wake() {
-        if (WAKE.compareAndSet(this, 0, 1)) {
-            try {
-                loop.execute(drainTask);
-            } catch (RuntimeException e) {
-                WAKE.set(this, 0);
-            }
-        }
+        completionsReady();
     }
 
-    private void drain() {
-        WAKE.set(this, 0);
+    @Override
+    protected int poll(int max) throws IOException {
+        if (ringOverflow) {
+            throw new IOException("completion ring of " + this + " overflowed");
+        }
         CompletionRing r = ring;
-        while (r.next()) {
-            long wrId = r.currentWrId;
+        int n = 0;
+        while (n < max && r.next()) {
+            n++;
             int status = r.currentStatus;
-            if (WrIds.isRecv(wrId)) {
-                RecvCache.Entry<SVCPostRecv> e = recvs.complete(WrIds.indexOf(wrId));
-                if (e != null && !ended) {
-                    deliver(e.wrId, WorkCompletion.RECV, status, status == WorkCompletion.SUCCESS ? r.currentByteLen : 0,
-                            DisniWc.invalidatedRkey(status, r.currentFlags, r.currentImm), WorkCompletion.RECV);
-                }
-                continue;
-            }
-            int slot = WrIds.indexOf(wrId);
-            if (!sends.inUse(slot)) {
-                continue;
-            }
-            if (WrIds.isWritePart(wrId)) {
-                sends.writeCompleted(slot, status);
-                continue;
-            }
-            long userId = sends.wrId(slot);
-            int op = sends.opcode(slot);
-            int st = sends.status(slot, status);
-            int len = op == WorkCompletion.RDMA_READ && st == WorkCompletion.SUCCESS ? sends.length(slot) : 0;
-            int failedOp = sends.writeFailed(slot) ? WorkCompletion.RDMA_WRITE : op;
-            sends.release(slot);
-            if (!ended) {
-                deliver(userId, op, st, len, -1, failedOp);
-            }
+            complete(r.currentWrId, status, status == WorkCompletion.SUCCESS ? r.currentByteLen : 0,
+                    DisniWc.invalidatedRkey(status, r.currentFlags, r.currentImm));
         }
-        if (ringOverflow && !ended) {
-            end(new IOException("completion ring of " + this + " overflowed"));
-        }
-        if (ended) {
-            finishIfQuiet();
-        }
-    }
-
-    /** Hands one completion to the handler; {@code failedOp} names the work request that failed, if one did. */
-    private void deliver(long wrId, int op, int status, int byteLen, long invalidated, int failedOp) {
-        if (DisniWc.isFlush(status)) {
-            end(new IOException(DisniWc.failure(failedOp, status) + " on " + this + ": the queue pair is in the error state"));
-            return;
-        }
-        RdmaHandler h = handler;
-        try {
-            h.onCompletion(wrId, op, status, byteLen, invalidated);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "completion handler of " + this + " failed; closing", e);
-            end(new IOException("completion handler failed: " + e, e));
-            return;
-        }
-        if (status != WorkCompletion.SUCCESS) {
-            end(new IOException(DisniWc.failure(failedOp, status) + " on " + this));
-        }
-    }
-
-    // ---- ending (event loop) ----
-
-    private void end(Throwable why) {
-        if (ended) {
-            return;
-        }
-        markEnded();
-        cause = why;
-        provider.cmExecute(this::disconnect);
-        finishIfQuiet();
-        if (!finishing) {
-            flushTimer = loop.schedule(this::finish, FLUSH_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-        }
-    }
-
-    private void finishIfQuiet() {
-        if (!finishing && sends.inUse() == 0 && recvs.posted() == 0) {
-            finish();
-        }
-    }
-
-    private void finish() {
-        if (finishing) {
-            return;
-        }
-        finishing = true;
-        if (flushTimer != null) {
-            flushTimer.cancel(false);
-        }
-        provider.cmExecute(() -> {
-            disconnect();
-            destroy();
-            try {
-                loop.execute(this::disconnected);
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.DEBUG, "event loop of {0} is gone", this);
-            }
-        });
-    }
-
-    private boolean endDelivered;
-
-    /** This connection's place in the common lifecycle. */
-    ConnectionState state() {
-        return !ended ? (established ? ConnectionState.ESTABLISHED : ConnectionState.CONNECTING)
-                : endDelivered ? ConnectionState.CLOSED : ConnectionState.DRAINING;
-    }
-
-    private void disconnected() {
-        freeCall(sendCall);
-        freeCall(readCall);
-        freeCall(writeSendCall);
-        sendCall = readCall = writeSendCall = null;
-        recvs.clear();
-        RdmaHandler h = handler;
-        handler = null;
-        endDelivered = true;
-        if (h != null) {
-            try {
-                h.onDisconnected(cause);
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "disconnect handler of " + this + " failed", e);
-            }
-        }
-    }
-
-    private static void freeCall(SVCPostSend c) {
-        if (c != null) {
-            c.free();
-        }
-    }
-
-    @Override
-    public void close() {
-        if (loop.inEventLoop()) {
-            end(null);
-            return;
-        }
-        try {
-            loop.execute(() -> end(null));
-        } catch (RejectedExecutionException e) {
-            // the event loop is shut down: nobody is left to tell, just release the queue pair
-            provider.cmExecute(this::abandon);
-        }
-    }
-
-    @Override
-    public boolean isOpen() {
-        return established && !endedFlag;
+        return n;
     }
 
     // ---- posting (event loop) ----
 
     @Override
-    public void postRecv(long wrId, MemoryRegion mr, int offset, int length) {
-        checkLocal(mr, offset, length);
-        if (!state().admitsPost(this)) {
-            return;
+    protected void doPostRecv(long wrId, MemoryRegion mr, int offset, int length) throws IOException {
+        int i = (int) wrId;
+        if (i >= recvCalls.length) {
+            int n = Math.max(i + 1, 2 * recvCalls.length);
+            recvCalls = java.util.Arrays.copyOf(recvCalls, n);
+            recvMr = java.util.Arrays.copyOf(recvMr, n);
+            recvRange = java.util.Arrays.copyOf(recvRange, n);
         }
-        if (recvs.posted() >= recvDepth) {
-            throw new IllegalStateException("receive queue full (" + recvDepth + " work requests)");
-        }
-        RecvCache.Entry<SVCPostRecv> e = recvs.post(wrId, mr, offset, length);
-        try {
-            if (e.prepared == null) {
-                e.prepared = prepareRecv(WrIds.id(tag, WrIds.RECV, e.index), mr, offset, length);
+        long range = (long) offset << 32 | length;
+        SVCPostRecv c = recvCalls[i];
+        if (c == null || recvMr[i] != mr || recvRange[i] != range) {
+            if (c != null) {
+                c.free();
+                recvCalls[i] = null;
             }
-            e.prepared.execute();
-        } catch (IOException ex) {
-            recvs.unpost(e);
-            end(ex);
+            c = recvCalls[i] = prepareRecv(WrIds.id(tag, wrId), mr, offset, length);
+            recvMr[i] = mr;
+            recvRange[i] = range;
         }
+        c.execute();
     }
 
     @Override
-    public void postSend(long wrId, MemoryRegion mr, int offset, int length, long invalidateRkey) {
-        checkLocal(mr, offset, length);
-        if (!state().admitsPost(this)) {
-            return;
-        }
-        int slot = takeSlot(wrId, WorkCompletion.SEND, 0);
-        try {
-            send(WrIds.id(tag, 0, slot), mr, offset, length, invalidateRkey);
-        } catch (IOException e) {
-            sends.release(slot);
-            end(e);
-        }
+    protected void doPostSend(long wrId, MemoryRegion mr, int offset, int length, long invalidateRkey)
+            throws IOException {
+        send(WrIds.id(tag, wrId), mr, offset, length, invalidateRkey);
     }
 
     @Override
-    public void postRead(long wrId, MemoryRegion mr, int offset, int length, long remoteAddress, int rkey) {
-        checkLocal(mr, offset, length);
-        if ((mr.access() & MemoryRegion.LOCAL_WRITE) == 0) {
-            throw new IllegalArgumentException("RDMA READ into a region without local write access");
+    protected void doPostRead(long wrId, MemoryRegion mr, int offset, int length, long remoteAddress, int rkey)
+            throws IOException {
+        SVCPostSend c = readCall;
+        if (c == null) {
+            c = readCall = qp.postSend(List.of(workRequest(0, IbvSendWR.IBV_WR_RDMA_READ, IbvSendWR.IBV_SEND_SIGNALED,
+                    0, 0, 0, 0, 0, 0)), null);
         }
-        if (!state().admitsPost(this)) {
-            return;
-        }
-        int slot = takeSlot(wrId, WorkCompletion.RDMA_READ, length);
-        try {
-            SVCPostSend c = readCall;
+        SVCPostSend.SendWRMod m = c.getWrMod(0);
+        m.setWr_id(WrIds.id(tag, wrId));
+        sge(m, mr, offset, length);
+        SVCPostSend.RdmaMod rdma = m.getRdmaMod();
+        rdma.setRemote_addr(remoteAddress);
+        rdma.setRkey(rkey);
+        c.execute();
+    }
+
+    @Override
+    protected void doPostWriteAndSend(long wrId, MemoryRegion mr, int offset, int length, long remoteAddress, int rkey,
+                                      MemoryRegion msg, int msgOffset, int msgLength, long invalidateRkey)
+            throws IOException {
+        long nid = WrIds.id(tag, wrId);
+        long wid = WrIds.id(tag, wrId | WRITE_PART);
+        if (length == 0) {
+            send(nid, msg, msgOffset, msgLength, invalidateRkey);
+        } else if (invalidateRkey >= 0) {
+            SVCPostSend c = qp.postSend(List.of(
+                    workRequest(wid, IbvSendWR.IBV_WR_RDMA_WRITE, 0, mr.address() + offset, length, mr.lkey(),
+                            remoteAddress, rkey, 0),
+                    workRequest(nid, DisniWc.WR_SEND_WITH_INV, IbvSendWR.IBV_SEND_SIGNALED, msg.address() + msgOffset,
+                            msgLength, msg.lkey(), 0, 0, (int) invalidateRkey)), null);
+            try {
+                c.execute();
+            } finally {
+                c.free();
+            }
+        } else {
+            SVCPostSend c = writeSendCall;
             if (c == null) {
-                c = readCall = qp.postSend(List.of(workRequest(0, IbvSendWR.IBV_WR_RDMA_READ, IbvSendWR.IBV_SEND_SIGNALED,
-                        0, 0, 0, 0, 0, 0)), null);
+                c = writeSendCall = qp.postSend(List.of(
+                        workRequest(0, IbvSendWR.IBV_WR_RDMA_WRITE, 0, 0, 0, 0, 0, 0, 0),
+                        workRequest(0, IbvSendWR.IBV_WR_SEND, IbvSendWR.IBV_SEND_SIGNALED, 0, 0, 0, 0, 0, 0)), null);
             }
-            SVCPostSend.SendWRMod m = c.getWrMod(0);
-            m.setWr_id(WrIds.id(tag, 0, slot));
-            sge(m, mr, offset, length);
-            SVCPostSend.RdmaMod rdma = m.getRdmaMod();
+            SVCPostSend.SendWRMod w = c.getWrMod(0);
+            w.setWr_id(wid);
+            sge(w, mr, offset, length);
+            SVCPostSend.RdmaMod rdma = w.getRdmaMod();
             rdma.setRemote_addr(remoteAddress);
             rdma.setRkey(rkey);
+            SVCPostSend.SendWRMod s = c.getWrMod(1);
+            s.setWr_id(nid);
+            sge(s, msg, msgOffset, msgLength);
             c.execute();
-        } catch (IOException e) {
-            sends.release(slot);
-            end(e);
-        }
-    }
-
-    @Override
-    public void postWriteAndSend(long wrId, MemoryRegion mr, int offset, int length, long remoteAddress, int rkey,
-                                 MemoryRegion msg, int msgOffset, int msgLength, long invalidateRkey) {
-        checkLocal(mr, offset, length);
-        checkLocal(msg, msgOffset, msgLength);
-        if (!state().admitsPost(this)) {
-            return;
-        }
-        int slot = takeSlot(wrId, WorkCompletion.SEND, 0);
-        long nid = WrIds.id(tag, 0, slot);
-        try {
-            if (length == 0) {
-                send(nid, msg, msgOffset, msgLength, invalidateRkey);
-            } else if (invalidateRkey >= 0) {
-                SVCPostSend c = qp.postSend(List.of(
-                        workRequest(nid | WrIds.WRITE_PART, IbvSendWR.IBV_WR_RDMA_WRITE, 0, mr.address() + offset, length,
-                                mr.lkey(), remoteAddress, rkey, 0),
-                        workRequest(nid, DisniWc.WR_SEND_WITH_INV, IbvSendWR.IBV_SEND_SIGNALED, msg.address() + msgOffset,
-                                msgLength, msg.lkey(), 0, 0, (int) invalidateRkey)), null);
-                try {
-                    c.execute();
-                } finally {
-                    c.free();
-                }
-            } else {
-                SVCPostSend c = writeSendCall;
-                if (c == null) {
-                    c = writeSendCall = qp.postSend(List.of(
-                            workRequest(0, IbvSendWR.IBV_WR_RDMA_WRITE, 0, 0, 0, 0, 0, 0, 0),
-                            workRequest(0, IbvSendWR.IBV_WR_SEND, IbvSendWR.IBV_SEND_SIGNALED, 0, 0, 0, 0, 0, 0)), null);
-                }
-                SVCPostSend.SendWRMod w = c.getWrMod(0);
-                w.setWr_id(nid | WrIds.WRITE_PART);
-                sge(w, mr, offset, length);
-                SVCPostSend.RdmaMod rdma = w.getRdmaMod();
-                rdma.setRemote_addr(remoteAddress);
-                rdma.setRkey(rkey);
-                SVCPostSend.SendWRMod s = c.getWrMod(1);
-                s.setWr_id(nid);
-                sge(s, msg, msgOffset, msgLength);
-                c.execute();
-            }
-        } catch (IOException e) {
-            sends.release(slot);
-            end(e);
         }
     }
 
@@ -729,24 +538,7 @@ final class DisniConnection implements RdmaConnection, DisniProvider.CmEndpoint 
         return qp.postRecv(list, null);
     }
 
-    private int takeSlot(long wrId, int op, int length) {
-        int slot = sends.take(wrId, op, length);
-        if (slot < 0) {
-            throw new IllegalStateException("send queue full (" + sendDepth + " work requests)");
-        }
-        return slot;
-    }
-
-    private void checkLocal(MemoryRegion mr, int offset, int length) {
-        mr.checkLocal(device.domain, offset, length, loop.inEventLoop());
-    }
-
     // ---- RdmaConnection ----
-
-    @Override
-    public EventLoop eventLoop() {
-        return loop;
-    }
 
     @Override
     public ProtectionDomain pd() {

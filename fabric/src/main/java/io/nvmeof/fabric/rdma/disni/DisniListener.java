@@ -62,7 +62,7 @@ final class DisniListener implements RdmaListener, DisniProvider.CmEndpoint {
     }
 
     @Override
-    public void abandon() {
+    public void abandonOnClose() {
         close();
     }
 

@@ -68,7 +68,7 @@ public final class DisniProvider implements RdmaProvider {
         void onCmEvent(int event);
 
         /** The provider is closing: destroy what is left of this id, without waiting. */
-        void abandon();
+        void abandonOnClose();
     }
 
     private final EventLoopGroup group;
@@ -281,6 +281,15 @@ public final class DisniProvider implements RdmaProvider {
         }
     }
 
+    /** Runs {@code r} on the CM thread: now when called there, else soon. */
+    void onCm(Runnable r) {
+        if (Thread.currentThread() == cmThread) {
+            r.run();
+        } else {
+            cmExecute(r);
+        }
+    }
+
     /** Runs {@code c} on the CM thread and waits for it (inline when already there). */
     <T> T cmCall(Callable<T> c) throws IOException {
         if (Thread.currentThread() == cmThread) {
@@ -410,7 +419,7 @@ public final class DisniProvider implements RdmaProvider {
         try {
             cmCall(() -> {
                 for (CmEndpoint e : new ArrayList<>(endpoints.values())) {
-                    e.abandon();
+                    e.abandonOnClose();
                 }
                 endpoints.clear();
                 for (DisniDevice d : devices.values()) {

@@ -42,15 +42,4 @@ final class DisniWc {
     static long invalidatedRkey(int status, int wcFlags, int immOrRkey) {
         return status == WorkCompletion.SUCCESS && (wcFlags & WC_WITH_INV) != 0 ? immOrRkey & 0xffffffffL : -1;
     }
-
-    /** A failed completion's status is {@link WorkCompletion#WR_FLUSH_ERR}: the queue pair was already in error. */
-    static boolean isFlush(int status) {
-        return status == WorkCompletion.WR_FLUSH_ERR;
-    }
-
-    /** The message of the exception that ends a connection after a failed completion. */
-    static String failure(int opcode, int status) {
-        return WorkCompletion.opcodeName(opcode) + " failed: " + WorkCompletion.statusName(status) + " (ibv_wc_status "
-                + status + ")";
-    }
 }

@@ -1,13 +1,16 @@
 package io.nvmeof.fabric.rdma.soft;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.util.internal.PlatformDependent;
+import io.nvmeof.fabric.rdma.AbstractRdmaConnection;
 import io.nvmeof.fabric.rdma.ConnectAcceptor;
-import io.nvmeof.fabric.rdma.ConnectionState;
 import io.nvmeof.fabric.rdma.ConnectRequest;
+import io.nvmeof.fabric.rdma.ConnectionState;
 import io.nvmeof.fabric.rdma.MemoryRegion;
 import io.nvmeof.fabric.rdma.ProtectionDomain;
 import io.nvmeof.fabric.rdma.RdmaConnection;
@@ -20,18 +23,21 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
 /**
  * One reliable connection of the soft provider: a TCP stream of frames that carry connection
- * management (request, accept, reject), SENDs and the one-sided operations. RDMA READ and
- * WRITE are served here against this side's {@link SoftDomain}, without the application: the
- * key must be registered, the range inside its region and the access allowed, or the
- * connection fails on both sides (as a reliable-connected QP goes to the error state). A SEND
- * waits, with the stream paused, until a receive is posted (an RNR retry count of 7: forever).
+ * management (request, accept, reject, disconnect), SENDs and the one-sided operations; the
+ * verbs of an {@link AbstractRdmaConnection}, which owns the lifecycle. RDMA READ and WRITE are
+ * served here against this side's {@link SoftDomain}, without the application: the key must be
+ * registered, the range inside its region and the access allowed, or the connection fails on
+ * both sides (as a reliable-connected QP goes to the error state). A SEND waits, with the
+ * stream paused, until a receive is posted (an RNR retry count of 7: forever). The stream's
+ * end is the queue pair's: once it is closed nothing is outstanding any more.
  *
  * <p>Frames: {@code u32 length | u8 type | body}, little-endian. Confined to the channel's loop.
  */
-final class SoftConnection extends ByteToMessageDecoder implements RdmaConnection {
+final class SoftConnection extends AbstractRdmaConnection {
     private static final System.Logger LOG = System.getLogger(SoftConnection.class.getName());
 
     static final int CONNECT_REQUEST = 1;   // u16 responderResources, u16 initiatorDepth, u8 len, private data
@@ -42,6 +48,7 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
     static final int READ_REQUEST = 6;      // u32 tag, u64 address, u32 rkey, u32 length
     static final int READ_RESPONSE = 7;     // u32 tag, payload
     static final int ACCESS_ERROR = 8;      // u32 status, u8 operation, u64 address, u32 rkey
+    static final int DISCONNECT = 9;        // (empty): an orderly end, as a DREQ
     static final int HEADER = 5;
     /** Larger than any keyed SGL (2^24 - 1) plus headers. */
     static final int MAX_FRAME = (16 << 20) + 64;
@@ -49,25 +56,23 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
     /** The largest connection management frame: type, depths, length, private data. */
     static final int MAX_CM_FRAME = 1 + 5 + 1 + MAX_PRIVATE_DATA;
 
-    private final SoftProvider provider;
     private final SoftDomain pd;
-    private final boolean active;
+    private final Wire wire = new Wire();
     private ChannelHandlerContext ctx;
-    private RdmaHandler handler;
     private ConnectAcceptor acceptor;
-    private CompletableFuture<RdmaConnection> connecting;
     private ByteBuffer connectPrivateData;
     private int requestInitiatorDepth;
     private int requestResponderResources;
     private ByteBuffer peerPrivateData;
     private int initiatorDepth;
-    private boolean established;
+    /** Data frames may flow (this side accepted, or its connect was accepted). */
+    private boolean open;
+    /** No frame is handled any more. */
     private boolean ended;
-    private Throwable failure;
     private boolean requestAnswered;
 
-    // posted receives: a ring
-    private long[] recvWrId = new long[0];
+    // posted receives, in the order they were posted: the connection's ids
+    private long[] recvId = new long[0];
     private MemoryRegion[] recvMr = new MemoryRegion[0];
     private int[] recvOffset = new int[0];
     private int[] recvLength = new int[0];
@@ -75,18 +80,15 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
     private int recvCount;
     private boolean stalled;
 
-    // send queue: work requests outstanding (completions not yet delivered, reads not answered)
-    private int sendDepth;
-    private int sendOutstanding;
-    private long[] doneWrId = new long[0];
-    private int[] doneOpcode = new int[0];
+    // SENDs whose data is in the stream: completed on the next turn of the loop
+    private long[] doneId = new long[0];
     private int doneHead;
     private int doneCount;
     private boolean deliveryScheduled;
     private final Runnable deliverTask = this::deliver;
 
     // outstanding RDMA READs by tag (slot | generation << 16)
-    private long[] readWrId = new long[0];
+    private long[] readId = new long[0];
     private MemoryRegion[] readMr = new MemoryRegion[0];
     private int[] readOffset = new int[0];
     private int[] readLength = new int[0];
@@ -94,74 +96,48 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
     private int readFree;
 
     /** Accepting side. */
-    SoftConnection(SoftProvider provider, SoftDomain pd, ConnectAcceptor acceptor) {
-        this.provider = provider;
+    SoftConnection(SoftDomain pd, ConnectAcceptor acceptor) {
+        super(null, null, null);
         this.pd = pd;
         this.acceptor = acceptor;
-        this.active = false;
     }
 
     /** Connecting side. */
-    SoftConnection(SoftProvider provider, SoftDomain pd, ByteBuffer privateData, int sendDepth, int recvDepth,
-                   int responderResources, int initiatorDepth, RdmaHandler handler,
-                   CompletableFuture<RdmaConnection> connecting) {
-        this.provider = provider;
+    SoftConnection(SoftDomain pd, ByteBuffer privateData, int sendDepth, int recvDepth, int responderResources,
+                   int initiatorDepth, RdmaHandler handler, CompletableFuture<RdmaConnection> connecting) {
+        super(null, handler, connecting);
         this.pd = pd;
-        this.active = true;
         this.connectPrivateData = privateData;
         this.requestResponderResources = responderResources;
         this.requestInitiatorDepth = initiatorDepth;
-        this.handler = handler;
-        this.connecting = connecting;
-        size(sendDepth, recvDepth, initiatorDepth);
+        sizeQueues(sendDepth, recvDepth, initiatorDepth);
     }
 
-    private void size(int sendDepth, int recvDepth, int readDepth) {
-        if (sendDepth < 1 || recvDepth < 1) {
-            throw new IllegalArgumentException("queue pair depths must be positive: send " + sendDepth + " recv " + recvDepth);
-        }
-        this.sendDepth = sendDepth;
-        recvWrId = new long[recvDepth];
+    /** The channel handler that carries this connection. */
+    ChannelHandler wire() {
+        return wire;
+    }
+
+    private void sizeQueues(int sendDepth, int recvDepth, int readDepth) {
+        size(sendDepth, recvDepth);
+        recvId = new long[recvDepth];
         recvMr = new MemoryRegion[recvDepth];
         recvOffset = new int[recvDepth];
         recvLength = new int[recvDepth];
-        doneWrId = new long[sendDepth];
-        doneOpcode = new int[sendDepth];
+        doneId = new long[sendDepth];
         int reads = Math.max(1, Math.min(readDepth, sendDepth));
-        readWrId = new long[reads];
+        readId = new long[reads];
         readMr = new MemoryRegion[reads];
         readOffset = new int[reads];
         readLength = new int[reads];
         readGeneration = new int[reads];
-        for (int i = 0; i < reads; i++) {
-            readLength[i] = -1;
-        }
+        java.util.Arrays.fill(readLength, -1);
     }
 
     // ---- connection management ----
 
-    @Override
-    public void handlerAdded(ChannelHandlerContext ctx) {
-        this.ctx = ctx;
-    }
-
-    @Override
-    public void channelActive(ChannelHandlerContext ctx) throws Exception {
-        if (active) {
-            int len = connectPrivateData == null ? 0 : connectPrivateData.remaining();
-            ByteBuf out = ctx.alloc().directBuffer(HEADER + 5 + len);
-            out.writeIntLE(1 + 5 + len).writeByte(CONNECT_REQUEST);
-            out.writeShortLE(requestResponderResources).writeShortLE(requestInitiatorDepth).writeByte(len);
-            if (len > 0) {
-                out.writeBytes(connectPrivateData.duplicate());
-            }
-            ctx.writeAndFlush(out, ctx.voidPromise());
-        }
-        super.channelActive(ctx);
-    }
-
     private void connectRequest(ByteBuf in, int at, int end) throws IOException {
-        if (active || acceptor == null) {
+        if (connecting() != null || acceptor == null) {
             throw new IOException("unexpected connect request");
         }
         int responderResources = in.getUnsignedShortLE(at);
@@ -188,7 +164,7 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
 
         @Override
         public ByteBuffer privateData() {
-            return peerPrivateData == null ? null : peerPrivateData.asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
+            return SoftConnection.this.privateData();
         }
 
         @Override
@@ -197,17 +173,16 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
         }
 
         @Override
-        public RdmaConnection accept(ByteBuffer privateData, int sendDepth, int recvDepth, int depth,
-                                     RdmaHandler h, java.util.function.Consumer<RdmaConnection> beforeAccept)
-                throws IOException {
+        public RdmaConnection accept(ByteBuffer privateData, int sendDepth, int recvDepth, int depth, RdmaHandler h,
+                                     Consumer<RdmaConnection> beforeAccept) throws IOException {
             answer();
             if (depth < 0 || depth > requestInitiatorDepth) {
                 throw new IllegalArgumentException("initiator depth " + depth + " above the peer's " + requestInitiatorDepth);
             }
             SoftConnection c = SoftConnection.this;
-            c.size(sendDepth, recvDepth, Math.max(depth, 1));
+            c.sizeQueues(sendDepth, recvDepth, Math.max(depth, 1));
             c.initiatorDepth = depth;
-            c.handler = h;
+            c.handler(h);
             int len = checkedLength(privateData);
             ByteBuf out = ctx.alloc().directBuffer(HEADER + 3 + len);
             out.writeIntLE(1 + 3 + len).writeByte(ACCEPT).writeShortLE(depth).writeByte(len);
@@ -222,8 +197,9 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
                 throw e;
             }
             runOnLoop(() -> {
-                established = true;
+                open = true;
                 ctx.writeAndFlush(out, ctx.voidPromise());
+                established();
                 if (stalled) {
                     resume();
                 }
@@ -281,7 +257,7 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
     }
 
     private void accepted(ByteBuf in, int at, int end) throws IOException {
-        if (!active || established) {
+        if (connecting() == null || open) {
             throw new IOException("unexpected accept");
         }
         int depth = in.getUnsignedShortLE(at);
@@ -291,62 +267,43 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
         }
         peerPrivateData = privateData(in, at + 2, end);
         initiatorDepth = requestInitiatorDepth;
-        established = true;
-        connecting.complete(this);
+        open = true;
+        established();
     }
 
     private void rejected(ByteBuf in, int at, int end) throws IOException {
-        if (!active || established) {
+        if (connecting() == null || open) {
             throw new IOException("unexpected reject");
         }
-        ByteBuffer pd = privateData(in, at, end);
-        connecting.completeExceptionally(new RdmaRejectedException("connect to " + peer() + " rejected", pd));
-        ctx.close();
+        ByteBuffer data = privateData(in, at, end);
+        ended = true;
+        failConnect(new RdmaRejectedException("connect to " + peer() + " rejected", data));
     }
 
-    // ---- posting ----
+    // ---- the queue pair's verbs ----
 
     @Override
-    public void postRecv(long wrId, MemoryRegion mr, int offset, int length) {
-        checkLocal(mr, offset, length);
-        if (!state().admitsPost(this)) {
-            return;
-        }
-        if (recvCount == recvWrId.length) {
-            throw new IllegalStateException("receive queue full (" + recvWrId.length + " work requests)");
-        }
-        int i = (recvHead + recvCount) % recvWrId.length;
-        recvWrId[i] = wrId;
+    protected void doPostRecv(long id, MemoryRegion mr, int offset, int length) {
+        int i = (recvHead + recvCount) % recvId.length;
+        recvId[i] = id;
         recvMr[i] = mr;
         recvOffset[i] = offset;
         recvLength[i] = length;
         recvCount++;
         if (stalled) {
             stalled = false;
-            runOnLoopLater(this::resume);
+            ctx.executor().execute(this::resume);
         }
     }
 
     @Override
-    public void postSend(long wrId, MemoryRegion mr, int offset, int length, long invalidateRkey) {
-        checkLocal(mr, offset, length);
-        if (!state().admitsPost(this)) {
-            return;
-        }
-        takeSendSlots(1);
+    protected void doPostSend(long id, MemoryRegion mr, int offset, int length, long invalidateRkey) {
         writeSend(mr, offset, length, invalidateRkey);
-        completeLater(wrId, WorkCompletion.SEND);
+        completeLater(id);
     }
 
     @Override
-    public void postRead(long wrId, MemoryRegion mr, int offset, int length, long remoteAddress, int rkey) {
-        checkLocal(mr, offset, length);
-        if ((mr.access() & MemoryRegion.LOCAL_WRITE) == 0) {
-            throw new IllegalArgumentException("RDMA READ into a region without local write access");
-        }
-        if (!state().admitsPost(this)) {
-            return;
-        }
+    protected void doPostRead(long id, MemoryRegion mr, int offset, int length, long remoteAddress, int rkey) {
         int slot = -1;
         for (int i = 0; i < readLength.length; i++) {
             int s = (readFree + i) % readLength.length;
@@ -358,9 +315,8 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
         if (slot < 0) {
             throw new IllegalStateException("more than " + readLength.length + " RDMA READs outstanding");
         }
-        takeSendSlots(1);
         readFree = (slot + 1) % readLength.length;
-        readWrId[slot] = wrId;
+        readId[slot] = id;
         readMr[slot] = mr;
         readOffset[slot] = offset;
         readLength[slot] = length;
@@ -372,20 +328,14 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
     }
 
     @Override
-    public void postWriteAndSend(long wrId, MemoryRegion mr, int offset, int length, long remoteAddress, int rkey,
-                                 MemoryRegion msg, int msgOffset, int msgLength, long invalidateRkey) {
-        checkLocal(mr, offset, length);
-        checkLocal(msg, msgOffset, msgLength);
-        if (!state().admitsPost(this)) {
-            return;
-        }
-        takeSendSlots(1);
+    protected void doPostWriteAndSend(long id, MemoryRegion mr, int offset, int length, long remoteAddress, int rkey,
+                                      MemoryRegion msg, int msgOffset, int msgLength, long invalidateRkey) {
         ByteBuf out = ctx.alloc().directBuffer(HEADER + 12 + length);
         out.writeIntLE(1 + 12 + length).writeByte(WRITE).writeLongLE(remoteAddress).writeIntLE(rkey);
         copyOut(mr, offset, length, out);
         write(out);
         writeSend(msg, msgOffset, msgLength, invalidateRkey);
-        completeLater(wrId, WorkCompletion.SEND);
+        completeLater(id);
     }
 
     private void writeSend(MemoryRegion mr, int offset, int length, long invalidateRkey) {
@@ -395,22 +345,9 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
         write(out);
     }
 
-    private void checkLocal(MemoryRegion mr, int offset, int length) {
-        mr.checkLocal(pd, offset, length, ctx.executor().inEventLoop());
-    }
-
-    private void takeSendSlots(int n) {
-        if (sendOutstanding + n > sendDepth) {
-            throw new IllegalStateException("send queue full (" + sendDepth + " work requests)");
-        }
-        sendOutstanding += n;
-    }
-
     /** The data left the buffer (it is in the stream): complete on the next turn of the loop, not inside the post. */
-    private void completeLater(long wrId, int opcode) {
-        int i = (doneHead + doneCount) % doneWrId.length;
-        doneWrId[i] = wrId;
-        doneOpcode[i] = opcode;
+    private void completeLater(long id) {
+        doneId[(doneHead + doneCount) % doneId.length] = id;
         doneCount++;
         schedule();
     }
@@ -428,12 +365,10 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
             ctx.flush();
         }
         while (doneCount > 0 && !ended) {
-            long wrId = doneWrId[doneHead];
-            int op = doneOpcode[doneHead];
-            doneHead = (doneHead + 1) % doneWrId.length;
+            long id = doneId[doneHead];
+            doneHead = (doneHead + 1) % doneId.length;
             doneCount--;
-            sendOutstanding--;
-            handler.onCompletion(wrId, op, WorkCompletion.SUCCESS, 0, -1);
+            complete(id, WorkCompletion.SUCCESS, 0, -1);
         }
     }
 
@@ -442,58 +377,124 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
         schedule();
     }
 
-    private void runOnLoopLater(Runnable r) {
-        ctx.executor().execute(r);
-    }
-
     private void resume() {
         if (!ended && ctx.channel().isActive()) {
             ctx.channel().config().setAutoRead(true);
-            ctx.pipeline().fireChannelRead(io.netty.buffer.Unpooled.EMPTY_BUFFER);
+            ctx.pipeline().fireChannelRead(Unpooled.EMPTY_BUFFER);
             ctx.pipeline().fireChannelReadComplete();
         }
     }
 
+    /** An orderly end: DISCONNECT to the peer after what was written, then close the stream. */
+    @Override
+    protected void disconnect() {
+        if (ended || ctx == null) {
+            return;
+        }
+        ended = true;
+        ctx.channel().config().setAutoRead(false);
+        if (ctx.channel().isActive()) {
+            ByteBuf out = ctx.alloc().directBuffer(HEADER);
+            out.writeIntLE(1).writeByte(DISCONNECT);
+            ctx.writeAndFlush(out, ctx.voidPromise());
+        }
+        ctx.close();
+    }
+
+    /** The stream closes; once it has, nothing is outstanding ({@link #queuePairFlushed}). */
+    @Override
+    protected void destroy(Runnable done) {
+        ended = true;
+        if (ctx != null && ctx.channel().isOpen()) {
+            ctx.close();
+        }
+        java.util.Arrays.fill(recvMr, null);
+        java.util.Arrays.fill(readMr, null);
+        recvCount = 0;
+        doneCount = 0;
+        done.run();
+    }
+
     // ---- the wire ----
 
-    @Override
-    protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
-        while (!ended && in.readableBytes() >= HEADER) {
-            int start = in.readerIndex();
-            long len = in.getUnsignedIntLE(start);
-            boolean open = established || !active && requestAnswered;
-            if (len < 1 || len > (open ? MAX_FRAME : MAX_CM_FRAME)) {
-                // (before the connection is established only connection management is allowed,
-                // so nobody can make this side hold 16 MiB without being accepted first)
-                fail(new IOException("soft RDMA frame of " + len + " bytes from " + peer()
-                        + (open ? "" : " before the connection is established")), 0, 0, 0, 0);
-                return;
-            }
-            if (in.readableBytes() < 4 + len) {
-                return;
-            }
-            int type = in.getUnsignedByte(start + 4);
-            int at = start + HEADER;
-            int end = start + 4 + (int) len;
-            try {
-                if (!frame(type, in, at, end)) {
-                    return; // a SEND waits for a receive: leave it in the stream
+    private final class Wire extends ByteToMessageDecoder {
+        @Override
+        public void handlerAdded(ChannelHandlerContext c) {
+            ctx = c;
+            eventLoop(c.channel().eventLoop());
+        }
+
+        @Override
+        public void channelActive(ChannelHandlerContext c) throws Exception {
+            if (connecting() != null) {
+                int len = connectPrivateData == null ? 0 : connectPrivateData.remaining();
+                ByteBuf out = c.alloc().directBuffer(HEADER + 5 + len);
+                out.writeIntLE(1 + 5 + len).writeByte(CONNECT_REQUEST);
+                out.writeShortLE(requestResponderResources).writeShortLE(requestInitiatorDepth).writeByte(len);
+                if (len > 0) {
+                    out.writeBytes(connectPrivateData.duplicate());
                 }
-            } catch (IOException e) {
-                fail(e, 0, 0, 0, 0);
-                return;
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.ERROR, "soft RDMA connection to " + peer() + " failed", e);
-                fail(new IOException(e.toString(), e), 0, 0, 0, 0);
-                return;
+                c.writeAndFlush(out, c.voidPromise());
             }
-            in.readerIndex(end);
+            super.channelActive(c);
+        }
+
+        @Override
+        protected void decode(ChannelHandlerContext c, ByteBuf in, List<Object> out) {
+            while (!ended && in.readableBytes() >= HEADER) {
+                int start = in.readerIndex();
+                long len = in.getUnsignedIntLE(start);
+                boolean data = open || connecting() == null && requestAnswered;
+                if (len < 1 || len > (data ? MAX_FRAME : MAX_CM_FRAME)) {
+                    // (before the connection is established only connection management is allowed,
+                    // so nobody can make this side hold 16 MiB without being accepted first)
+                    fail(new IOException("soft RDMA frame of " + len + " bytes from " + peer()
+                            + (data ? "" : " before the connection is established")), 0, 0, 0, 0);
+                    return;
+                }
+                if (in.readableBytes() < 4 + len) {
+                    return;
+                }
+                int type = in.getUnsignedByte(start + 4);
+                int at = start + HEADER;
+                int end = start + 4 + (int) len;
+                try {
+                    if (!frame(type, in, at, end)) {
+                        return; // a SEND waits for a receive: leave it in the stream
+                    }
+                } catch (IOException e) {
+                    fail(e, 0, 0, 0, 0);
+                    return;
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.ERROR, "soft RDMA connection to " + peer() + " failed", e);
+                    fail(new IOException(e.toString(), e), 0, 0, 0, 0);
+                    return;
+                }
+                in.readerIndex(end);
+            }
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext c) throws Exception {
+            ended = true;
+            if (state() == ConnectionState.CONNECTING && connecting() != null) {
+                failConnect(new IOException("connection to " + peer() + " closed before it was accepted"));
+            } else {
+                beginClose(new IOException("connection to " + peer() + " lost"));
+                queuePairFlushed();
+            }
+            super.channelInactive(c);
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext c, Throwable cause) {
+            beginClose(cause instanceof IOException ? cause : new IOException(cause.toString(), cause));
         }
     }
 
     /** Handles one frame; false if it must wait (a SEND with no receive posted). */
     private boolean frame(int type, ByteBuf in, int at, int end) throws IOException {
-        if (!established) {
+        if (!open) {
             switch (type) {
                 case CONNECT_REQUEST:
                     connectRequest(in, at, end);
@@ -505,7 +506,7 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
                     rejected(in, at, end);
                     return true;
                 default:
-                    if (!active && requestAnswered) {
+                    if (connecting() == null && requestAnswered) {
                         stalled = true; // accepted, the loop has yet to mark it established
                         return false;
                     }
@@ -529,10 +530,14 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
                 int op = in.getUnsignedByte(at + 4);
                 long address = in.getLongLE(at + 5);
                 int rkey = in.getIntLE(at + 13);
-                ended(new IOException(WorkCompletion.opcodeName(op) + " at 0x" + Long.toHexString(address) + " rkey 0x"
-                        + Integer.toHexString(rkey) + " failed at " + peer() + ": " + WorkCompletion.statusName(status)));
+                beginClose(new IOException(WorkCompletion.opcodeName(op) + " at 0x" + Long.toHexString(address)
+                        + " rkey 0x" + Integer.toHexString(rkey) + " failed at " + peer() + ": "
+                        + WorkCompletion.statusName(status)));
                 return true;
             }
+            case DISCONNECT:
+                beginClose(null);
+                return true;
             default:
                 throw new IOException("unknown soft RDMA frame type " + type);
         }
@@ -559,12 +564,12 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
                     WorkCompletion.REM_INV_REQ_ERR, WorkCompletion.SEND, 0, (int) invalidate);
             return true;
         }
-        long wrId = recvWrId[i];
+        long id = recvId[i];
         recvMr[i] = null;
-        recvHead = (recvHead + 1) % recvWrId.length;
+        recvHead = (recvHead + 1) % recvId.length;
         recvCount--;
         copyIn(in, at + 8, mr, recvOffset[i], length);
-        handler.onCompletion(wrId, WorkCompletion.RECV, WorkCompletion.SUCCESS, length, invalidate);
+        complete(id, WorkCompletion.SUCCESS, length, invalidate);
         return true;
     }
 
@@ -621,12 +626,11 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
                     + " bytes matches no outstanding read");
         }
         MemoryRegion mr = readMr[slot];
-        long wrId = readWrId[slot];
+        long id = readId[slot];
         readMr[slot] = null;
         readLength[slot] = -1;
-        sendOutstanding--;
         copyIn(in, at + 4, mr, readOffset[slot], length);
-        handler.onCompletion(wrId, WorkCompletion.RDMA_READ, WorkCompletion.SUCCESS, length, -1);
+        complete(id, WorkCompletion.SUCCESS, length, -1);
     }
 
     /** Copies out of registered memory, as the adapter's DMA would. */
@@ -676,64 +680,15 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
             out.writeIntLE(1 + 17).writeByte(ACCESS_ERROR).writeIntLE(status).writeByte(op).writeLongLE(address).writeIntLE(rkey);
             ctx.writeAndFlush(out, ctx.voidPromise());
         }
-        ended(cause);
-    }
-
-    private void ended(Throwable cause) {
-        if (ended) {
-            return;
+        if (state() == ConnectionState.CONNECTING && connecting() != null) {
+            ended = true;
+            failConnect(cause);
+        } else {
+            beginClose(cause);
         }
-        ended = true;
-        failure = cause;
-        ctx.channel().config().setAutoRead(false);
-        ctx.close();
-    }
-
-    @Override
-    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-        boolean wasEnded = ended;
-        ended = true;
-        Throwable cause = failure != null ? failure : wasEnded ? null : new IOException("connection to " + peer() + " lost");
-        if (failure == null && closedByUs) {
-            cause = null;
-        }
-        for (int i = 0; i < recvMr.length; i++) {
-            recvMr[i] = null;
-        }
-        for (int i = 0; i < readMr.length; i++) {
-            readMr[i] = null;
-        }
-        if (connecting != null && !connecting.isDone()) {
-            connecting.completeExceptionally(cause != null ? cause : new IOException("connection to " + peer() + " closed"));
-        } else if (handler != null && established) {
-            RdmaHandler h = handler;
-            handler = null;
-            endDelivered = true;
-            h.onDisconnected(cause);
-        }
-        super.channelInactive(ctx);
-    }
-
-    private boolean closedByUs;
-    private boolean endDelivered;
-
-    /** This connection's place in the common lifecycle. */
-    ConnectionState state() {
-        return !established ? ConnectionState.CONNECTING : !ended ? ConnectionState.ESTABLISHED
-                : endDelivered ? ConnectionState.CLOSED : ConnectionState.DRAINING;
-    }
-
-    @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        ended(cause instanceof IOException ? cause : new IOException(cause.toString(), cause));
     }
 
     // ---- RdmaConnection ----
-
-    @Override
-    public EventLoop eventLoop() {
-        return ctx.channel().eventLoop();
-    }
 
     @Override
     public ProtectionDomain pd() {
@@ -758,23 +713,6 @@ final class SoftConnection extends ByteToMessageDecoder implements RdmaConnectio
     @Override
     public int initiatorDepth() {
         return initiatorDepth;
-    }
-
-    @Override
-    public void close() {
-        runOnLoop(() -> {
-            if (!ended) {
-                closedByUs = true;
-                ended = true;
-                ctx.flush();
-                ctx.close();
-            }
-        });
-    }
-
-    @Override
-    public boolean isOpen() {
-        return established && !ended;
     }
 
     @Override

@@ -52,7 +52,7 @@ public final class SoftProvider implements RdmaProvider {
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        ch.pipeline().addLast(new SoftConnection(SoftProvider.this, pd, acceptor));
+                        ch.pipeline().addLast(new SoftConnection(pd, acceptor).wire());
                     }
                 });
         Channel ch;
@@ -80,13 +80,13 @@ public final class SoftProvider implements RdmaProvider {
     @Override
     public CompletableFuture<RdmaConnection> connect(InetSocketAddress address, ConnectParams p, RdmaHandler handler) {
         CompletableFuture<RdmaConnection> f = new CompletableFuture<>();
-        SoftConnection c = new SoftConnection(this, pd, p.privateData(), p.sendDepth(), p.recvDepth(),
+        SoftConnection c = new SoftConnection(pd, p.privateData(), p.sendDepth(), p.recvDepth(),
                 p.responderResources(), p.initiatorDepth(), handler, f);
         Bootstrap b = new Bootstrap().group(group).channel(EventLoops.clientChannel())
                 .option(ChannelOption.ALLOCATOR, EventLoops.ALLOCATOR)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, p.timeoutMillis())
-                .handler(c);
+                .handler(c.wire());
         b.connect(address).addListener(x -> {
             if (!x.isSuccess()) {
                 Throwable t = x.cause();

@@ -4,6 +4,7 @@ import static io.nvmeof.fabric.rdma.verbs.Native.MEM;
 
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.nvmeof.fabric.rdma.AbstractRdmaConnection;
 import io.nvmeof.fabric.rdma.ConnectParams;
 import io.nvmeof.fabric.rdma.ConnectionState;
 import io.nvmeof.fabric.rdma.MemoryRegion;
@@ -21,29 +22,23 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One RC queue pair on an rdma_cm id, with one CQ for both queues on a completion channel of
- * its event loop.
+ * its event loop: the verbs of an {@link AbstractRdmaConnection}, which owns the lifecycle.
  *
  * <p>Confinement: after setup, everything runs on {@link #eventLoop()}: CM events are handed to
- * it, completion events schedule {@link #drain()} on it, posts made elsewhere hop onto it. The
- * data path reuses one set of work requests and scatter/gather entries in native memory
- * (ibv_post_send/recv copy them into the queue before returning, so one set per connection is
- * enough) and one array of 16 {@code ibv_wc}: a post or a drain allocates nothing.
+ * it, completion events ask it to poll. The data path reuses one set of work requests and
+ * scatter/gather entries in native memory (ibv_post_send/recv copy them into the queue before
+ * returning, so one set per connection is enough) and one array of {@value #BATCH} {@code
+ * ibv_wc}: a post or a poll allocates nothing.
  *
- * <p>The send queue holds twice {@code sendDepth} work requests, since
- * {@link #postWriteAndSend} takes two (the unsignaled WRITE stays in the queue until the SEND
- * after it completes); the CQ holds every work request that can complete, flushed ones
- * included.
+ * <p>The send queue holds twice {@code sendDepth} work requests, since a WRITE+SEND takes two
+ * (the unsignaled WRITE stays in the queue until the SEND after it completes); the CQ holds
+ * every work request that can complete, flushed ones included.
  *
- * <p>Ending: {@code rdma_disconnect} (the QP goes to the error state, the peer gets a DREQ),
- * then the DISCONNECTED event or {@value #DISCONNECT_WAIT_MS} ms, then the QP, CQ and id are
- * destroyed and only then {@link RdmaHandler#onDisconnected} runs: by then the device cannot
- * touch any posted buffer. Completions with an error status end the connection and are not
- * delivered (the cause names the status); nor are completions drained after the end began.
+ * <p>Ending: {@code rdma_disconnect} moves the QP to the error state and sends the peer a DREQ;
+ * the device flushes what was posted; once nothing is outstanding the QP, CQ, id and native
+ * scratch are destroyed, in that order.
  */
-final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
-    static final int DISCONNECT_WAIT_MS = 3000;
-    private static final int BATCH = 16;
-
+final class VerbsConnection extends AbstractRdmaConnection implements VerbsProvider.CmTarget {
     // the native scratch block of a connection
     private static final int WR_WRITE = 0;                                  // ibv_send_wr: RDMA WRITE, chained to WR_SEND
     private static final int WR_SEND = WR_WRITE + Abi.SEND_WR_SIZE;          // ibv_send_wr: SEND / SEND_WITH_INV / RDMA READ
@@ -55,23 +50,12 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
     private static final int WC = 384;                                       // ibv_wc[BATCH]
     private static final int SCRATCH_SIZE = WC + BATCH * Abi.WC_SIZE;
 
-    // states; posts are taken in ACCEPTED and ESTABLISHED
-    static final int RESOLVING = 0;     // connecting side: address and route
-    static final int CONNECTING = 1;    // connecting side: rdma_connect sent
-    static final int ACCEPTED = 2;      // accepting side: rdma_accept sent
-    static final int ESTABLISHED = 3;
-    static final int CLOSING = 4;       // rdma_disconnect sent, waiting for DISCONNECTED
-    static final int CLOSED = 5;
-
     private final VerbsProvider provider;
     private final Native.Libs libs;
     private final EventLoop loop;
-    private final RdmaHandler handler;
     final long id;
     private final boolean busyPoll;
-    private final Runnable drainTask = this::drain;
 
-    private volatile int state;
     private VerbsDevice device;
     private CompletionChannel channel;
     private int slot = -1;
@@ -83,41 +67,41 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
     private int initiatorDepth;
     private InetSocketAddress peer;
     private InetSocketAddress local;
-    private boolean disconnectedSeen;
     private boolean destroyed;
-    private Throwable cause;
-    private ScheduledFuture<?> timer;
+
+    private static final System.Logger LOG = System.getLogger(VerbsConnection.class.getName());
 
     // connecting side only
     private final InetSocketAddress target;
     private final ConnectParams params;
-    private final CompletableFuture<RdmaConnection> future;
+    /** Connecting side: rdma_connect has been sent (before: resolving the address and route). */
+    private boolean connectSent;
+    private ScheduledFuture<?> timer;
 
     /** The connecting side, before address resolution. */
     VerbsConnection(VerbsProvider provider, EventLoop loop, RdmaHandler handler, long id, InetSocketAddress target,
                     ConnectParams params, CompletableFuture<RdmaConnection> future) {
-        this(provider, loop, handler, id, target, params, future, RESOLVING);
-    }
-
-    private VerbsConnection(VerbsProvider provider, EventLoop loop, RdmaHandler handler, long id,
-                            InetSocketAddress target, ConnectParams params, CompletableFuture<RdmaConnection> future,
-                            int state) {
+        super(loop, handler, future);
         this.provider = provider;
         this.libs = provider.libs;
         this.loop = loop;
-        this.handler = handler;
         this.id = id;
         this.busyPoll = provider.busyPoll;
         this.target = target;
         this.params = params;
-        this.future = future;
-        this.state = state;
     }
 
     /** The accepting side, for a connect request on {@code id}. */
     VerbsConnection(VerbsProvider provider, EventLoop loop, RdmaHandler handler, long id, ByteBuffer privateData,
                     int initiatorDepth) {
-        this(provider, loop, handler, id, null, null, null, ACCEPTED);
+        super(loop, handler, null);
+        this.provider = provider;
+        this.libs = provider.libs;
+        this.loop = loop;
+        this.id = id;
+        this.busyPoll = provider.busyPoll;
+        this.target = null;
+        this.params = null;
         this.privateData = privateData;
         this.initiatorDepth = initiatorDepth;
         readAddresses();
@@ -138,6 +122,7 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
                     + "'s max_qp_wr " + dev.maxQpWr);
         }
         this.device = dev;
+        size(sendDepth, recvDepth);
         this.scratch = new NativeBlock("RDMA connection " + id, SCRATCH_SIZE);
         long s = scratch.at(0, SCRATCH_SIZE);
         MEM.putAddress(s + WR_WRITE + Abi.SEND_WR_NEXT, s + WR_SEND);
@@ -182,8 +167,8 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
         }
         this.qp = MEM.getAddress(id + Abi.CM_ID_QP);
         this.qpNum = MEM.getInt(qp + Abi.QP_NUM);
-        if (busyPoll && state == ACCEPTED) {
-            loop.execute(drainTask);        // the connecting side starts polling once established
+        if (busyPoll && target == null) {
+            startPolling();                 // the connecting side starts once established
         }
     }
 
@@ -235,11 +220,11 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
         try {
             sa = SockAddr.allocate(target);
             if (libs.cm.rdma_resolve_addr(id, 0, sa, timeoutMillis()) != 0) {
-                failConnect(new IOException(libs.error("rdma_resolve_addr(" + target + ")")));
+                connectFailed(new IOException(libs.error("rdma_resolve_addr(" + target + ")")));
                 return;
             }
         } catch (IOException | RuntimeException e) {
-            failConnect(e);
+            connectFailed(e);
             return;
         } finally {
             Native.free(sa);
@@ -251,10 +236,8 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
     private void armTimer(String phase) {
         cancelTimer();
         int ms = timeoutMillis();
-        if (state == RESOLVING || state == CONNECTING) {
-            timer = loop.schedule(() -> failConnect(new IOException("RDMA connect to " + target + " timed out after "
-                    + ms + " ms " + phase)), ms, TimeUnit.MILLISECONDS);
-        }
+        timer = loop.schedule(() -> connectFailed(new IOException("RDMA connect to " + target + " timed out after "
+                + ms + " ms " + phase)), ms, TimeUnit.MILLISECONDS);
     }
 
     /** The bound on each connect phase: the params' timeout, 5 s if none was given. */
@@ -269,11 +252,16 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
         }
     }
 
+    private void connectFailed(Throwable t) {
+        cancelTimer();
+        failConnect(t);
+    }
+
     private void onConnectingEvent(CmEvent e) {
         switch (e.type()) {
             case Abi.EV_ADDR_RESOLVED:
                 if (libs.cm.rdma_resolve_route(id, timeoutMillis()) != 0) {
-                    failConnect(new IOException(libs.error("rdma_resolve_route to " + target)));
+                    connectFailed(new IOException(libs.error("rdma_resolve_route to " + target)));
                 } else {
                     armTimer("resolving the route");
                 }
@@ -283,14 +271,14 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
                     VerbsDevice dev = provider.device(MEM.getAddress(id + Abi.CM_ID_VERBS));
                     createQueuePair(dev, params.sendDepth(), params.recvDepth());
                     connect(dev);
-                    state = CONNECTING;
+                    connectSent = true;
                     armTimer("waiting for the peer's answer");
                 } catch (IOException | RuntimeException x) {
-                    failConnect(x);
+                    connectFailed(x);
                 }
                 return;
             case Abi.EV_ESTABLISHED:
-                if (state != CONNECTING) {
+                if (!connectSent) {
                     break;
                 }
                 cancelTimer();
@@ -299,19 +287,16 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
                     initiatorDepth = Math.min(initiatorDepth, e.initiatorDepth());
                 }
                 readAddresses();
-                state = ESTABLISHED;
                 if (busyPoll) {
-                    loop.execute(drainTask);
+                    startPolling();
                 }
-                if (!future.complete(this)) {
-                    beginClose(null);       // the caller gave up
-                }
+                established();
                 return;
             case Abi.EV_REJECTED:
                 String why = e.status() == Abi.REJ_CONSUMER_DEFINED ? "rejected by the peer"
                         : e.status() == Abi.REJ_INVALID_SERVICE_ID ? "refused: nobody listens there (CM reject reason 8)"
                         : "rejected by the peer's CM (reason " + e.status() + ")";
-                failConnect(new RdmaRejectedException("RDMA connect to " + target + " " + why,
+                connectFailed(new RdmaRejectedException("RDMA connect to " + target + " " + why,
                         e.status() == Abi.REJ_CONSUMER_DEFINED ? heapCopy(e.privateData()) : null));
                 return;
             default:
@@ -320,7 +305,7 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
         if (e.type() == Abi.EV_TIMEWAIT_EXIT) {
             return;
         }
-        failConnect(new IOException("RDMA connect to " + target + " failed: rdma_cm " + e.describe()));
+        connectFailed(new IOException("RDMA connect to " + target + " failed: rdma_cm " + e.describe()));
     }
 
     private static ByteBuffer heapCopy(byte[] b) {
@@ -346,17 +331,6 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
         }
     }
 
-    /** Connecting side, before the connection was handed out: tear down and fail the future. Loop. */
-    void failConnect(Throwable t) {
-        if (state >= CLOSING) {
-            return;
-        }
-        state = CLOSED;
-        cancelTimer();
-        destroy();
-        future.completeExceptionally(t);
-    }
-
     // ---- CM events
 
     @Override
@@ -369,24 +343,17 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
     }
 
     private void handleCmEvent(CmEvent e) {
-        int s = state;
-        if (s == RESOLVING || s == CONNECTING) {
+        ConnectionState s = state();
+        if (s == ConnectionState.CONNECTING && target != null) {
             onConnectingEvent(e);
             return;
         }
         switch (e.type()) {
             case Abi.EV_ESTABLISHED:
-                if (s == ACCEPTED) {
-                    state = ESTABLISHED;
-                }
+                established();
                 return;
             case Abi.EV_DISCONNECTED:
-                disconnectedSeen = true;
-                if (s == CLOSING) {
-                    finish();
-                } else {
-                    beginClose(null);
-                }
+                beginClose(null);
                 return;
             case Abi.EV_TIMEWAIT_EXIT:
                 return;
@@ -395,44 +362,26 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
         }
     }
 
-    // ---- ending
+    // ---- the queue pair's verbs
 
-    /** Starts the end: QP to error, DREQ to the peer, wait (bounded) for DISCONNECTED. Loop. */
-    void beginClose(Throwable why) {
-        int s = state;
-        if (s >= CLOSING) {
-            return;
-        }
-        if (s == RESOLVING || s == CONNECTING) {
-            failConnect(why != null ? why : new IOException("RDMA connect to " + target + " was closed"));
-            return;
-        }
-        state = CLOSING;
-        cause = why;
-        libs.cm.rdma_disconnect(id);        // fails harmlessly when the peer disconnected first
-        if (disconnectedSeen) {
-            finish();
-        } else {
-            timer = loop.schedule(this::finish, DISCONNECT_WAIT_MS, TimeUnit.MILLISECONDS);
+    /** {@code rdma_disconnect}: the QP to the error state (everything posted flushes), a DREQ to the peer. */
+    @Override
+    protected void disconnect() {
+        synchronized (this) {
+            if (destroyed) {
+                return;
+            }
+            libs.cm.rdma_disconnect(id);    // fails harmlessly when the peer disconnected first
         }
     }
 
-    private void finish() {
-        if (state == CLOSED) {
-            return;
-        }
-        state = CLOSED;
-        cancelTimer();
+    @Override
+    protected void destroy(Runnable done) {
         destroy();
-        try {
-            handler.onDisconnected(cause);
-        } catch (RuntimeException | Error x) {
-            System.getLogger(VerbsConnection.class.getName()).log(System.Logger.Level.WARNING,
-                    "onDisconnected of " + this + " threw", x);
-        }
+        done.run();
     }
 
-    /** Destroys QP, CQ, id and scratch, in that order; whatever exists. */
+    /** Destroys QP, CQ, id and scratch, in that order; whatever exists. Any thread, idempotent. */
     void destroy() {
         synchronized (this) {
             if (destroyed) {
@@ -440,7 +389,7 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
             }
             destroyed = true;
         }
-        state = CLOSED;
+        cancelTimer();
         provider.forget(id);
         if (qp != 0) {
             libs.cm.rdma_destroy_qp(id);
@@ -461,127 +410,52 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
         provider.untrack(this);
     }
 
-    /** The provider closes: end now, from any thread; done synchronously when the loop is gone. */
-    void shutdown() {
-        try {
-            loop.execute(() -> beginClose(new IOException("the verbs provider was closed")));
-        } catch (RejectedExecutionException x) {
-            synchronized (this) {
-                if (state < CLOSED) {
-                    state = CLOSED;
-                    libs.cm.rdma_disconnect(id);
-                    destroy();
-                }
-            }
-        }
-    }
-
-    int state() {
-        return state;
-    }
-
-    // ---- completions
-
     /** From the completion channel's thread: the CQ has news. */
     void onCompletionEvent() {
-        try {
-            loop.execute(drainTask);
-        } catch (RejectedExecutionException x) {
-            // the loop is gone
+        completionsReady();
+    }
+
+    @Override
+    protected boolean busyPoll() {
+        return busyPoll;
+    }
+
+    @Override
+    protected void arm() throws IOException {
+        int rc = Native.reqNotifyCq(device.reqNotifyCqFn, cq);
+        if (rc != 0) {
+            throw new IOException(libs.describe("ibv_req_notify_cq on " + this, rc));
         }
     }
 
-    /** Polls the CQ empty, re-arms it and polls once more to close the race with the arming. Loop. */
-    private void drain() {
-        boolean armed = false;
-        while (true) {
-            int s = state;
-            if (s != ESTABLISHED && s != ACCEPTED) {
-                return;
-            }
-            long wc = scratch.at(WC, BATCH * Abi.WC_SIZE);
-            int n = Native.pollCq(device.pollCqFn, cq, BATCH, wc);
-            if (n < 0) {
-                beginClose(new IOException(libs.describe("ibv_poll_cq on " + this, n)));
-                return;
-            }
-            for (int i = 0; i < n; i++) {
-                if (!deliver(wc + (long) i * Abi.WC_SIZE)) {
-                    return;
+    @Override
+    protected int poll(int max) throws IOException {
+        long wc = scratch.at(WC, BATCH * Abi.WC_SIZE);
+        int n = Native.pollCq(device.pollCqFn, cq, Math.min(max, BATCH), wc);
+        if (n < 0) {
+            throw new IOException(libs.describe("ibv_poll_cq on " + this, n));
+        }
+        for (int i = 0; i < n; i++) {
+            long w = wc + (long) i * Abi.WC_SIZE;
+            int status = MEM.getInt(w + Abi.WC_STATUS);
+            long wrId = MEM.getLong(w + Abi.WC_WR_ID);
+            long invalidated = -1;
+            int byteLen = 0;
+            if (status == WorkCompletion.SUCCESS) {
+                byteLen = MEM.getInt(w + Abi.WC_BYTE_LEN);
+                if ((MEM.getInt(w + Abi.WC_FLAGS) & Abi.WC_WITH_INV) != 0) {
+                    invalidated = MEM.getInt(w + Abi.WC_INVALIDATED_RKEY) & 0xffffffffL;
                 }
+            } else if (status != WorkCompletion.WR_FLUSH_ERR) {
+                LOG.log(System.Logger.Level.DEBUG, "{0}: work request {1} failed with status {2}, vendor error 0x{3}",
+                        this, wrId, status, Integer.toHexString(MEM.getInt(w + Abi.WC_VENDOR_ERR)));
             }
-            if (n == BATCH) {
-                continue;
+            complete(wrId, status, byteLen, invalidated);
+            if (finishing()) {
+                return n;                   // (the scratch holding the rest may be freed)
             }
-            if (busyPoll) {
-                try {
-                    loop.execute(drainTask);
-                } catch (RejectedExecutionException x) {
-                    // the loop is shutting down
-                }
-                return;
-            }
-            if (armed) {
-                if (n == 0) {
-                    return;
-                }
-                continue;
-            }
-            int rc = Native.reqNotifyCq(device.reqNotifyCqFn, cq);
-            if (rc != 0) {
-                beginClose(new IOException(libs.describe("ibv_req_notify_cq on " + this, rc)));
-                return;
-            }
-            armed = true;
         }
-    }
-
-    /** Hands one completion to the handler; false when the connection ended (stop draining). */
-    private boolean deliver(long wc) {
-        int status = MEM.getInt(wc + Abi.WC_STATUS);
-        long wrId = MEM.getLong(wc + Abi.WC_WR_ID);
-        if (status != WorkCompletion.SUCCESS) {
-            // (the opcode of a failed completion is undefined, so it is not named)
-            beginClose(new IOException("RDMA work request " + wrId + " on " + this + " failed: "
-                    + WorkCompletion.statusName(status) + " (status " + status + ", vendor error 0x"
-                    + Integer.toHexString(MEM.getInt(wc + Abi.WC_VENDOR_ERR)) + ")"));
-            return false;
-        }
-        int flags = MEM.getInt(wc + Abi.WC_FLAGS);
-        long invalidated = (flags & Abi.WC_WITH_INV) != 0 ? MEM.getInt(wc + Abi.WC_INVALIDATED_RKEY) & 0xffffffffL : -1;
-        try {
-            handler.onCompletion(wrId, MEM.getInt(wc + Abi.WC_OPCODE), status, MEM.getInt(wc + Abi.WC_BYTE_LEN), invalidated);
-        } catch (RuntimeException | Error x) {
-            beginClose(x);
-            return false;
-        }
-        int s = state;
-        return s == ESTABLISHED || s == ACCEPTED;
-    }
-
-    // ---- posts (loop)
-
-    /** This connection in the common lifecycle: the connecting side has no queue pair to post to before it is established. */
-    ConnectionState lifecycle() {
-        switch (state) {
-            case ACCEPTED:
-                return ConnectionState.CONNECTING;
-            case ESTABLISHED:
-                return ConnectionState.ESTABLISHED;
-            case CLOSED:
-                return ConnectionState.CLOSED;
-            default:                            // resolving, connecting, closing: nothing to post to
-                return ConnectionState.DRAINING;
-        }
-    }
-
-    /** Whether a post goes to the queue pair, by the rule every provider follows ({@link ConnectionState#admitsPost}). */
-    private boolean postable() {
-        return lifecycle().admitsPost(this);
-    }
-
-    private void check(MemoryRegion mr, int offset, int length) {
-        mr.checkLocal(device, offset, length, true); // (posts from elsewhere hop onto the loop)
+        return n;
     }
 
     private static void sge(long sge, MemoryRegion mr, int offset, int length) {
@@ -591,39 +465,19 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
     }
 
     @Override
-    public void postRecv(long wrId, MemoryRegion mr, int offset, int length) {
-        if (!loop.inEventLoop()) {
-            loop.execute(() -> postRecv(wrId, mr, offset, length));
-            return;
-        }
-        if (!postable()) {
-            return;
-        }
-        check(mr, offset, length);
+    protected void doPostRecv(long wrId, MemoryRegion mr, int offset, int length) throws IOException {
         long wr = scratch.at(WR_RECV, Abi.RECV_WR_SIZE);
         MEM.putLong(wr + Abi.RECV_WR_ID, wrId);
         sge(scratch.at(SGE_RECV, Abi.SGE_SIZE), mr, offset, length);
-        int rc = Native.post(device.postRecvFn, qp, wr, scratch.at(BAD_WR, 8));
-        if (rc != 0) {
-            postFailed("ibv_post_recv", rc);
-        }
+        posted("ibv_post_recv", Native.post(device.postRecvFn, qp, wr, scratch.at(BAD_WR, 8)));
     }
 
     @Override
-    public void postSend(long wrId, MemoryRegion mr, int offset, int length, long invalidateRkey) {
-        if (!loop.inEventLoop()) {
-            loop.execute(() -> postSend(wrId, mr, offset, length, invalidateRkey));
-            return;
-        }
-        if (!postable()) {
-            return;
-        }
-        check(mr, offset, length);
+    protected void doPostSend(long wrId, MemoryRegion mr, int offset, int length, long invalidateRkey)
+            throws IOException {
         prepareSend(wrId, mr, offset, length, invalidateRkey);
-        int rc = Native.post(device.postSendFn, qp, scratch.at(WR_SEND, Abi.SEND_WR_SIZE), scratch.at(BAD_WR, 8));
-        if (rc != 0) {
-            postFailed("ibv_post_send (SEND)", rc);
-        }
+        posted("ibv_post_send (SEND)", Native.post(device.postSendFn, qp, scratch.at(WR_SEND, Abi.SEND_WR_SIZE),
+                scratch.at(BAD_WR, 8)));
     }
 
     private void prepareSend(long wrId, MemoryRegion mr, int offset, int length, long invalidateRkey) {
@@ -637,15 +491,8 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
     }
 
     @Override
-    public void postRead(long wrId, MemoryRegion mr, int offset, int length, long remoteAddress, int rkey) {
-        if (!loop.inEventLoop()) {
-            loop.execute(() -> postRead(wrId, mr, offset, length, remoteAddress, rkey));
-            return;
-        }
-        if (!postable()) {
-            return;
-        }
-        check(mr, offset, length);
+    protected void doPostRead(long wrId, MemoryRegion mr, int offset, int length, long remoteAddress, int rkey)
+            throws IOException {
         long wr = scratch.at(WR_SEND, Abi.SEND_WR_SIZE);
         MEM.putLong(wr + Abi.SEND_WR_ID, wrId);
         MEM.putInt(wr + Abi.SEND_WR_NUM_SGE, 1);
@@ -655,50 +502,32 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
         MEM.putLong(wr + Abi.SEND_WR_REMOTE_ADDR, remoteAddress);
         MEM.putInt(wr + Abi.SEND_WR_RKEY, rkey);
         sge(scratch.at(SGE_SEND, Abi.SGE_SIZE), mr, offset, length);
-        int rc = Native.post(device.postSendFn, qp, wr, scratch.at(BAD_WR, 8));
-        if (rc != 0) {
-            postFailed("ibv_post_send (RDMA READ)", rc);
-        }
+        posted("ibv_post_send (RDMA READ)", Native.post(device.postSendFn, qp, wr, scratch.at(BAD_WR, 8)));
     }
 
     @Override
-    public void postWriteAndSend(long wrId, MemoryRegion mr, int offset, int length, long remoteAddress, int rkey,
-                                 MemoryRegion msg, int msgOffset, int msgLength, long invalidateRkey) {
-        if (!loop.inEventLoop()) {
-            loop.execute(() -> postWriteAndSend(wrId, mr, offset, length, remoteAddress, rkey, msg, msgOffset, msgLength,
-                    invalidateRkey));
-            return;
-        }
-        if (!postable()) {
-            return;
-        }
-        check(mr, offset, length);
-        check(msg, msgOffset, msgLength);
+    protected void doPostWriteAndSend(long wrId, MemoryRegion mr, int offset, int length, long remoteAddress, int rkey,
+                                      MemoryRegion msg, int msgOffset, int msgLength, long invalidateRkey)
+            throws IOException {
         long w = scratch.at(WR_WRITE, Abi.SEND_WR_SIZE);
-        MEM.putLong(w + Abi.SEND_WR_ID, wrId);
+        MEM.putLong(w + Abi.SEND_WR_ID, wrId | WRITE_PART);
         MEM.putInt(w + Abi.SEND_WR_NUM_SGE, length == 0 ? 0 : 1);
         MEM.putInt(w + Abi.SEND_WR_FLAGS, 0);                          // unsignaled: the SEND's completion covers it
         MEM.putLong(w + Abi.SEND_WR_REMOTE_ADDR, remoteAddress);
         MEM.putInt(w + Abi.SEND_WR_RKEY, rkey);
         sge(scratch.at(SGE_WRITE, Abi.SGE_SIZE), mr, offset, length);
         prepareSend(wrId, msg, msgOffset, msgLength, invalidateRkey);
-        int rc = Native.post(device.postSendFn, qp, w, scratch.at(BAD_WR, 8));
+        posted("ibv_post_send (RDMA WRITE + SEND)", Native.post(device.postSendFn, qp, w, scratch.at(BAD_WR, 8)));
+    }
+
+    private void posted(String what, int rc) throws IOException {
         if (rc != 0) {
-            postFailed("ibv_post_send (RDMA WRITE + SEND)", rc);
+            String why = rc == 12 ? what + ": the send or receive queue is full (ENOMEM)" : libs.describe(what, rc);
+            throw new IOException(why + " on " + this);
         }
     }
 
-    private void postFailed(String what, int rc) {
-        String why = rc == 12 ? what + ": the send or receive queue is full (ENOMEM)" : libs.describe(what, rc);
-        beginClose(new IOException(why + " on " + this));
-    }
-
     // ---- accessors
-
-    @Override
-    public EventLoop eventLoop() {
-        return loop;
-    }
 
     @Override
     public ProtectionDomain pd() {
@@ -724,22 +553,6 @@ final class VerbsConnection implements RdmaConnection, VerbsProvider.CmTarget {
     @Override
     public int initiatorDepth() {
         return initiatorDepth;
-    }
-
-    @Override
-    public void close() {
-        if (loop.inEventLoop()) {
-            beginClose(null);
-        } else {
-            loop.execute(() -> beginClose(null));
-        }
-    }
-
-    /** Established (or accepted: the accept is on its way) and not yet ending. */
-    @Override
-    public boolean isOpen() {
-        int s = state;
-        return s == ESTABLISHED || s == ACCEPTED;
     }
 
     @Override

@@ -337,9 +337,9 @@ public final class VerbsProvider implements RdmaProvider {
             }
         }
         for (VerbsConnection c : connections) {
-            c.shutdown();
+            c.shutdown(new IOException("the verbs provider was closed"));
         }
-        long deadline = System.nanoTime() + (VerbsConnection.DISCONNECT_WAIT_MS + 2000) * 1_000_000L;
+        long deadline = System.nanoTime() + (io.nvmeof.fabric.rdma.AbstractRdmaConnection.QUIET_WAIT_MS + 2000) * 1_000_000L;
         while (!connections.isEmpty() && System.nanoTime() < deadline) {
             try {
                 Thread.sleep(10);

@@ -1,11 +1,10 @@
-package io.nvmeof.fabric.rdma.disni;
+package io.nvmeof.fabric.rdma;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.nvmeof.fabric.rdma.WorkCompletion;
 import org.junit.jupiter.api.Test;
 
 class SendSlotsTest {

@@ -1,6 +1,5 @@
-package io.nvmeof.fabric.rdma.disni;
+package io.nvmeof.fabric.rdma;
 
-import io.nvmeof.fabric.rdma.WorkCompletion;
 
 /**
  * The send-queue work requests of one connection that have not completed yet: the caller's id,
@@ -88,6 +87,15 @@ final class SendSlots {
     /** Whether the slot's chained RDMA WRITE failed (then the failure is the WRITE's, whatever the SEND says). */
     boolean writeFailed(int slot) {
         return writeStatus[slot] != WorkCompletion.SUCCESS;
+    }
+
+    /** Every slot is free again (the queue pair is gone and nothing more completes). */
+    void clear() {
+        freeTop = 0;
+        for (int i = used.length - 1; i >= 0; i--) {
+            used[i] = false;
+            free[freeTop++] = i;
+        }
     }
 
     void release(int slot) {
