@@ -30,7 +30,10 @@ conformance() {   # NAME PROVIDER JAVA-OPTIONS...
   else
     echo "CONFORMANCE FAIL: $name"; rc=1
   fi
-  ls /tmp/hs_err_pid*.log 2>/dev/null && { echo "CONFORMANCE FAIL: $name: the JVM crashed"; rc=1; }
+  if ls /tmp/hs_err_pid*.log 2>/dev/null; then
+    echo "CONFORMANCE FAIL: $name: the JVM crashed"; rc=1
+    head -40 /tmp/hs_err_pid*.log; mkdir -p /tmp/crashed && mv /tmp/hs_err_pid*.log /tmp/crashed/
+  fi
 }
 cd /tmp
 conformance "verbs, event mode" verbs

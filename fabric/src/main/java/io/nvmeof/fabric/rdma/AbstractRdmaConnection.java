@@ -406,6 +406,9 @@ public abstract class AbstractRdmaConnection implements RdmaConnection {
                 beginClose(e);
                 return;
             }
+            if (finishing) {
+                return;                       // the queue pair is gone (or going): nothing to arm
+            }
             if (n == BATCH) {
                 continue;
             }

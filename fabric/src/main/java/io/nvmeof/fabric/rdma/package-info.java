@@ -9,6 +9,10 @@
  *
  * <p>Providers: {@code verbs} (rdma-core through jnr-ffi), {@code disni} (IBM DiSNI 2.1) and
  * {@code soft} (RC semantics in software over TCP). {@link io.nvmeof.fabric.rdma.RdmaProviders}
- * picks one by name.
+ * picks one by name. Every provider's connection is an {@link
+ * io.nvmeof.fabric.rdma.AbstractRdmaConnection}, which owns the one lifecycle ({@link
+ * io.nvmeof.fabric.rdma.ConnectionState}), the work request tables and the delivery of
+ * completions; a provider brings the connection up and supplies post, poll, disconnect and
+ * destroy.
  */
 package io.nvmeof.fabric.rdma;

@@ -49,11 +49,14 @@ class AbstractRdmaConnectionTest {
         final ArrayDeque<long[]> cq = new ArrayDeque<>();    // {id, status, byteLength}
         int disconnects;
         int destroys;
+        /** What touched the queue pair after it was destroyed (a native provider would crash there). */
+        final List<String> afterDestroy = new ArrayList<>();
         boolean flushOnDisconnect = true;
 
         Scripted(RdmaHandler h, CompletableFuture<RdmaConnection> connecting) {
             super(loop, h, connecting);
             size(4, 4);
+            made.add(this);
         }
 
         /** Puts a completion in the CQ and says so, as a completion channel thread would. */
@@ -65,7 +68,17 @@ class AbstractRdmaConnectionTest {
         }
 
         @Override
+        protected void arm() {
+            if (destroys > 0) {
+                afterDestroy.add("arm");
+            }
+        }
+
+        @Override
         protected int poll(int max) {
+            if (destroys > 0) {
+                afterDestroy.add("poll");
+            }
             int n = 0;
             while (n < max) {
                 long[] c;
@@ -83,6 +96,9 @@ class AbstractRdmaConnectionTest {
 
         @Override
         protected void doPostRecv(long id, MemoryRegion m, int offset, int length) {
+            if (destroys > 0) {
+                afterDestroy.add("post");
+            }
             posted.add(id);
         }
 
@@ -148,9 +164,18 @@ class AbstractRdmaConnectionTest {
         }
     }
 
+    private final List<Scripted> made = new ArrayList<>();
+
     @AfterEach
-    void stop() {
-        loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    void nothingTouchedTheQueuePairAfterItWasDestroyed() throws Exception {
+        try {
+            run(() -> { });
+            for (Scripted c : made) {
+                assertTrue(c.afterDestroy.isEmpty(), "after destroy: " + c.afterDestroy);
+            }
+        } finally {
+            loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
     }
 
     private <T> T on(Callable<T> c) throws Exception {

@@ -28,9 +28,10 @@ public final class RdmaProviderConformance {
 
     /**
      * @param responderSeesAccessError whether the provider tells the responder of a bad
-     *        one-sided access why its connection ended ({@code soft} and {@code disni} do; the
-     *        {@code verbs} provider does not read the device's asynchronous events, so its
-     *        responder sees the requester's disconnect)
+     *        one-sided access why its connection ended: {@code soft} does (its peer serves
+     *        the access and reports it); on real verbs the responder's adapter NAKs the
+     *        request and the responder hears only the requester's orderly disconnect
+     *        ({@code verbs} does not read the device's asynchronous events yet)
      */
     public RdmaProviderConformance(RdmaProvider provider, InetSocketAddress address, boolean responderSeesAccessError) {
         this.provider = provider;

@@ -14,11 +14,28 @@ final class Abi {
     // struct ibv_context (verbs.h)
     static final int CONTEXT_DEVICE = 0;                // struct ibv_device *
     static final int CONTEXT_OPS = 8;                   // struct ibv_context_ops, inline
+    static final int CONTEXT_ASYNC_FD = 268;            // int: the fd ibv_get_async_event reads
     // struct ibv_context_ops: the fast-path entries the static inline verbs call through
     static final int OPS_POLL_CQ = 88;                  // int (*)(struct ibv_cq *, int, struct ibv_wc *)
     static final int OPS_REQ_NOTIFY_CQ = 96;            // int (*)(struct ibv_cq *, int)
     static final int OPS_POST_SEND = 200;               // int (*)(struct ibv_qp *, struct ibv_send_wr *, struct ibv_send_wr **)
     static final int OPS_POST_RECV = 208;               // int (*)(struct ibv_qp *, struct ibv_recv_wr *, struct ibv_recv_wr **)
+    // struct ibv_async_event, 16 bytes
+    static final int ASYNC_EVENT_SIZE = 16;
+    static final int ASYNC_EVENT_ELEMENT = 0;           // union: struct ibv_cq * / struct ibv_qp * / int port_num
+    static final int ASYNC_EVENT_TYPE = 8;              // enum ibv_event_type
+    // enum ibv_event_type
+    static final int EVENT_CQ_ERR = 0;
+    static final int EVENT_QP_FATAL = 1;
+    static final int EVENT_QP_REQ_ERR = 2;
+    static final int EVENT_QP_ACCESS_ERR = 3;
+    static final int EVENT_COMM_EST = 4;
+    static final int EVENT_SQ_DRAINED = 5;
+    static final int EVENT_PATH_MIG = 6;
+    static final int EVENT_PATH_MIG_ERR = 7;
+    static final int EVENT_DEVICE_FATAL = 8;
+    static final int EVENT_QP_LAST_WQE_REACHED = 16;
+
     // struct ibv_device
     static final int DEVICE_NAME = 24;                  // char name[64]
 

@@ -69,6 +69,8 @@ final class Native {
         int rdma_get_cm_event(long channel, long eventOut);
 
         int rdma_ack_cm_event(long event);
+
+        int rdma_notify(long id, int event);
     }
 
     /** libibverbs.so.1, the exported part. */
@@ -100,6 +102,12 @@ final class Native {
         int ibv_get_cq_event(long channel, long cqOut, long cqContextOut);
 
         void ibv_ack_cq_events(long cq, int nevents);
+
+        int ibv_get_async_event(long context, long event);
+
+        void ibv_ack_async_event(long event);
+
+        String ibv_event_type_str(int event);
     }
 
     /** The two libc calls the event threads need. */

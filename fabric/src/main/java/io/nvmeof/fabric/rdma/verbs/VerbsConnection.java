@@ -167,6 +167,7 @@ final class VerbsConnection extends AbstractRdmaConnection implements VerbsProvi
         }
         this.qp = MEM.getAddress(id + Abi.CM_ID_QP);
         this.qpNum = MEM.getInt(qp + Abi.QP_NUM);
+        dev.events.add(qp, this);
         if (busyPoll && target == null) {
             startPolling();                 // the connecting side starts once established
         }
@@ -362,6 +363,39 @@ final class VerbsConnection extends AbstractRdmaConnection implements VerbsProvi
         }
     }
 
+    /** From the device's event thread: an asynchronous event of this connection's queue pair. */
+    void onAsyncEvent(int type, String name) {
+        Runnable r;
+        switch (type) {
+            case Abi.EVENT_COMM_EST:            // a message came before the RTU: established, as far as the CM must know
+                r = () -> {
+                    synchronized (this) {
+                        if (!destroyed) {
+                            libs.cm.rdma_notify(id, Abi.EVENT_COMM_EST);
+                        }
+                    }
+                };
+                break;
+            case Abi.EVENT_QP_FATAL:
+            case Abi.EVENT_QP_REQ_ERR:
+            case Abi.EVENT_QP_ACCESS_ERR:
+            case Abi.EVENT_PATH_MIG_ERR:
+                IOException why = new IOException("the RDMA device reported " + name + " on " + this
+                        + (type == Abi.EVENT_QP_ACCESS_ERR ? " (an RDMA READ or WRITE broke a region's key, bounds or "
+                                + "access rights)" : ""));
+                r = () -> beginClose(why);
+                break;
+            default:
+                LOG.log(System.Logger.Level.DEBUG, "{0}: {1}", this, name);
+                return;
+        }
+        try {
+            loop.execute(r);
+        } catch (RejectedExecutionException x) {
+            // the loop is gone
+        }
+    }
+
     // ---- the queue pair's verbs
 
     /** {@code rdma_disconnect}: the QP to the error state (everything posted flushes), a DREQ to the peer. */
@@ -392,6 +426,7 @@ final class VerbsConnection extends AbstractRdmaConnection implements VerbsProvi
         cancelTimer();
         provider.forget(id);
         if (qp != 0) {
+            device.events.remove(qp);
             libs.cm.rdma_destroy_qp(id);
             qp = 0;
         }
@@ -422,6 +457,7 @@ final class VerbsConnection extends AbstractRdmaConnection implements VerbsProvi
 
     @Override
     protected void arm() throws IOException {
+        checkCq();
         int rc = Native.reqNotifyCq(device.reqNotifyCqFn, cq);
         if (rc != 0) {
             throw new IOException(libs.describe("ibv_req_notify_cq on " + this, rc));
@@ -430,6 +466,7 @@ final class VerbsConnection extends AbstractRdmaConnection implements VerbsProvi
 
     @Override
     protected int poll(int max) throws IOException {
+        checkCq();
         long wc = scratch.at(WC, BATCH * Abi.WC_SIZE);
         int n = Native.pollCq(device.pollCqFn, cq, Math.min(max, BATCH), wc);
         if (n < 0) {
@@ -456,6 +493,13 @@ final class VerbsConnection extends AbstractRdmaConnection implements VerbsProvi
             }
         }
         return n;
+    }
+
+    /** A poll or arm of a destroyed CQ is a use after free: a Java exception, never a native call. */
+    private void checkCq() {
+        if (cq == 0) {
+            throw new IllegalStateException("the completion queue of " + this + " is destroyed");
+        }
     }
 
     private static void sge(long sge, MemoryRegion mr, int offset, int length) {

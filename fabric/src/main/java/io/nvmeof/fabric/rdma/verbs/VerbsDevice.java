@@ -28,6 +28,8 @@ final class VerbsDevice implements ProtectionDomain {
     final long reqNotifyCqFn;
     final long postSendFn;
     final long postRecvFn;
+    /** The device's asynchronous events, read by a thread of their own. */
+    final AsyncEvents events;
     /** ibv_mr* of the live registrations, so a double deregistration cannot free twice. */
     private final Set<Long> live = ConcurrentHashMap.newKeySet();
 
@@ -44,6 +46,7 @@ final class VerbsDevice implements ProtectionDomain {
         this.reqNotifyCqFn = Native.op(context, Abi.OPS_REQ_NOTIFY_CQ);
         this.postSendFn = Native.op(context, Abi.OPS_POST_SEND);
         this.postRecvFn = Native.op(context, Abi.OPS_POST_RECV);
+        this.events = new AsyncEvents(libs, this);
     }
 
     /** Queries {@code context} and allocates its protection domain. */
@@ -97,8 +100,9 @@ final class VerbsDevice implements ProtectionDomain {
         }
     }
 
-    /** Frees the protection domain; regions still registered are deregistered first. */
+    /** Stops the event thread and frees the protection domain; regions still registered are deregistered first. */
     void close() {
+        events.close();
         for (Long mr : live.toArray(new Long[0])) {
             if (live.remove(mr)) {
                 libs.ib.ibv_dereg_mr(mr);
