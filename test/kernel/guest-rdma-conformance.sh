@@ -5,7 +5,7 @@
 #   verbs, completion channels (event mode)
 #   verbs, busy polling (-Dnvmeof.rdma.busyPoll=true)
 #   disni, when libdisni.so is in the share (built from DiSNI's sources; never committed)
-# The share holds nvmeof.jar, fabric's test classes (test-classes/) and the JUnit API jars
+# The share holds nvmeof.jar, the test classes of fabric and rdma (test-classes/) and the JUnit API jars
 # (junit/); run-kernel-interop.sh assembles it. Env: NETDEV (eth0), PORT (4420), JAVA_TIMEOUT (420 s).
 set -u
 . /job/lib.sh

@@ -131,7 +131,8 @@ rstatus=0
 # here and never committed) ----
 mkdir -p "$work/cshare/junit" "$work/conf"
 cp "$jar" "$work/cshare/"
-cp -r "$top/fabric/build/test-classes" "$work/cshare/test-classes"
+mkdir -p "$work/cshare/test-classes"       # the conformance suite (fabric) and its runner (rdma)
+cp -r "$top/fabric/build/test-classes/." "$top/rdma/build/test-classes/." "$work/cshare/test-classes/"
 # Maven's local repository: -Dmaven.repo.local in MAVEN_OPTS, else the JVM's user.home (which
 # Maven uses; it is not always $HOME)
 m2=$(printf '%s\n' ${MAVEN_OPTS:-} | sed -n 's/^-Dmaven.repo.local=//p' | tail -1)

@@ -41,17 +41,11 @@ final class DiscoverCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (!transport.equals("tcp") && !transport.equals("rdma")) {
-            throw new IllegalArgumentException("--transport '" + transport + "' is not supported (tcp or rdma)");
-        }
-        if (rdmaProvider != null && !transport.equals("rdma")) {
-            throw new IllegalArgumentException("--rdma-provider goes with --transport rdma");
-        }
         boolean json = output.json();
         String host = traddr.contains(":") ? "[" + traddr + "]" : traddr;
-        int port = trsvcid != null ? trsvcid : transport.equals("rdma") ? 4420 : 8009;
-        Discovery.Log log = Nvmeof.discover("nvme+" + transport + "://" + host + ":" + port
-                + (rdmaProvider != null ? "?provider=" + rdmaProvider : ""), connection.toOptions());
+        // the transport checks its own parameters and picks the discovery port when none is given
+        Discovery.Log log = Nvmeof.discover("nvme+" + transport + "://" + host + (trsvcid != null ? ":" + trsvcid : "")
+                + (rdmaProvider != null ? "/?provider=" + rdmaProvider : ""), connection.toOptions());
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
             ObjectMapper m = new ObjectMapper();

@@ -5,6 +5,7 @@ import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Port;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
+import io.nvmeof.target.TargetTransports;
 import io.nvmeof.target.backend.BackendSpec;
 import io.nvmeof.target.config.ConfigApplier;
 import io.nvmeof.target.config.ConfigLoader;
@@ -17,6 +18,8 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine;
@@ -101,9 +104,13 @@ final class TargetCommand implements Callable<Integer> {
         return new TargetConfig(ports, List.of(sub));
     }
 
+    /** A port of the URI's transport; {@code --rdma-provider} is the provider option of the ports that take one. */
     private PortConfig port(int id, URI u, List<String> subsystems) {
-        boolean rdma = "rdma".equals(u.getScheme());
-        return new PortConfig(id, u.getScheme(), rdma ? rdmaProvider : null, u.getHost(), u.getPort(), subsystems);
+        Map<String, String> options = new TreeMap<>();
+        if (rdmaProvider != null && TargetTransports.type(u.getScheme()).options(Map.of()).containsKey("provider")) {
+            options.put("provider", rdmaProvider);
+        }
+        return new PortConfig(id, u.getScheme(), options, u.getHost(), u.getPort(), subsystems);
     }
 
     @Override
@@ -114,10 +121,6 @@ final class TargetCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--config replaces --listen, --discovery, --subsystem, --namespace and"
                     + " --rdma-provider (ports[].rdma_provider)");
         }
-        if (rdmaProvider != null && !io.nvmeof.fabric.rdma.RdmaProviders.NAMES.contains(rdmaProvider)) {
-            throw new IllegalArgumentException("--rdma-provider must be one of "
-                    + String.join(", ", io.nvmeof.fabric.rdma.RdmaProviders.NAMES));
-        }
         TargetConfig initial = config != null ? ConfigLoader.load(config) : fromFlags();
         CountDownLatch stopped = new CountDownLatch(1);
         try (Target target = new Target()) {
@@ -127,7 +130,7 @@ final class TargetCommand implements Callable<Integer> {
                 out.println("nvmeof target listening on " + p.trtype() + "://" + p.bound().getHostString() + ":"
                         + p.bound().getPort()
                         + " port " + p.id() + (p.subsystems().isEmpty() ? " (discovery)" : " subsystems "
-                        + String.join(",", p.subsystems())) + (p.isRdma() ? " (RDMA provider " + p.rdmaProvider() + ")" : ""));
+                        + String.join(",", p.subsystems())) + (p.options().isEmpty() ? "" : " " + p.options()));
             }
             for (Subsystem s : target.subsystems()) {
                 for (Namespace ns : s.namespaces().values()) {

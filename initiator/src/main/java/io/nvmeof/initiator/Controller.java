@@ -59,7 +59,7 @@ public final class Controller implements AutoCloseable {
     private IdentifyController identify;
     private ScheduledFuture<?> keepAlive;
     private volatile boolean closed;
-    private RdmaResources rdma;
+    private HostTransport transport;
 
     private Controller(NvmeofUri uri, ConnectOptions options) {
         this.uri = uri;
@@ -106,26 +106,15 @@ public final class Controller implements AutoCloseable {
     /** Opens queue {@code qid} over the URI's transport; Connect is the caller's next step. */
     private java.util.concurrent.CompletableFuture<HostQueue> openQueue(InetSocketAddress address, int qid, int depth,
                                                                         int inCapsule, int controllerId) {
-        long timeout = options.commandTimeout.toNanos();
-        int connectTimeout = (int) options.connectTimeout.toMillis();
-        if (uri.isRdma()) {
-            RdmaResources r;
-            try {
-                r = rdma();
-            } catch (IOException e) {
-                return java.util.concurrent.CompletableFuture.failedFuture(e);
-            }
-            return RdmaQueue.open(r, address, qid, depth, inCapsule, controllerId, timeout, connectTimeout);
-        }
-        return TcpQueue.open(group, address, qid, depth, inCapsule, options.headerDigest, options.dataDigest, timeout,
-                connectTimeout);
+        return transport().openQueue(address, qid, depth, inCapsule, controllerId);
     }
 
-    private synchronized RdmaResources rdma() throws IOException {
-        if (rdma == null) {
-            rdma = new RdmaResources(uri.provider(), group, options.registerUserBuffers);
+    /** The transport of this controller, created with its first queue. */
+    private synchronized HostTransport transport() {
+        if (transport == null) {
+            transport = uri.transportType().create(uri, group, options);
         }
-        return rdma;
+        return transport;
     }
 
     private void bringUp(HostQueue a, InetSocketAddress address, HostIdentity id, boolean discovery, long kato)
@@ -648,9 +637,8 @@ public final class Controller implements AutoCloseable {
      * caller's buffer, always reports first.
      */
     long callerTimeoutMillis() {
-        // over RDMA a reset queue's commands fail only once its queue pair is quiet, which a
-        // provider waits for a few seconds at most (the peer's disconnect)
-        long quiesce = uri.isRdma() ? 5000 : 0;
+        // a reset queue's commands fail once the transport has quiesced it (RDMA: its queue pair)
+        long quiesce = transport().quiesceMillis();
         return timeoutMillis() * 3 / 2 + 1000 + quiesce + Math.max(0, options.controllerLossTimeout.toMillis());
     }
 
@@ -816,7 +804,7 @@ public final class Controller implements AutoCloseable {
             Thread t = new Thread(() -> {
                 tearDown();
                 group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
-                closeRdma();
+                closeTransport();
             }, "nvmeof-close");
             t.setDaemon(true);
             t.start();
@@ -842,13 +830,13 @@ public final class Controller implements AutoCloseable {
         }
         tearDown();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
-        closeRdma();
+        closeTransport();
     }
 
-    private synchronized void closeRdma() {
-        if (rdma != null) {
-            rdma.close();
-            rdma = null;
+    private synchronized void closeTransport() {
+        if (transport != null) {
+            transport.close();
+            transport = null;
         }
     }
 }

@@ -47,7 +47,7 @@ public final class Discovery {
                 DiscoveryLogEntry view = new DiscoveryLogEntry();
                 for (int i = 0; i < numrec; i++) {
                     entries.add(DiscoveryEntry.of(view.wrap(all, DiscoveryLogEntry.HEADER_SIZE + i * DiscoveryLogEntry.SIZE),
-                            c.uri().provider()));
+                            c.uri()));
                 }
                 if (all.getLong(DiscoveryLogEntry.GENCTR_OFFSET) != generation) {
                     continue;

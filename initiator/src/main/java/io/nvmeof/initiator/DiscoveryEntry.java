@@ -2,6 +2,8 @@ package io.nvmeof.initiator;
 
 import io.nvmeof.protocol.DiscoveryLogEntry;
 import io.nvmeof.protocol.Nqn;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * One entry of a discovery log (NVMe-oF 1.1, 5.3): where a subsystem can be reached.
@@ -10,16 +12,23 @@ import io.nvmeof.protocol.Nqn;
  * @param adrfam  address family (1 = IPv4, 2 = IPv6)
  * @param subtype 1 referral, 2 NVM subsystem, 3 current discovery subsystem
  * @param tsas    the transport specific address subtype's first bytes: TCP SECTYPE; RDMA QPTYPE, PRTYPE, CMS
- * @param rdmaProvider the RDMA provider the log was read through (it is kept in RDMA entries' URIs), or null
+ * @param options the transport parameters of the URI the log was read through, kept in the URIs of
+ *                entries of that same transport (NVMe/RDMA: the provider); empty for others
  */
 public record DiscoveryEntry(int trtype, int adrfam, int subtype, int treq, int portId, int cntlid, int asqsz,
                              int eflags, String trsvcid, String subsystemNqn, String traddr, int[] tsas,
-                             String rdmaProvider) {
+                             Map<String, String> options) {
 
-    static DiscoveryEntry of(DiscoveryLogEntry e, String rdmaProvider) {
-        return new DiscoveryEntry(e.trtype(), e.adrfam(), e.subtype(), e.treq(), e.portId(), e.cntlid(), e.asqsz(),
-                e.eflags(), e.trsvcid(), e.subsystemNqn(), e.traddr(), new int[] {e.tsasByte(0), e.tsasByte(1),
-                    e.tsasByte(2)}, rdmaProvider);
+    static DiscoveryEntry of(DiscoveryLogEntry e, NvmeofUri via) {
+        DiscoveryEntry d = new DiscoveryEntry(e.trtype(), e.adrfam(), e.subtype(), e.treq(), e.portId(), e.cntlid(),
+                e.asqsz(), e.eflags(), e.trsvcid(), e.subsystemNqn(), e.traddr(), new int[] {e.tsasByte(0),
+                    e.tsasByte(1), e.tsasByte(2)}, Map.of());
+        return d.transportName().equals(via.transport()) ? d.withOptions(via.options()) : d;
+    }
+
+    private DiscoveryEntry withOptions(Map<String, String> o) {
+        return new DiscoveryEntry(trtype, adrfam, subtype, treq, portId, cntlid, asqsz, eflags, trsvcid, subsystemNqn,
+                traddr, tsas, new TreeMap<>(o));
     }
 
     /** TCP: SECTYPE (0 = none). */
@@ -30,9 +39,9 @@ public record DiscoveryEntry(int trtype, int adrfam, int subtype, int treq, int 
     /** The entry as a URI this library connects to, e.g. {@code nvme+tcp://10.0.0.5:4420/<NQN>}. */
     public String uri() {
         String host = adrfam == DiscoveryLogEntry.ADRFAM_IPV6 ? "[" + traddr + "]" : traddr;
-        boolean rdma = trtype == DiscoveryLogEntry.TRTYPE_RDMA;
-        return "nvme+" + transportName() + "://" + host + ":" + trsvcid + "/" + subsystemNqn
-                + (rdma && rdmaProvider != null ? "?provider=" + rdmaProvider : "");
+        StringBuilder q = new StringBuilder();
+        options.forEach((k, v) -> q.append(q.length() == 0 ? '?' : '&').append(k).append('=').append(v));
+        return "nvme+" + transportName() + "://" + host + ":" + trsvcid + "/" + subsystemNqn + q;
     }
 
     /** nvme-cli's names for the RDMA QPTYPE, PRTYPE and CMS of an RDMA entry. */

@@ -4,30 +4,37 @@ import io.nvmeof.protocol.Nqn;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.util.Collections;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
 
 /**
- * An NVMe-oF address: {@code nvme+tcp://HOST:PORT/<subsystem NQN>[?nsid=N]} or {@code
- * nvme+rdma://HOST:PORT/<subsystem NQN>[?nsid=N][&provider=verbs|disni|soft]}. The port
- * defaults to 4420 (8009 for the discovery subsystem over TCP); the NSID to the first active
- * one; the RDMA provider to {@code verbs}.
+ * An NVMe-oF address: {@code nvme+<trtype>://HOST:PORT/<subsystem NQN>[?nsid=N][&<transport
+ * parameter>=V...]}, e.g. {@code nvme+tcp://10.0.0.5:4420/<NQN>} or {@code
+ * nvme+rdma://10.0.0.5:4420/<NQN>?provider=verbs}. The trtype is any registered host transport
+ * ({@link HostTransports}), which also checks its parameters. The port defaults to 4420 (the
+ * transport's discovery port for the discovery subsystem: 8009 over TCP); the NSID to the
+ * first active one.
  */
 public final class NvmeofUri {
     public static final int DEFAULT_PORT = 4420;
     public static final int DISCOVERY_PORT = 8009;
-    private final String transport;
+    private final HostTransport.Type type;
     private final String host;
     private final int port;
     private final String subsystemNqn;
     private final int nsid;
-    private final String provider;
+    private final SortedMap<String, String> options;
 
-    private NvmeofUri(String transport, String host, int port, String subsystemNqn, int nsid, String provider) {
-        this.provider = provider;
-        this.transport = transport;
+    private NvmeofUri(HostTransport.Type type, String host, int port, String subsystemNqn, int nsid,
+                      Map<String, String> options) {
+        this.type = type;
         this.host = host;
         this.port = port;
         this.subsystemNqn = subsystemNqn;
         this.nsid = nsid;
+        this.options = Collections.unmodifiableSortedMap(new TreeMap<>(options));
     }
 
     /** Parses a URI; the message of the {@link IllegalArgumentException} says what is wrong. */
@@ -39,12 +46,16 @@ public final class NvmeofUri {
             throw new IllegalArgumentException("bad URI '" + text + "': " + e.getReason());
         }
         String scheme = uri.getScheme();
-        if (scheme == null || !scheme.equals("nvme+tcp") && !scheme.equals("nvme+rdma")) {
-            throw new IllegalArgumentException("bad URI '" + text + "': the scheme must be nvme+tcp or nvme+rdma"
+        HostTransport.Type type = scheme != null && scheme.startsWith("nvme+") ? HostTransports.find(scheme.substring(5))
+                : null;
+        if (type == null) {
+            StringBuilder known = new StringBuilder();
+            for (String n : HostTransports.names()) {
+                known.append(known.length() == 0 ? "" : " or ").append("nvme+").append(n);
+            }
+            throw new IllegalArgumentException("bad URI '" + text + "': the scheme must be " + known
                     + " (nvme+tcp://HOST:PORT/<subsystem NQN>)");
         }
-        boolean rdma = scheme.equals("nvme+rdma");
-        String provider = null;
         String host = uri.getHost();
         if (host == null || host.isEmpty()) {
             throw new IllegalArgumentException("bad URI '" + text + "': no host");
@@ -55,11 +66,13 @@ public final class NvmeofUri {
         if (problem != null) {
             throw new IllegalArgumentException("bad URI '" + text + "': " + problem);
         }
-        int port = uri.getPort() > 0 ? uri.getPort() : nqn.equals(Nqn.DISCOVERY) && !rdma ? DISCOVERY_PORT : DEFAULT_PORT;
+        int port = uri.getPort() > 0 ? uri.getPort() : nqn.equals(Nqn.DISCOVERY) ? type.discoveryPort() : DEFAULT_PORT;
         int nsid = 0;
+        Map<String, String> options = new TreeMap<>();
         String query = uri.getQuery();
         if (query != null && !query.isEmpty()) {
             for (String kv : query.split("&")) {
+                int eq = kv.indexOf('=');
                 if (kv.startsWith("nsid=")) {
                     try {
                         nsid = Integer.parseUnsignedInt(kv.substring(5));
@@ -69,34 +82,39 @@ public final class NvmeofUri {
                     if (nsid == 0 || nsid == -1) {
                         throw new IllegalArgumentException("bad URI '" + text + "': nsid must be 1..4294967294");
                     }
-                } else if (kv.startsWith("provider=") && rdma) {
-                    provider = kv.substring(9);
-                    if (!io.nvmeof.fabric.rdma.RdmaProviders.NAMES.contains(provider)) {
-                        throw new IllegalArgumentException("bad URI '" + text + "': provider must be one of "
-                                + String.join(", ", io.nvmeof.fabric.rdma.RdmaProviders.NAMES));
-                    }
+                } else if (eq > 0) {
+                    options.put(kv.substring(0, eq), kv.substring(eq + 1));
                 } else {
                     throw new IllegalArgumentException("bad URI '" + text + "': unknown parameter '" + kv + "'");
                 }
             }
         }
-        return new NvmeofUri(scheme.substring(5), host, port, nqn, nsid, provider);
+        try {
+            options = type.options(options);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("bad URI '" + text + "': " + e.getMessage());
+        }
+        return new NvmeofUri(type, host, port, nqn, nsid, options);
     }
 
-    /** "tcp" or "rdma" */
+    /** The trtype: "tcp", "rdma", ... */
     public String transport() {
-        return transport;
+        return type.name();
     }
 
-    public boolean isRdma() {
-        return "rdma".equals(transport);
+    HostTransport.Type transportType() {
+        return type;
     }
 
-    /** The RDMA provider asked for, or null (the default; always null for TCP). */
-    public String provider() {
-        return provider;
+    /** The transport's parameters (NVMe/RDMA: {@code provider}), as given. */
+    public SortedMap<String, String> options() {
+        return options;
     }
 
+    /** One transport parameter, or null (the transport's default). */
+    public String option(String name) {
+        return options.get(name);
+    }
 
     public String host() {
         return host;
@@ -122,7 +140,11 @@ public final class NvmeofUri {
     @Override
     public String toString() {
         String h = host.contains(":") ? "[" + host + "]" : host;
-        String q = (nsid != 0 ? "&nsid=" + Integer.toUnsignedString(nsid) : "") + (provider != null ? "&provider=" + provider : "");
-        return "nvme+" + transport + "://" + h + ":" + port + "/" + subsystemNqn + (q.isEmpty() ? "" : "?" + q.substring(1));
+        StringBuilder q = new StringBuilder();
+        if (nsid != 0) {
+            q.append("&nsid=").append(Integer.toUnsignedString(nsid));
+        }
+        options.forEach((k, v) -> q.append('&').append(k).append('=').append(v));
+        return "nvme+" + transport() + "://" + h + ":" + port + "/" + subsystemNqn + (q.length() == 0 ? "" : "?" + q.substring(1));
     }
 }

@@ -26,20 +26,19 @@ class NvmeofUriTest {
     void parsesRdmaWithProvider() {
         NvmeofUri u = NvmeofUri.parse("nvme+rdma://192.168.1.5/nqn.2026-11.io.nvmeof:disk?provider=soft&nsid=2");
         assertEquals("rdma", u.transport());
-        assertTrue(u.isRdma());
         assertEquals(4420, u.port());
-        assertEquals("soft", u.provider());
+        assertEquals("soft", u.option("provider"));
         assertEquals(2, u.nsid());
         assertEquals("nvme+rdma://192.168.1.5:4420/nqn.2026-11.io.nvmeof:disk?nsid=2&provider=soft", u.toString());
         assertEquals(4420, NvmeofUri.parse("nvme+rdma://10.0.0.1").port(), "RDMA discovery is on 4420");
-        assertEquals(null, NvmeofUri.parse("nvme+rdma://10.0.0.1/nqn.2026-11.io.nvmeof:disk").provider());
+        assertEquals(null, NvmeofUri.parse("nvme+rdma://10.0.0.1/nqn.2026-11.io.nvmeof:disk").option("provider"));
         assertMessage("nvme+rdma://10.0.0.1/nqn.2026-11.io.nvmeof:disk?provider=magic", "provider must be one of");
-        assertMessage("nvme+tcp://10.0.0.1/nqn.2026-11.io.nvmeof:disk?provider=soft", "unknown parameter 'provider=soft'");
+        assertMessage("nvme+tcp://10.0.0.1/nqn.2026-11.io.nvmeof:disk?provider=soft", "unknown parameter 'provider' for nvme+tcp");
     }
 
     @Test
     void errorsSayWhatIsWrong() {
-        assertMessage("http://h:1/nqn.2026-11.io.nvmeof:x", "scheme must be nvme+tcp");
+        assertMessage("http://h:1/nqn.2026-11.io.nvmeof:x", "scheme must be nvme+");
         assertMessage("nvme+tcp:///nqn.2026-11.io.nvmeof:x", "no host");
         assertMessage("nvme+tcp://h:1/notanqn", "NQN must look like");
         assertMessage("nvme+tcp://h:1/nqn.2026-11.io.nvmeof:x?nsid=0", "nsid must be");

@@ -52,12 +52,7 @@ final class DiscoveryLog {
                     DiscoveryLogEntry.TREQ_SECURE_CHANNEL_NOT_REQUIRED, port.id(), 0xffff, ADMIN_QUEUE_SIZE,
                     self ? DiscoveryLogEntry.EFLAGS_EPCSD : 0, Integer.toString(a.getPort()), nqn,
                     a.getAddress().getHostAddress());
-            if (port.isRdma()) {
-                // TSAS for RDMA: reliable connected, no provider type specified, RDMA CM (kernel nvmet's defaults)
-                e.tsasByte(DiscoveryLogEntry.TSAS_RDMA_QPTYPE, DiscoveryLogEntry.RDMA_QPTYPE_CONNECTED);
-                e.tsasByte(DiscoveryLogEntry.TSAS_RDMA_PRTYPE, DiscoveryLogEntry.RDMA_PRTYPE_NOT_SPECIFIED);
-                e.tsasByte(DiscoveryLogEntry.TSAS_RDMA_CMS, DiscoveryLogEntry.RDMA_CMS_RDMA_CM);
-            }
+            port.transport().describe(port, e);
             at += DiscoveryLogEntry.SIZE;
         }
         return page;

@@ -142,9 +142,9 @@ final class IoCommands {
         }
         boolean blocking = r.namespace == null ? anyBlocking(q.controller().subsystem()) : r.namespace.backend().blocking();
         if (blocking) {
-            q.executeBlocking(r);
+            q.offload(r);
         } else {
-            executeBlocking(r);
+            runBackend(r);
             q.complete(r, r.status);
         }
     }
@@ -158,8 +158,11 @@ final class IoCommands {
         return false;
     }
 
-    /** Does the backend call; sets {@link Request#status}. Runs on the I/O executor for blocking backends. */
-    static void executeBlocking(Request r) {
+    /**
+     * Does the backend call; sets {@link Request#status}. On the event loop for a backend that
+     * does not block, on the I/O executor ({@link QueuePair#offload}) for one that does.
+     */
+    static void runBackend(Request r) {
         NvmOpcode op = NvmOpcode.of(r.sqe.opcode());
         try {
             if (r.partner != null) {
@@ -178,11 +181,11 @@ final class IoCommands {
                     r.status = compare(r);
                     return;
                 case WRITE_ZEROES:
-                    r.namespace.writeLock().lock();
+                    r.namespace.writersSharedLock().lock();
                     try {
                         r.namespace.backend().writeZeroes(r.byteOffset, (long) r.sqe.blockCount() << r.namespace.blockShift());
                     } finally {
-                        r.namespace.writeLock().unlock();
+                        r.namespace.writersSharedLock().unlock();
                     }
                     if (r.sqe.fua()) {
                         r.namespace.backend().flush();
@@ -212,11 +215,11 @@ final class IoCommands {
 
     /** A write; taken under the namespace's shared lock so a fused Compare and Write is atomic against it. */
     private static void write(Request r) throws java.io.IOException {
-        r.namespace.writeLock().lock();
+        r.namespace.writersSharedLock().lock();
         try {
             r.namespace.backend().write(r.byteOffset, r.dataNio(r.length));
         } finally {
-            r.namespace.writeLock().unlock();
+            r.namespace.writersSharedLock().unlock();
         }
         if (r.sqe.fua()) {
             // Force Unit Access: durable before completion (NVM Command Set 1.0, 3.2.6).
@@ -249,7 +252,7 @@ final class IoCommands {
      */
     private static void compareAndWrite(Request first, Request second) throws java.io.IOException {
         Namespace ns = first.namespace;
-        ns.atomicLock().lock();
+        ns.compareAndWriteLock().lock();
         try {
             try {
                 first.status = compare(first);
@@ -274,7 +277,7 @@ final class IoCommands {
                 first.status = Status.ABORTED_FUSED_FAILED;
             }
         } finally {
-            ns.atomicLock().unlock();
+            ns.compareAndWriteLock().unlock();
         }
     }
 
@@ -294,7 +297,7 @@ final class IoCommands {
                 return Status.LBA_OUT_OF_RANGE;
             }
         }
-        ns.writeLock().lock();
+        ns.writersSharedLock().lock();
         try {
             for (int i = 0; i < ranges; i++) {
                 int at = r.dataOffset + i * DSM_RANGE_SIZE;
@@ -305,7 +308,7 @@ final class IoCommands {
                 }
             }
         } finally {
-            ns.writeLock().unlock();
+            ns.writersSharedLock().unlock();
         }
         return Status.SUCCESS;
     }

@@ -5,6 +5,8 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * A namespace of a subsystem: an NSID, a backend and identifiers that stay the same across
@@ -70,14 +72,16 @@ public final class Namespace implements AutoCloseable {
      * Writers share this lock; a fused Compare and Write takes it exclusively, which makes it
      * atomic against every other writer of the namespace.
      */
-    private final java.util.concurrent.locks.ReentrantReadWriteLock atomicity = new java.util.concurrent.locks.ReentrantReadWriteLock();
+    private final ReentrantReadWriteLock atomicity = new ReentrantReadWriteLock();
     private final Counters counters = new Counters();
 
-    java.util.concurrent.locks.Lock writeLock() {
+    /** What every writer holds: shared among writers (the read side of the read-write lock). */
+    Lock writersSharedLock() {
         return atomicity.readLock();
     }
 
-    java.util.concurrent.locks.Lock atomicLock() {
+    /** What a fused Compare and Write holds: no writer runs beside it. */
+    Lock compareAndWriteLock() {
         return atomicity.writeLock();
     }
 

@@ -3,6 +3,10 @@ package io.nvmeof.target;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArraySet;
 
@@ -13,43 +17,38 @@ import java.util.concurrent.CopyOnWriteArraySet;
  */
 public final class Port {
     private final int id;
-    private final String trtype;
+    private final TargetTransport.Type transport;
+    private final SortedMap<String, String> options;
     private final InetSocketAddress address;
     private final boolean allSubsystems;
     private final Set<String> subsystems = new CopyOnWriteArraySet<>();
-    private final String rdmaProvider;
     private volatile InetSocketAddress bound;
 
     /**
      * @param id            PORTID as reported in discovery log entries (1..65535)
+     * @param trtype        a registered transport ({@link TargetTransports}): {@code tcp}, {@code rdma}
      * @param address       address to listen on; port 0 picks a free one
      * @param allSubsystems whether every subsystem of the target is reachable here
      * @param subsystems    the NQNs reachable here otherwise
      */
     public Port(int id, String trtype, InetSocketAddress address, boolean allSubsystems, Collection<String> subsystems) {
-        this(id, trtype, null, address, allSubsystems, subsystems);
+        this(id, trtype, Map.of(), address, allSubsystems, subsystems);
     }
 
     /**
-     * @param trtype       {@code tcp} or {@code rdma}
-     * @param rdmaProvider for {@code rdma}: the verbs provider ({@code verbs}, {@code disni},
-     *                     {@code soft}; null: the default)
+     * @param options the transport's port options (NVMe/RDMA: {@code provider}); checked by
+     *                the transport, which fills in its defaults
+     * @throws IllegalArgumentException for an unknown trtype, a bad PORTID or a bad option
+     *                                  ({@link PortOptionException}, naming it)
      */
-    public Port(int id, String trtype, String rdmaProvider, InetSocketAddress address, boolean allSubsystems,
+    public Port(int id, String trtype, Map<String, String> options, InetSocketAddress address, boolean allSubsystems,
                 Collection<String> subsystems) {
         if (id < 1 || id > 0xffff) {
             throw new IllegalArgumentException("portid must be 1..65535: " + id);
         }
-        if (!"tcp".equals(trtype) && !"rdma".equals(trtype)) {
-            throw new IllegalArgumentException("trtype must be tcp or rdma: " + trtype);
-        }
-        if (rdmaProvider != null && !"rdma".equals(trtype)) {
-            throw new IllegalArgumentException("an RDMA provider for a " + trtype + " port");
-        }
         this.id = id;
-        this.trtype = trtype;
-        this.rdmaProvider = "rdma".equals(trtype)
-                ? (rdmaProvider != null ? rdmaProvider : io.nvmeof.fabric.rdma.RdmaProviders.DEFAULT) : null;
+        this.transport = TargetTransports.type(trtype);
+        this.options = Collections.unmodifiableSortedMap(new TreeMap<>(transport.options(options)));
         this.address = address;
         this.allSubsystems = allSubsystems;
         this.subsystems.addAll(subsystems);
@@ -60,21 +59,27 @@ public final class Port {
     }
 
     public String trtype() {
-        return trtype;
+        return transport.name();
     }
 
-    public boolean isRdma() {
-        return "rdma".equals(trtype);
+    /** The port's transport type. */
+    public TargetTransport.Type transport() {
+        return transport;
     }
 
-    /** The RDMA provider of an {@code rdma} port, else null. */
-    public String rdmaProvider() {
-        return rdmaProvider;
+    /** The transport's options for this port, defaults filled in. */
+    public SortedMap<String, String> options() {
+        return options;
+    }
+
+    /** One option, or null. */
+    public String option(String name) {
+        return options.get(name);
     }
 
     /** TRTYPE as discovery log entries and error log entries number it. */
     public int trtypeCode() {
-        return isRdma() ? io.nvmeof.protocol.DiscoveryLogEntry.TRTYPE_RDMA : io.nvmeof.protocol.DiscoveryLogEntry.TRTYPE_TCP;
+        return transport.code();
     }
 
     /** The address asked for. */
@@ -113,7 +118,7 @@ public final class Port {
     @Override
     public String toString() {
         InetSocketAddress a = bound != null ? bound : address;
-        return "port " + id + " " + trtype + "://" + a.getHostString() + ":" + a.getPort()
-                + (rdmaProvider != null ? " (" + rdmaProvider + ")" : "");
+        return "port " + id + " " + trtype() + "://" + a.getHostString() + ":" + a.getPort()
+                + (options.isEmpty() ? "" : " " + options);
     }
 }

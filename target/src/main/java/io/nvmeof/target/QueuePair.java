@@ -233,7 +233,7 @@ public final class QueuePair {
                 finishFused(first);
             }
         } else {
-            IoCommands.executeBlocking(first);
+            IoCommands.runBackend(first);
             finishFused(first);
         }
     }
@@ -321,8 +321,8 @@ public final class QueuePair {
         }
     }
 
-    /** Runs {@code r}'s backend call on the I/O executor. */
-    void executeBlocking(Request r) {
+    /** Runs {@code r}'s backend call on the I/O executor (a blocking backend's). */
+    void offload(Request r) {
         try {
             target.ioExecutor().execute(r);
         } catch (java.util.concurrent.RejectedExecutionException e) {

@@ -117,7 +117,7 @@ public final class Request implements Runnable {
         if (queue.transport().eventLoop().inEventLoop()) {
             queue.ioFinished(this);
         } else {
-            IoCommands.executeBlocking(this);
+            IoCommands.runBackend(this);
             try {
                 queue.transport().eventLoop().execute(this);
             } catch (java.util.concurrent.RejectedExecutionException e) {

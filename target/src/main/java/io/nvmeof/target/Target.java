@@ -3,7 +3,6 @@ package io.nvmeof.target;
 import io.netty.channel.EventLoopGroup;
 import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.protocol.Nqn;
-import io.nvmeof.target.tcp.TcpListener;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -31,7 +30,8 @@ public final class Target implements AutoCloseable {
     private final Map<String, Subsystem> subsystems = new ConcurrentHashMap<>();
     /** Read from event loops (discovery log) without the target's lock: never block them behind a reload. */
     private final Map<Port, PortListener> ports = new ConcurrentHashMap<>();
-    private io.nvmeof.target.rdma.RdmaTransport rdma;
+    /** The transports of the ports, by trtype, created on the first port of each. */
+    private final Map<String, TargetTransport> transports = new ConcurrentHashMap<>();
     private final Subsystem discovery = new Subsystem(Nqn.DISCOVERY, "discovery", "nvmeof-java discovery", "0.1", true);
     private final java.util.concurrent.atomic.AtomicLong discoveryGeneration = new java.util.concurrent.atomic.AtomicLong(1);
     private final Options options;
@@ -142,21 +142,18 @@ public final class Target implements AutoCloseable {
         }
         startThreads();
         try {
-            PortListener l;
-            if (port.isRdma()) {
-                if (rdma == null) {
-                    rdma = new io.nvmeof.target.rdma.RdmaTransport(this, group);
-                }
-                l = rdma.listen(port);
-            } else {
-                l = TcpListener.bind(this, group, port);
+            TargetTransport transport = transports.get(port.trtype());
+            if (transport == null) {
+                transport = port.transport().create(this, group);
+                transports.put(port.trtype(), transport);
             }
+            PortListener l = transport.listen(port);
             port.bound(l.localAddress());
             ports.put(port, l);
             discoveryChanged();
             LOG.log(System.Logger.Level.INFO, "listening on {0}://{1}:{2,number,#} (port {3,number,#}{4})", port.trtype(),
                     l.localAddress().getHostString(), l.localAddress().getPort(), port.id(),
-                    port.isRdma() ? ", RDMA provider " + port.rdmaProvider() : "");
+                    port.options().isEmpty() ? "" : ", " + port.options());
             return port;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -269,9 +266,8 @@ public final class Target implements AutoCloseable {
             }
             group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         }
-        if (rdma != null) {
-            rdma.close();
-        }
+        Closeables.closeAll(transports.values());
+        transports.clear();
         Closeables.closeAll(subsystems.values());
     }
 }

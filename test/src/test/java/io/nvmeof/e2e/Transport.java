@@ -55,6 +55,7 @@ final class Transport {
         if (!RDMA) {
             return target.listenTcp(address);
         }
-        return target.addPort(new Port(target.nextPortId(), "rdma", PROVIDER, address, true, List.of())).bound();
+        return target.addPort(new Port(target.nextPortId(), "rdma", java.util.Map.of("provider", PROVIDER), address, true,
+                List.of())).bound();
     }
 }

@@ -102,7 +102,7 @@ public final class ConfigApplier {
                 }
             }
             if (existing == null) {
-                Port port = new Port(p.portid(), p.trtype(), p.rdmaProvider(),
+                Port port = new Port(p.portid(), p.trtype(), p.options(),
                         new InetSocketAddress(p.traddr(), p.trsvcid()), false, p.subsystems());
                 try {
                     target.addPort(port);
@@ -140,8 +140,7 @@ public final class ConfigApplier {
 
     private static boolean sameAddress(Port p, PortConfig c) {
         return p.address().equals(new InetSocketAddress(c.traddr(), c.trsvcid())) && p.trtype().equals(c.trtype())
-                && java.util.Objects.equals(p.rdmaProvider(), c.rdmaProvider() != null ? c.rdmaProvider()
-                : "rdma".equals(c.trtype()) ? io.nvmeof.fabric.rdma.RdmaProviders.DEFAULT : null);
+                && p.options().equals(p.transport().options(c.options()));
     }
 
     private static void hosts(Subsystem sub, SubsystemConfig s) {

@@ -4,6 +4,9 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nvmeof.protocol.Nqn;
+import io.nvmeof.target.PortOptionException;
+import io.nvmeof.target.TargetTransport;
+import io.nvmeof.target.TargetTransports;
 import io.nvmeof.target.backend.BackendSpec;
 import io.nvmeof.target.config.TargetConfig.NamespaceConfig;
 import io.nvmeof.target.config.TargetConfig.PortConfig;
@@ -17,7 +20,9 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.UUID;
 
 /**
@@ -165,16 +170,24 @@ public final class ConfigLoader {
     private static PortConfig port(JsonNode p, String at, JsonNode addr) {
         int portid = intIn(p.get("portid"), at + ".portid", 1, 0xffff);
         String trtype = string(addr, "trtype", at, "tcp");
-        if (!trtype.equals("tcp") && !trtype.equals("rdma")) {
-            throw new ConfigException(at + ".trtype", "'" + trtype + "' is not supported (tcp or rdma)");
+        TargetTransport.Type transport;
+        try {
+            transport = TargetTransports.type(trtype);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(at + ".trtype", "'" + trtype + "' is not supported ("
+                    + String.join(" or ", TargetTransports.names()) + ")");
         }
+        // port options of the transport; "rdma_provider" is the NVMe/RDMA provider option's name here
+        Map<String, String> options = new TreeMap<>();
         String provider = string(p, "rdma_provider", at, null);
-        if (provider != null && !trtype.equals("rdma")) {
-            throw new ConfigException(at + ".rdma_provider", "applies to rdma ports only");
+        if (provider != null) {
+            options.put("provider", provider);
         }
-        if (provider != null && !io.nvmeof.fabric.rdma.RdmaProviders.NAMES.contains(provider)) {
-            throw new ConfigException(at + ".rdma_provider", "'" + provider + "' is not one of "
-                    + String.join(", ", io.nvmeof.fabric.rdma.RdmaProviders.NAMES));
+        try {
+            transport.options(options);
+        } catch (PortOptionException e) {
+            String field = provider != null && "provider".equals(e.option()) ? "rdma_provider" : e.option();
+            throw new ConfigException(at + "." + field, e.getMessage());
         }
         String traddr = string(addr, "traddr", at, null);
         if (traddr == null) {
@@ -196,7 +209,7 @@ public final class ConfigLoader {
         for (int i = 0; i < sl.size(); i++) {
             subs.add(nqn(sl.get(i), at + ".subsystems[" + i + "]"));
         }
-        return new PortConfig(portid, trtype, provider, traddr, trsvcid, subs);
+        return new PortConfig(portid, trtype, options, traddr, trsvcid, subs);
     }
 
     // ---- nvmetcli save format ----

@@ -1,6 +1,7 @@
 package io.nvmeof.target.config;
 
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /**
@@ -11,17 +12,21 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
 
     /**
      * A port: where hosts connect, and which subsystems they reach there (none: discovery only).
-     * {@code trtype} is tcp or rdma; {@code rdmaProvider} names the verbs provider of an rdma
-     * port (null: the default, or a tcp port).
+     * {@code trtype} names a registered transport (tcp, rdma); {@code options} are that
+     * transport's port options (rdma: {@code provider}), as configured.
      */
-    public record PortConfig(int portid, String trtype, String rdmaProvider, String traddr, int trsvcid,
+    public record PortConfig(int portid, String trtype, Map<String, String> options, String traddr, int trsvcid,
                              List<String> subsystems) {
+        public PortConfig {
+            options = Map.copyOf(options);
+        }
+
         public PortConfig(int portid, String trtype, String traddr, int trsvcid, List<String> subsystems) {
-            this(portid, trtype, null, traddr, trsvcid, subsystems);
+            this(portid, trtype, Map.of(), traddr, trsvcid, subsystems);
         }
 
         PortConfig withId(int id) {
-            return new PortConfig(id, trtype, rdmaProvider, traddr, trsvcid, subsystems);
+            return new PortConfig(id, trtype, options, traddr, trsvcid, subsystems);
         }
     }
 

@@ -14,7 +14,10 @@ import io.nvmeof.protocol.SubmissionQueueEntry;
 import io.nvmeof.protocol.rdma.RdmaCmAccept;
 import io.nvmeof.protocol.rdma.RdmaCmReject;
 import io.nvmeof.protocol.rdma.RdmaCmRequest;
+import io.nvmeof.protocol.DiscoveryLogEntry;
 import io.nvmeof.target.Port;
+import io.nvmeof.target.PortOptionException;
+import io.nvmeof.target.TargetTransport;
 import io.nvmeof.target.PortListener;
 import io.nvmeof.target.Target;
 import java.io.IOException;
@@ -29,7 +32,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * buffer pool per protection domain, and the listeners, which validate each connect request's
  * private data (NVMe/RDMA 1.0, 3.3) and accept with CRQSIZE or reject with the spec's status.
  */
-public final class RdmaTransport implements AutoCloseable {
+public final class RdmaTransport implements TargetTransport {
     private static final System.Logger LOG = System.getLogger(RdmaTransport.class.getName());
     /** The Linux host's admin queue depth (NVME_AQ_DEPTH), the largest admin queue accepted. */
     static final int MAX_ADMIN_QUEUE = 32;
@@ -41,14 +44,15 @@ public final class RdmaTransport implements AutoCloseable {
     private final Map<String, RdmaProvider> providers = new ConcurrentHashMap<>();
     private final Map<ProtectionDomain, RegisteredBufferPool> pools = new ConcurrentHashMap<>();
 
-    public RdmaTransport(Target target, EventLoopGroup group) {
+    RdmaTransport(Target target, EventLoopGroup group) {
         this.target = target;
         this.group = group;
     }
 
     /** Starts listening for {@code port}. */
+    @Override
     public PortListener listen(Port port) throws IOException {
-        RdmaProvider provider = provider(port.rdmaProvider());
+        RdmaProvider provider = provider(port.option(Type.PROVIDER));
         Set<RdmaConnection> connections = ConcurrentHashMap.newKeySet();
         RdmaListener l = provider.listen(port.address(), req -> request(port, req, connections));
         warmUp(port, l);
@@ -187,5 +191,54 @@ public final class RdmaTransport implements AutoCloseable {
             p.close();
         }
         providers.clear();
+    }
+
+    /**
+     * NVMe/RDMA as a target transport type: {@code rdma}, with the port option {@code provider}
+     * (the verbs provider: {@code verbs}, {@code disni} or {@code soft}; default {@value
+     * RdmaProviders#DEFAULT}).
+     */
+    public static final class Type implements TargetTransport.Type {
+        /** The port option naming the RDMA provider. */
+        public static final String PROVIDER = "provider";
+
+        @Override
+        public String name() {
+            return "rdma";
+        }
+
+        @Override
+        public int code() {
+            return DiscoveryLogEntry.TRTYPE_RDMA;
+        }
+
+        @Override
+        public Map<String, String> options(Map<String, String> configured) {
+            String provider = RdmaProviders.DEFAULT;
+            for (Map.Entry<String, String> e : configured.entrySet()) {
+                if (!PROVIDER.equals(e.getKey())) {
+                    throw new PortOptionException(e.getKey(), "not an option of rdma ports (" + PROVIDER + " is)");
+                }
+                if (!RdmaProviders.NAMES.contains(e.getValue())) {
+                    throw new PortOptionException(PROVIDER, "'" + e.getValue() + "' is not one of "
+                            + String.join(", ", RdmaProviders.NAMES));
+                }
+                provider = e.getValue();
+            }
+            return Map.of(PROVIDER, provider);
+        }
+
+        /** TSAS: reliable connected, no provider type specified, RDMA CM (the kernel nvmet's defaults). */
+        @Override
+        public void describe(Port port, DiscoveryLogEntry e) {
+            e.tsasByte(DiscoveryLogEntry.TSAS_RDMA_QPTYPE, DiscoveryLogEntry.RDMA_QPTYPE_CONNECTED);
+            e.tsasByte(DiscoveryLogEntry.TSAS_RDMA_PRTYPE, DiscoveryLogEntry.RDMA_PRTYPE_NOT_SPECIFIED);
+            e.tsasByte(DiscoveryLogEntry.TSAS_RDMA_CMS, DiscoveryLogEntry.RDMA_CMS_RDMA_CM);
+        }
+
+        @Override
+        public TargetTransport create(Target target, EventLoopGroup group) {
+            return new RdmaTransport(target, group);
+        }
     }
 }

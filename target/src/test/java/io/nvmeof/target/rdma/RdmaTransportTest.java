@@ -65,7 +65,8 @@ class RdmaTransportTest {
         Subsystem s = new Subsystem(NQN, "RDMA0001", "rdma", "1.0");
         s.addNamespace(new Namespace(NQN, 1, new RamBackend(1 << 20, 4096), false, null));
         target.addSubsystem(s);
-        Port p = target.addPort(new Port(1, "rdma", "soft", new InetSocketAddress("127.0.0.1", 0), true, List.of()));
+        Port p = target.addPort(new Port(1, "rdma", java.util.Map.of("provider", "soft"), new InetSocketAddress("127.0.0.1", 0), true,
+                List.of()));
         address = p.bound();
         group = EventLoops.newGroup(1, "raw-rdma-host");
         host = new SoftProvider(group);

@@ -108,4 +108,18 @@ public final class SoftProvider implements RdmaProvider {
     @Override
     public void close() {
     }
+
+    /** {@code soft} as a provider type, found by {@link io.nvmeof.fabric.rdma.RdmaProviders}. */
+    public static final class Type implements io.nvmeof.fabric.rdma.RdmaProviderType {
+        @Override
+        public String name() {
+            return "soft";
+        }
+
+        @Override
+        public io.nvmeof.fabric.rdma.RdmaProvider open(io.netty.channel.EventLoopGroup group)
+                throws io.nvmeof.fabric.rdma.RdmaUnavailableException {
+            return new SoftProvider(group);
+        }
+    }
 }

@@ -461,4 +461,18 @@ public final class DisniProvider implements RdmaProvider {
     public String toString() {
         return "DiSNI RDMA provider";
     }
+
+    /** {@code disni} as a provider type, found by {@link io.nvmeof.fabric.rdma.RdmaProviders}. */
+    public static final class Type implements io.nvmeof.fabric.rdma.RdmaProviderType {
+        @Override
+        public String name() {
+            return "disni";
+        }
+
+        @Override
+        public io.nvmeof.fabric.rdma.RdmaProvider open(io.netty.channel.EventLoopGroup group)
+                throws io.nvmeof.fabric.rdma.RdmaUnavailableException {
+            return DisniProvider.open(group);
+        }
+    }
 }

@@ -380,4 +380,18 @@ public final class VerbsProvider implements RdmaProvider {
     public String toString() {
         return "verbs provider" + (busyPoll ? " (busy poll)" : "");
     }
+
+    /** {@code verbs} as a provider type, found by {@link io.nvmeof.fabric.rdma.RdmaProviders} (busy polling with {@code -Dnvmeof.rdma.busyPoll=true}). */
+    public static final class Type implements io.nvmeof.fabric.rdma.RdmaProviderType {
+        @Override
+        public String name() {
+            return "verbs";
+        }
+
+        @Override
+        public io.nvmeof.fabric.rdma.RdmaProvider open(io.netty.channel.EventLoopGroup group)
+                throws io.nvmeof.fabric.rdma.RdmaUnavailableException {
+            return VerbsProvider.open(group);
+        }
+    }
 }

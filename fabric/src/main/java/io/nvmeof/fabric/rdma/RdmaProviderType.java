@@ -1,0 +1,22 @@
+package io.nvmeof.fabric.rdma;
+
+import io.netty.channel.EventLoopGroup;
+
+/**
+ * A kind of RDMA provider, found by name ({@link RdmaProviders}): listed as a service ({@code
+ * META-INF/services/io.nvmeof.fabric.rdma.RdmaProviderType}) by the jar that carries it. The
+ * {@code soft} provider is in this module; {@code verbs} and {@code disni}, which need native
+ * libraries (jnr-ffi, DiSNI), are in {@code nvmeof-rdma}, so that an application using only
+ * NVMe/TCP does not carry them.
+ */
+public interface RdmaProviderType {
+    /** {@code verbs}, {@code disni}, {@code soft}. */
+    String name();
+
+    /**
+     * Opens the provider, whose connections deliver completions on loops of {@code group}.
+     * Fails at once, with one message saying what is missing and how to get it, where it
+     * cannot run here.
+     */
+    RdmaProvider open(EventLoopGroup group) throws RdmaUnavailableException;
+}

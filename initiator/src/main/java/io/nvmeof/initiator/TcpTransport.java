@@ -1,0 +1,55 @@
+package io.nvmeof.initiator;
+
+import io.netty.channel.EventLoopGroup;
+import java.net.InetSocketAddress;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/** NVMe/TCP for one controller: each queue its own TCP connection ({@link TcpQueue}). */
+final class TcpTransport implements HostTransport {
+    private final EventLoopGroup group;
+    private final ConnectOptions options;
+
+    private TcpTransport(EventLoopGroup group, ConnectOptions options) {
+        this.group = group;
+        this.options = options;
+    }
+
+    @Override
+    public CompletableFuture<HostQueue> openQueue(InetSocketAddress address, int qid, int depth, int inCapsule,
+                                                  int controllerId) {
+        return TcpQueue.open(group, address, qid, depth, inCapsule, options.headerDigest, options.dataDigest,
+                options.commandTimeout.toNanos(), (int) options.connectTimeout.toMillis());
+    }
+
+    @Override
+    public void close() {
+        // every queue is its own connection, closed with the queue
+    }
+
+    /** {@code nvme+tcp}: no URI parameters; the discovery subsystem on port 8009 by default. */
+    public static final class Type implements HostTransport.Type {
+        @Override
+        public String name() {
+            return "tcp";
+        }
+
+        @Override
+        public Map<String, String> options(Map<String, String> given) {
+            for (String k : given.keySet()) {
+                throw new IllegalArgumentException("unknown parameter '" + k + "' for nvme+tcp");
+            }
+            return Map.of();
+        }
+
+        @Override
+        public int discoveryPort() {
+            return NvmeofUri.DISCOVERY_PORT;
+        }
+
+        @Override
+        public HostTransport create(NvmeofUri uri, EventLoopGroup group, ConnectOptions options) {
+            return new TcpTransport(group, options);
+        }
+    }
+}
