@@ -1,31 +1,45 @@
 package io.nvmeof.target.rdma;
 
 import io.netty.channel.EventLoopGroup;
+import io.nvmeof.fabric.rdma.ConnectParams;
 import io.nvmeof.fabric.rdma.ConnectRequest;
 import io.nvmeof.fabric.rdma.MemoryRegion;
 import io.nvmeof.fabric.rdma.ProtectionDomain;
 import io.nvmeof.fabric.rdma.RdmaConnection;
+import io.nvmeof.fabric.rdma.RdmaHandler;
 import io.nvmeof.fabric.rdma.RdmaListener;
 import io.nvmeof.fabric.rdma.RdmaProvider;
 import io.nvmeof.fabric.rdma.RdmaProviders;
 import io.nvmeof.fabric.rdma.RegisteredBufferPool;
+import io.nvmeof.fabric.rdma.WorkCompletion;
+import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.CompletionQueueEntry;
+import io.nvmeof.protocol.ConnectData;
+import io.nvmeof.protocol.DiscoveryLogEntry;
+import io.nvmeof.protocol.FabricsCommandType;
 import io.nvmeof.protocol.Flyweight;
+import io.nvmeof.protocol.Nqn;
+import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.SubmissionQueueEntry;
 import io.nvmeof.protocol.rdma.RdmaCmAccept;
 import io.nvmeof.protocol.rdma.RdmaCmReject;
 import io.nvmeof.protocol.rdma.RdmaCmRequest;
-import io.nvmeof.protocol.DiscoveryLogEntry;
 import io.nvmeof.target.Port;
-import io.nvmeof.target.PortOptionException;
-import io.nvmeof.target.TargetTransport;
 import io.nvmeof.target.PortListener;
+import io.nvmeof.target.PortOptionException;
 import io.nvmeof.target.Target;
+import io.nvmeof.target.TargetTransport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The target's NVMe/RDMA transport: providers opened as ports need them, one registered data
@@ -38,6 +52,8 @@ public final class RdmaTransport implements TargetTransport {
     static final int MAX_ADMIN_QUEUE = 32;
     /** RDMA READs a queue issues at once at most (the host's responder resources cap it further). */
     static final int MAX_INITIATOR_DEPTH = 16;
+    /** The rehearsal's capsule area: the SQE, then room for the response. */
+    private static final int REHEARSAL_CAPSULE = 128;
 
     private final Target target;
     private final EventLoopGroup group;
@@ -56,6 +72,7 @@ public final class RdmaTransport implements TargetTransport {
         Set<RdmaConnection> connections = ConcurrentHashMap.newKeySet();
         RdmaListener l = provider.listen(port.address(), req -> request(port, req, connections));
         warmUp(port, l);
+        rehearse(provider, l.localAddress());
         return new PortListener() {
             @Override
             public InetSocketAddress localAddress() {
@@ -94,6 +111,83 @@ public final class RdmaTransport implements TargetTransport {
             LOG.log(System.Logger.Level.DEBUG, "warming the RDMA accept path: {0}", e.getMessage());
         } finally {
             q.release();
+        }
+    }
+
+    /**
+     * Connects to the port just opened as a host's admin queue would, sends a Fabrics Connect
+     * to the discovery subsystem (its data fetched by RDMA READ, its response a SEND), and
+     * disconnects: the whole path of a host's first minute (connection manager, queue pair,
+     * receive ring, accept, RDMA READ, Connect, controller, response, the end) runs once before
+     * a host comes. A cold JVM on a slow or emulated machine otherwise answered the first host
+     * after SPDK's host had given up (it waits 1 s for the accept and 500 ms for the Connect).
+     * A port on every address is not rehearsed (no one address to reach it at); a rehearsal
+     * that fails is logged and changes nothing.
+     */
+    private static void rehearse(RdmaProvider provider, InetSocketAddress at) {
+        if (at == null || at.getAddress() == null || at.getAddress().isAnyLocalAddress()) {
+            return;
+        }
+        ByteBuffer cm = Flyweight.allocate(RdmaCmRequest.SIZE);
+        new RdmaCmRequest().<RdmaCmRequest>wrap(cm, 0).encode(0, MAX_ADMIN_QUEUE, MAX_ADMIN_QUEUE - 1, 0xffff);
+        CompletableFuture<String> answered = new CompletableFuture<>();
+        CompletableFuture<Throwable> ended = new CompletableFuture<>();
+        ByteBuffer buf = Flyweight.allocate(REHEARSAL_CAPSULE + ConnectData.SIZE);
+        RdmaHandler host = new RdmaHandler() {
+            @Override
+            public void onCompletion(long wrId, int opcode, int status, int byteLength, long invalidatedRkey) {
+                if (opcode == WorkCompletion.RECV) {
+                    answered.complete(status != WorkCompletion.SUCCESS ? WorkCompletion.statusName(status)
+                            : new CompletionQueueEntry().<CompletionQueueEntry>wrap(buf, SubmissionQueueEntry.SIZE).status()
+                                    .toString());
+                }
+            }
+
+            @Override
+            public void onDisconnected(Throwable cause) {
+                ended.complete(cause);
+            }
+        };
+        long t0 = System.nanoTime();
+        MemoryRegion mr = null;
+        RdmaConnection c = null;
+        try {
+            c = provider.connect(at, new ConnectParams(cm, 2, 2, 1, 1, 5000), host).get(10, TimeUnit.SECONDS);
+            mr = c.pd().register(buf, MemoryRegion.LOCAL_WRITE | MemoryRegion.REMOTE_READ);
+            UUID hostId = UUID.randomUUID();
+            new ConnectData().<ConnectData>wrap(buf, REHEARSAL_CAPSULE).hostId(hostId).cntlid(ConnectData.CNTLID_DYNAMIC)
+                    .subsystemNqn(Nqn.DISCOVERY).hostNqn("nqn.2014-08.org.nvmexpress:uuid:" + hostId);
+            new SubmissionQueueEntry().<SubmissionQueueEntry>wrap(buf, 0).opcode(AdminOpcode.FABRICS.code)
+                    .psdt(SubmissionQueueEntry.PSDT_SGL_MPTR_CONTIGUOUS).cid(1).fctype(FabricsCommandType.CONNECT.code)
+                    .cdw(10, 0).cdw(11, MAX_ADMIN_QUEUE - 1)
+                    .sglKeyed(mr.address() + REHEARSAL_CAPSULE, ConnectData.SIZE, mr.rkey(), Sgl.KEYED_ADDRESS);
+            RdmaConnection conn = c;
+            MemoryRegion region = mr;
+            conn.eventLoop().submit(() -> {
+                conn.postRecv(1, region, SubmissionQueueEntry.SIZE, CompletionQueueEntry.SIZE);
+                conn.postSend(2, region, 0, SubmissionQueueEntry.SIZE, RdmaConnection.NO_INVALIDATE);
+            }).get(10, TimeUnit.SECONDS);
+            String status = answered.get(10, TimeUnit.SECONDS);
+            LOG.log(System.Logger.Level.INFO, "rehearsed a host connecting to {0}: {1} ms (Connect: {2})", at,
+                    (System.nanoTime() - t0) / 1_000_000, status);
+        } catch (ExecutionException | TimeoutException | IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, "rehearsing a host connecting to {0} failed: {1}", at, e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            if (c != null) {
+                c.close();
+                try {
+                    ended.get(10, TimeUnit.SECONDS);     // (the queue pair is quiet: the region may go)
+                } catch (ExecutionException | TimeoutException e) {
+                    LOG.log(System.Logger.Level.DEBUG, "the rehearsal connection did not end: {0}", e.toString());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                if (mr != null && ended.isDone()) {
+                    c.pd().deregister(mr);
+                }
+            }
         }
     }
 
