@@ -1,6 +1,7 @@
 package io.nvmeof.cli;
 
 import io.nvmeof.initiator.BlockDevice;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CountDownLatch;
@@ -118,7 +119,7 @@ final class Bench {
                 lastCount = c;
             }
             if (now - stopAt > TimeUnit.SECONDS.toNanos(60)) {
-                throw new java.io.IOException("commands still outstanding 60 s after the run ended");
+                throw new IOException("commands still outstanding 60 s after the run ended");
             }
         }
         long elapsed = System.nanoTime() - start;
@@ -128,7 +129,7 @@ final class Bench {
         }
         Throwable t = error.get();
         if (t != null) {
-            throw new java.io.IOException(pattern.fioName + " failed after " + completed.get() + " I/Os: "
+            throw new IOException(pattern.fioName + " failed after " + completed.get() + " I/Os: "
                     + Main.describe(t), t);
         }
         return new Result(pattern, blockSize, iodepth, completed.get(), elapsed, recorder.getIntervalHistogram());

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.PrintWriter;
+import java.util.Date;
 import java.util.Locale;
 import org.HdrHistogram.Histogram;
 
@@ -86,7 +87,7 @@ final class BenchReport {
         ObjectNode root = m.createObjectNode();
         root.put("fio version", "nvmeof-java");
         root.put("timestamp", System.currentTimeMillis() / 1000);
-        root.put("time", new java.util.Date().toString());
+        root.put("time", new Date().toString());
         ObjectNode options = root.putObject("global options");
         options.put("filename", uri);
         ObjectNode job = root.putArray("jobs").addObject();

@@ -7,15 +7,20 @@ import io.nvmeof.initiator.NvmeofUri;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
+import io.nvmeof.target.backend.BackendSpec;
 import io.nvmeof.target.backend.RamBackend;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -40,13 +45,13 @@ final class DemoCommand implements Callable<Integer> {
     String size;
 
     /** Held so the level sticks: the demo prints its own story, the target's INFO lines would clutter it. */
-    private static final java.util.logging.Logger QUIET = java.util.logging.Logger.getLogger("io.nvmeof");
+    private static final Logger QUIET = Logger.getLogger("io.nvmeof");
 
     @Override
     public Integer call() throws Exception {
-        QUIET.setLevel(java.util.logging.Level.WARNING);
+        QUIET.setLevel(Level.WARNING);
         PrintWriter out = spec.commandLine().getOut();
-        long bytes = io.nvmeof.target.backend.BackendSpec.parseSize(size, "--size");
+        long bytes = BackendSpec.parseSize(size, "--size");
         try (Target target = new Target()) {
             Subsystem s = new Subsystem(NQN, "DEMO0001", "nvmeof-java demo", "0.1");
             s.addNamespace(new Namespace(NQN, 1, new RamBackend(bytes, 4096), false, null));
@@ -80,7 +85,7 @@ final class DemoCommand implements Callable<Integer> {
         long slots = dev.size() / piece;
         Random rnd = new Random(42);
         List<Long> offsets = new ArrayList<>();
-        java.util.Set<Long> used = new java.util.HashSet<>();
+        Set<Long> used = new HashSet<>();
         while (offsets.size() < Math.min(pieces, slots)) {
             long o = (long) (rnd.nextDouble() * slots) * piece;
             if (used.add(o)) {

@@ -3,6 +3,7 @@ package io.nvmeof.cli;
 import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.NvmeofUri;
+import io.nvmeof.protocol.Nqn;
 import java.io.IOException;
 import java.util.List;
 
@@ -13,7 +14,7 @@ final class Devices {
 
     static NvmeofUri parse(String uri) {
         NvmeofUri u = NvmeofUri.parse(uri);
-        if (u.subsystemNqn().equals(io.nvmeof.protocol.Nqn.DISCOVERY)) {
+        if (u.subsystemNqn().equals(Nqn.DISCOVERY)) {
             throw new IllegalArgumentException("bad URI '" + uri + "': name a subsystem NQN after the port");
         }
         return u;

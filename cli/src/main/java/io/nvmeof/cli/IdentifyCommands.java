@@ -10,7 +10,9 @@ import java.io.PrintWriter;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -21,7 +23,7 @@ import picocli.CommandLine.Parameters;
 /** {@code id-ctrl}, {@code id-ns} and {@code list}: identify data with nvme-cli's field names. */
 final class IdentifyCommands {
     /** The fields nvme-cli prints in hex; the rest are decimal or text. */
-    static final java.util.Set<String> HEX = java.util.Set.of("vid", "ssvid", "cmic", "cntlid", "ver", "oaes", "ctratt",
+    static final Set<String> HEX = Set.of("vid", "ssvid", "cmic", "cntlid", "ver", "oaes", "ctratt",
             "oacs", "frmw", "lpa", "sqes", "cqes", "oncs", "fuses", "vwc", "sgls", "fcatt", "nsze", "ncap", "nuse",
             "nsfeat", "nmic", "dlfeat", "nsattr");
 
@@ -197,7 +199,7 @@ final class IdentifyCommands {
                 v /= 1024;
                 u++;
             }
-            return String.format(java.util.Locale.ROOT, "%.2f %s", v, units[u]);
+            return String.format(Locale.ROOT, "%.2f %s", v, units[u]);
         }
     }
 }

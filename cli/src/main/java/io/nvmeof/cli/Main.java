@@ -1,6 +1,11 @@
 package io.nvmeof.cli;
 
 import java.io.PrintWriter;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
+import java.nio.file.NoSuchFileException;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -56,17 +61,17 @@ public final class Main implements Runnable {
     /** One line that says what went wrong, without a stack trace. */
     static String describe(Throwable t) {
         Throwable c = t;
-        while ((c instanceof java.util.concurrent.CompletionException
-                || c instanceof java.util.concurrent.ExecutionException) && c.getCause() != null) {
+        while ((c instanceof CompletionException
+                || c instanceof ExecutionException) && c.getCause() != null) {
             c = c.getCause();
         }
-        if (c instanceof java.nio.file.NoSuchFileException f) {
+        if (c instanceof NoSuchFileException f) {
             return "no such file: " + f.getFile();
         }
-        if (c instanceof java.nio.file.AccessDeniedException f) {
+        if (c instanceof AccessDeniedException f) {
             return "permission denied: " + f.getFile();
         }
-        if (c instanceof java.nio.file.FileSystemException f && f.getReason() != null) {
+        if (c instanceof FileSystemException f && f.getReason() != null) {
             return f.getFile() + ": " + f.getReason();
         }
         String m = c.getMessage();

@@ -1,7 +1,10 @@
 package io.nvmeof.initiator;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -66,16 +69,16 @@ public interface BlockDevice {
     }
 
     /** Bytes from {@code offset} to the end of the device, as a stream. */
-    default java.io.InputStream inputStream(long offset) throws IOException {
+    default InputStream inputStream(long offset) throws IOException {
         BlockDeviceChannel c = channel();
         c.position(offset);
-        return java.nio.channels.Channels.newInputStream(c);
+        return Channels.newInputStream(c);
     }
 
     /** Writes from {@code offset} on; closing the stream flushes the device. */
-    default java.io.OutputStream outputStream(long offset) throws IOException {
+    default OutputStream outputStream(long offset) throws IOException {
         BlockDeviceChannel c = channel();
         c.position(offset);
-        return java.nio.channels.Channels.newOutputStream(c);
+        return Channels.newOutputStream(c);
     }
 }

@@ -56,7 +56,7 @@ public class Command extends CompletableFuture<Command> implements Runnable {
     }
 
     /** Get Log Page for {@code length} bytes (a multiple of 4) of log {@code lid} at byte {@code offset}. */
-    public static Command getLogPage(int lid, long offset, java.nio.ByteBuffer into, int length, boolean retainEvent) {
+    public static Command getLogPage(int lid, long offset, ByteBuffer into, int length, boolean retainEvent) {
         long numd = length / 4 - 1;
         return admin(AdminOpcode.GET_LOG_PAGE, "Get Log Page " + Integer.toHexString(lid))
                 .cdw(10, lid & 0xff | (retainEvent ? 1 << 15 : 0) | (int) (numd & 0xffff) << 16)

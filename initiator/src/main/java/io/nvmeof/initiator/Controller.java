@@ -1,6 +1,7 @@
 package io.nvmeof.initiator;
 
 import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.protocol.AdminOpcode;
@@ -11,6 +12,8 @@ import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.IdentifyCns;
 import io.nvmeof.protocol.IdentifyController;
 import io.nvmeof.protocol.IdentifyNamespace;
+import io.nvmeof.protocol.LogPage;
+import io.nvmeof.protocol.Nqn;
 import io.nvmeof.protocol.Registers;
 import io.nvmeof.protocol.Status;
 import java.io.IOException;
@@ -19,11 +22,19 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * A host-side NVMe-oF controller: an admin queue and I/O queues to one subsystem, brought
@@ -42,16 +53,18 @@ public final class Controller implements AutoCloseable {
     private volatile HostQueue admin;
     /** The I/O queues of the live association; replaced whole on reconnect. */
     private volatile HostQueue[] queues = new HostQueue[0];
-    /** LIVE, RECONNECTING (commands wait in {@link #parked}), DEAD (controller loss timeout passed). */
-    private enum State { LIVE, RECONNECTING, DEAD }
-    private volatile State state = State.LIVE;
+    /** Moved only by {@link #move}, under this controller's lock; commands wait in {@link #parked} while recovering. */
+    private volatile ControllerState state = ControllerState.NEW;
+    /** The controller's one thread for what is not I/O: teardown, reconnect attempts, asynchronous events. */
+    private final ScheduledExecutorService events;
+    private volatile Thread eventsThread;
     private final List<Command> parked = new ArrayList<>();
     private final AtomicInteger reconnects = new AtomicInteger();
     private long lostAtNanos;
     private Throwable lossCause;
     /** Namespaces handed out, kept current by namespace-change events. */
-    private final java.util.Map<Integer, NamespaceDevice> devices = new java.util.concurrent.ConcurrentHashMap<>();
-    private final List<java.util.function.Consumer<AsyncEvent>> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final Map<Integer, NamespaceDevice> devices = new ConcurrentHashMap<>();
+    private final List<Consumer<AsyncEvent>> listeners = new CopyOnWriteArrayList<>();
     private final AtomicInteger next = new AtomicInteger();
     private int cntlid;
     private long cap;
@@ -66,6 +79,29 @@ public final class Controller implements AutoCloseable {
         this.options = options;
         int threads = Math.max(1, Math.min(options.ioQueues, Runtime.getRuntime().availableProcessors()));
         this.group = EventLoops.newGroup(threads, "nvmeof-host");
+        this.events = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "nvmeof-ctrl");
+            t.setDaemon(true);
+            eventsThread = t;
+            return t;
+        });
+    }
+
+    /** Moves to {@code next} by the state table ({@link ControllerState#canMoveTo}); holding the lock. */
+    private void move(ControllerState next) {
+        if (!state.canMoveTo(next)) {
+            throw new IllegalStateException("controller " + uri + ": " + state + " -> " + next + " is not a transition");
+        }
+        state = next;
+    }
+
+    /** Runs {@code task} on the controller's thread (dropped once it is shut down). */
+    private void onControllerThread(Runnable task) {
+        try {
+            events.execute(task);
+        } catch (RejectedExecutionException e) {
+            LOG.log(System.Logger.Level.DEBUG, "controller {0} is closed; a task was dropped", uri);
+        }
     }
 
     /** Connects to the subsystem {@code uri} names and brings the controller up. */
@@ -73,6 +109,12 @@ public final class Controller implements AutoCloseable {
         Controller c = new Controller(uri, options);
         try {
             c.bringUp();
+            synchronized (c) {
+                if (c.closed) {
+                    throw new IOException("controller " + uri + " was closed while connecting");
+                }
+                c.move(ControllerState.LIVE);
+            }
             return c;
         } catch (IOException | RuntimeException e) {
             c.close();
@@ -104,7 +146,7 @@ public final class Controller implements AutoCloseable {
     }
 
     /** Opens queue {@code qid} over the URI's transport; Connect is the caller's next step. */
-    private java.util.concurrent.CompletableFuture<HostQueue> openQueue(InetSocketAddress address, int qid, int depth,
+    private CompletableFuture<HostQueue> openQueue(InetSocketAddress address, int qid, int depth,
                                                                         int inCapsule, int controllerId) {
         return transport().openQueue(address, qid, depth, inCapsule, controllerId);
     }
@@ -185,16 +227,15 @@ public final class Controller implements AutoCloseable {
      */
     private void connectionLost(HostQueue q, Throwable cause) {
         synchronized (this) {
-            if (closed || state != State.LIVE || !current(q)) {
+            if (closed || state != ControllerState.LIVE || !current(q)) {
                 return; // a queue of an association already given up
             }
             if (options.controllerLossTimeout.toMillis() <= 0) {
                 // no recovery wanted: the controller is lost for good
-                state = State.DEAD;
+                move(ControllerState.DELETING);
+                move(ControllerState.DEAD);
                 lossCause = cause;
-                Thread t = new Thread(this::tearDown, "nvmeof-teardown");
-                t.setDaemon(true);
-                t.start();
+                onControllerThread(this::tearDown);
                 return;
             }
             startRecovery(cause);
@@ -218,12 +259,12 @@ public final class Controller implements AutoCloseable {
     private void orphaned(HostQueue q, Command c, Throwable cause) {
         boolean resubmit = false;
         synchronized (this) {
-            if (!closed && state != State.DEAD && !expired(c)) {
-                if (state == State.LIVE && !current(q)) {
+            if (!closed && (state == ControllerState.LIVE || state.recovering()) && !expired(c)) {
+                if (state == ControllerState.LIVE && !current(q)) {
                     resubmit = true; // a stale queue's leftover: the new association takes it
                 } else {
                     parked.add(c);
-                    if (state == State.LIVE) {
+                    if (state == ControllerState.LIVE) {
                         startRecovery(cause); // the queue died before its close listener ran
                     }
                     return;
@@ -242,17 +283,15 @@ public final class Controller implements AutoCloseable {
         return c.expiresAtNanos != 0 && System.nanoTime() - c.expiresAtNanos > 0;
     }
 
-    /** Enters RECONNECTING and starts the reconnect thread (holding the lock). */
+    /** LIVE -> RESETTING (holding the lock); the controller's thread tears down and reconnects. */
     private void startRecovery(Throwable cause) {
-        state = State.RECONNECTING;
+        move(ControllerState.RESETTING);
         lostAtNanos = System.nanoTime();
         lossCause = cause;
         LOG.log(System.Logger.Level.WARNING, "lost the connection to " + uri + " (" + cause.getMessage()
                 + "); reconnecting every " + options.reconnectDelay.toMillis() + " ms for up to "
                 + options.controllerLossTimeout.toSeconds() + " s");
-        Thread t = new Thread(this::reconnect, "nvmeof-reconnect");
-        t.setDaemon(true);
-        t.start();
+        onControllerThread(this::reset);
     }
 
     private IOException lostException(Throwable cause) {
@@ -264,82 +303,103 @@ public final class Controller implements AutoCloseable {
                 cause);
     }
 
-    private void reconnect() {
+    /** RESETTING: the old association goes; CONNECTING: the first attempt after the reconnect delay. */
+    private void reset() {
         tearDown();
-        long deadline = lostAtNanos + options.controllerLossTimeout.toNanos();
-        while (true) {
-            List<Command> fail = null;
-            synchronized (this) {
-                if (closed || System.nanoTime() - deadline > 0) {
-                    state = State.DEAD;
-                    fail = new ArrayList<>(parked);
-                    parked.clear();
-                }
-            }
-            if (fail != null) {
-                IOException e = lostException(lossCause);
-                for (Command c : fail) {
-                    c.completeExceptionally(e);
-                }
-                LOG.log(System.Logger.Level.WARNING, e.getMessage());
+        synchronized (this) {
+            if (closed || state != ControllerState.RESETTING) {
                 return;
             }
+            move(ControllerState.CONNECTING);
+        }
+        scheduleAttempt();
+    }
+
+    private void scheduleAttempt() {
+        try {
+            events.schedule(this::reconnectAttempt, options.reconnectDelay.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            // closed meanwhile: close() fails what waits
+        }
+    }
+
+    /** CONNECTING: one attempt at a new association; the next one is scheduled if it fails. */
+    private void reconnectAttempt() {
+        List<Command> fail = null;
+        synchronized (this) {
+            if (closed || state != ControllerState.CONNECTING) {
+                return;
+            }
+            if (System.nanoTime() - (lostAtNanos + options.controllerLossTimeout.toNanos()) > 0) {
+                move(ControllerState.DELETING);
+                move(ControllerState.DEAD);
+                fail = new ArrayList<>(parked);
+                parked.clear();
+            }
+        }
+        if (fail != null) {
+            IOException e = lostException(lossCause);
+            for (Command c : fail) {
+                c.completeExceptionally(e);
+            }
+            LOG.log(System.Logger.Level.WARNING, e.getMessage());
+            return;
+        }
+        try {
+            bringUp();
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.INFO, "reconnect to " + uri + " failed: " + e.getMessage());
+            tearDown();
+            scheduleAttempt();
+            return;
+        }
+        // Writes from the old association may still be on their way inside the target until
+        // it notices the loss (KATO): wait that long before resubmitting, so an old write
+        // cannot land after a newer one.
+        long quiet = lostAtNanos + options.keepAlive.toNanos() - System.nanoTime();
+        if (quiet > 0) {
             try {
-                Thread.sleep(options.reconnectDelay.toMillis());
-                bringUp();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            } catch (IOException | RuntimeException e) {
-                LOG.log(System.Logger.Level.INFO, "reconnect to " + uri + " failed: " + e.getMessage());
-                tearDown();
-                continue;
-            }
-            // Writes from the old association may still be on their way inside the target until
-            // it notices the loss (KATO): wait that long before resubmitting, so an old write
-            // cannot land after a newer one.
-            long quiet = lostAtNanos + options.keepAlive.toNanos() - System.nanoTime();
-            if (quiet > 0) {
-                try {
-                    TimeUnit.NANOSECONDS.sleep(quiet);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
-            }
-            List<Command> again;
-            synchronized (this) {
-                if (closed) {
-                    again = List.of();
-                } else {
-                    state = State.LIVE;
-                    again = new ArrayList<>(parked);
-                    parked.clear();
-                }
-            }
-            reconnects.incrementAndGet();
-            LOG.log(System.Logger.Level.WARNING, "reconnected to " + uri + " as controller " + cntlid + "; resubmitting "
-                    + again.size() + " commands");
-            for (Command c : again) {
-                try {
-                    if (expired(c)) {
-                        c.completeExceptionally(new NvmeTimeoutException(c.name()
-                                + " could not complete before its caller's deadline (reconnected too late)"));
-                    } else {
-                        submitIo(c);
-                    }
-                } catch (RuntimeException e) {
-                    c.completeExceptionally(new IOException(c.name() + ": " + e, e));
-                }
-            }
-            refreshNamespaces();
-            // a queue of the new association that died already starts the next round
-            for (HostQueue q : queues) {
-                if (!q.isOpen()) {
-                    connectionLost(q, new IOException("I/O queue " + q.qid() + " closed during reconnect"));
-                }
+                events.schedule(this::resume, quiet, TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException e) {
+                // closed meanwhile
             }
             return;
+        }
+        resume();
+    }
+
+    /** CONNECTING -> LIVE: the commands that waited run again on the new association. */
+    private void resume() {
+        List<Command> again;
+        synchronized (this) {
+            if (closed || state != ControllerState.CONNECTING) {
+                return;
+            }
+            move(ControllerState.LIVE);
+            again = new ArrayList<>(parked);
+            parked.clear();
+        }
+        reconnects.incrementAndGet();
+        LOG.log(System.Logger.Level.WARNING, "reconnected to " + uri + " as controller " + cntlid + "; resubmitting "
+                + again.size() + " commands");
+        for (Command c : again) {
+            try {
+                if (expired(c)) {
+                    c.completeExceptionally(new NvmeTimeoutException(c.name()
+                            + " could not complete before its caller's deadline (reconnected too late)"));
+                } else {
+                    submitIo(c);
+                }
+            } catch (RuntimeException e) {
+                c.completeExceptionally(new IOException(c.name() + ": " + e, e));
+            }
+        }
+        refreshNamespaces();
+        // a queue of the new association that died already starts the next round
+        for (HostQueue q : queues) {
+            if (!q.isOpen()) {
+                connectionLost(q, new IOException("I/O queue " + q.qid() + " closed during reconnect"));
+            }
         }
     }
 
@@ -372,20 +432,20 @@ public final class Controller implements AutoCloseable {
             // the caller waits at most callerTimeoutMillis(): nothing may touch its buffer after that
             c.expiresAtNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(callerTimeoutMillis() - 500);
         }
-        State st = state; // state first: a LIVE read then guarantees the queues of that association
+        ControllerState st = state; // state first: a LIVE read then guarantees the queues of that association
         HostQueue[] qs = queues;
-        if (!closed && st == State.LIVE && qs.length > 0) {
+        if (!closed && st == ControllerState.LIVE && qs.length > 0) {
             qs[(next.getAndIncrement() & Integer.MAX_VALUE) % qs.length].submit(c);
             return;
         }
         synchronized (this) {
-            if (!closed && state == State.RECONNECTING) {
+            if (!closed && state.recovering()) {
                 parked.add(c);
                 return;
             }
         }
         c.completeExceptionally(closed ? new IOException("controller " + uri + " is closed")
-                : qs.length == 0 && st == State.LIVE ? new IOException(uri + " has no I/O queues") : lostException(lossCause));
+                : qs.length == 0 && st == ControllerState.LIVE ? new IOException(uri + " has no I/O queues") : lostException(lossCause));
     }
 
     /** A command passed its timeout: ask the controller to abort it (Base 2.0, 5.1). */
@@ -403,12 +463,12 @@ public final class Controller implements AutoCloseable {
     /** An asynchronous event the controller reported, e.g. a namespace change. */
     public record AsyncEvent(int type, int info, int logPage, List<Integer> namespaces) {
         public boolean namespaceChanged() {
-            return type == 2 && info == 0 && logPage == io.nvmeof.protocol.LogPage.CHANGED_NAMESPACE_LIST;
+            return type == 2 && info == 0 && logPage == LogPage.CHANGED_NAMESPACE_LIST;
         }
     }
 
     /** Calls {@code listener} (on a controller thread) for every asynchronous event. */
-    public void onEvent(java.util.function.Consumer<AsyncEvent> listener) {
+    public void onEvent(Consumer<AsyncEvent> listener) {
         listeners.add(listener);
     }
 
@@ -431,16 +491,14 @@ public final class Controller implements AutoCloseable {
         q.submit(aer);
         aer.whenComplete((c, t) -> {
             if (t != null) {
-                Throwable x = t instanceof java.util.concurrent.CompletionException && t.getCause() != null ? t.getCause() : t;
+                Throwable x = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
                 if (x instanceof NvmeStatusException s && !s.status().equals(Status.AER_LIMIT_EXCEEDED) && q.isOpen()) {
                     postAsyncEventRequest(q); // a failed request: keep one outstanding
                 }
                 return; // otherwise the queue went away; a reconnect posts a new one
             }
             int dw0 = (int) c.result();
-            Thread handler = new Thread(() -> handleEvent(dw0), "nvmeof-aen");
-            handler.setDaemon(true);
-            handler.start();
+            onControllerThread(() -> handleEvent(dw0));
             postAsyncEventRequest(q);
         });
     }
@@ -451,23 +509,23 @@ public final class Controller implements AutoCloseable {
         int lid = (dw0 >>> 16) & 0xff;
         List<Integer> changed = new ArrayList<>();
         try {
-            if (lid == io.nvmeof.protocol.LogPage.CHANGED_NAMESPACE_LIST) {
+            if (lid == LogPage.CHANGED_NAMESPACE_LIST) {
                 ByteBuffer page = Flyweight.allocate(4096);
                 admin(Command.getLogPage(lid, 0, page, 4096, false));
                 for (int at = 0; at < 4096 && page.getInt(at) != 0; at += 4) {
                     changed.add(page.getInt(at));
                 }
                 refreshNamespaces();
-            } else if (lid != 0 && lid != io.nvmeof.protocol.LogPage.DISCOVERY) {
+            } else if (lid != 0 && lid != LogPage.DISCOVERY) {
                 // read the page the event names, without RAE, so the controller reports such events again
-                int len = lid == io.nvmeof.protocol.LogPage.ERROR_INFORMATION ? io.nvmeof.protocol.LogPage.ERROR_ENTRY_SIZE : 512;
+                int len = lid == LogPage.ERROR_INFORMATION ? LogPage.ERROR_ENTRY_SIZE : 512;
                 admin(Command.getLogPage(lid, 0, Flyweight.allocate(len), len, false));
             }
         } catch (IOException e) {
             LOG.log(System.Logger.Level.WARNING, "handling event " + Integer.toHexString(dw0) + " from " + uri + ": " + e);
         }
         AsyncEvent event = new AsyncEvent(type, info, lid, changed);
-        for (java.util.function.Consumer<AsyncEvent> l : listeners) {
+        for (Consumer<AsyncEvent> l : listeners) {
             try {
                 l.accept(event);
             } catch (RuntimeException e) {
@@ -567,10 +625,10 @@ public final class Controller implements AutoCloseable {
     public Command admin(Command c) throws IOException {
         // while the association is being rebuilt, wait for it (up to the controller loss timeout)
         long deadline = System.nanoTime() + options.controllerLossTimeout.toNanos() + TimeUnit.SECONDS.toNanos(1);
-        while (state == State.RECONNECTING && !closed && System.nanoTime() - deadline < 0) {
+        while (state.recovering() && !closed && System.nanoTime() - deadline < 0) {
             sleep(20);
         }
-        if (state != State.LIVE || closed) {
+        if (state != ControllerState.LIVE || closed) {
             throw lostException(lossCause);
         }
         return run(admin, c);
@@ -617,7 +675,7 @@ public final class Controller implements AutoCloseable {
 
     /** Blocking waits would stall the very loop that must answer them: refuse them there. */
     void checkBlockingAllowed() {
-        for (io.netty.util.concurrent.EventExecutor e : group) {
+        for (EventExecutor e : group) {
             if (e.inEventLoop()) {
                 throw new IllegalStateException("a blocking call on an nvmeof event loop thread would wait for itself;"
                         + " use the asynchronous or callback forms in completions");
@@ -652,7 +710,7 @@ public final class Controller implements AutoCloseable {
             throw new IOException(what + " timed out after " + timeoutMillis + " ms");
         } catch (ExecutionException e) {
             Throwable c = e.getCause();
-            while (c instanceof java.util.concurrent.CompletionException && c.getCause() != null) {
+            while (c instanceof CompletionException && c.getCause() != null) {
                 c = c.getCause();
             }
             if (c instanceof NvmeStatusException s) {
@@ -667,13 +725,13 @@ public final class Controller implements AutoCloseable {
 
     /** Connected to the discovery subsystem rather than an NVM subsystem. */
     public boolean isDiscovery() {
-        return io.nvmeof.protocol.Nqn.DISCOVERY.equals(uri.subsystemNqn());
+        return Nqn.DISCOVERY.equals(uri.subsystemNqn());
     }
 
     /** The I/O queue for the next command: round robin. */
     Queue ioQueue() throws IOException {
         HostQueue[] qs = queues;
-        if (state != State.LIVE || qs.length == 0) {
+        if (state != ControllerState.LIVE || qs.length == 0) {
             throw new IOException("controller " + uri + " has no live I/O queue (" + state + ")");
         }
         return qs[(next.getAndIncrement() & Integer.MAX_VALUE) % qs.length];
@@ -781,11 +839,16 @@ public final class Controller implements AutoCloseable {
     @Override
     public void close() {
         List<Command> waiting;
+        ControllerState was;
         synchronized (this) {
             if (closed) {
                 return;
             }
             closed = true;
+            was = state;
+            if (state != ControllerState.DEAD) {
+                move(ControllerState.DELETING);
+            }
             waiting = new ArrayList<>(parked);
             parked.clear();
         }
@@ -796,22 +859,27 @@ public final class Controller implements AutoCloseable {
             keepAlive.cancel(false);
         }
         boolean onLoop = false;
-        for (io.netty.util.concurrent.EventExecutor e : group) {
+        for (EventExecutor e : group) {
             onLoop |= e.inEventLoop();
         }
+        // a reconnect attempt under way stops (its queues are closed by the attempt itself)
+        events.shutdownNow();
         if (onLoop) {
             // closing from a completion: no waiting here; the rest happens on its own thread
             Thread t = new Thread(() -> {
+                awaitControllerThread();
                 tearDown();
                 group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
                 closeTransport();
+                dead();
             }, "nvmeof-close");
             t.setDaemon(true);
             t.start();
             return;
         }
         try {
-            if (admin != null && admin.isOpen() && identify != null && state == State.LIVE) {
+            awaitControllerThread();
+            if (admin != null && admin.isOpen() && identify != null && was == ControllerState.LIVE) {
                 HostQueue a = admin;
                 a.submit(propertySet(Registers.CC, Registers.ccEnable() | Registers.CC_SHN_NORMAL));
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
@@ -831,6 +899,25 @@ public final class Controller implements AutoCloseable {
         tearDown();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         closeTransport();
+        dead();
+    }
+
+    /** Waits (bounded) for the controller's thread to finish what it was doing, unless this is it. */
+    private void awaitControllerThread() {
+        if (Thread.currentThread() == eventsThread) {
+            return;
+        }
+        try {
+            events.awaitTermination(options.connectTimeout.toMillis() + 2000, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private synchronized void dead() {
+        if (state == ControllerState.DELETING) {
+            move(ControllerState.DEAD);
+        }
     }
 
     private synchronized void closeTransport() {

@@ -6,6 +6,7 @@ import io.nvmeof.protocol.Status;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 
@@ -132,7 +133,7 @@ abstract class HostQueue implements Queue {
             c.queue = this;
             try {
                 loop.execute(c);
-            } catch (java.util.concurrent.RejectedExecutionException e) {
+            } catch (RejectedExecutionException e) {
                 c.completeExceptionally(new IOException("queue " + qid + " is closed"));
             }
         }

@@ -3,9 +3,11 @@ package io.nvmeof.initiator;
 import io.nvmeof.protocol.NvmOpcode;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 /** {@link BlockDevice} over one namespace of a {@link Controller}; splits transfers at MDTS. */
 final class NamespaceDevice implements BlockDevice {
@@ -113,7 +115,7 @@ final class NamespaceDevice implements BlockDevice {
         long block = offset >>> blockShift;
         long blocksLeft = length >>> blockShift;
         while (blocksLeft > 0) {
-            ByteBuffer ranges = ByteBuffer.allocateDirect(256 * 16).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer ranges = ByteBuffer.allocateDirect(256 * 16).order(ByteOrder.LITTLE_ENDIAN);
             int n = 0;
             while (blocksLeft > 0 && n < 256) {
                 long count = Math.min(blocksLeft, 0xffffffffL);
@@ -212,7 +214,7 @@ final class NamespaceDevice implements BlockDevice {
     }
 
     /** Waits for an asynchronous operation as the synchronous forms do (never on an event loop). */
-    private void sync(java.util.function.Supplier<CompletableFuture<Void>> op, String what) throws IOException {
+    private void sync(Supplier<CompletableFuture<Void>> op, String what) throws IOException {
         controller.checkBlockingAllowed(); // before anything is sent
         Controller.await(op.get(), what, controller.callerTimeoutMillis());
     }

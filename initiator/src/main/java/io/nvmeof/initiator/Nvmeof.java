@@ -1,5 +1,6 @@
 package io.nvmeof.initiator;
 
+import io.nvmeof.protocol.Nqn;
 import java.io.IOException;
 
 /** Entry point: {@code Nvmeof.connect("nvme+tcp://host:4420/<NQN>")}. */
@@ -22,7 +23,7 @@ public final class Nvmeof {
 
     public static Discovery.Log discover(String uri, ConnectOptions options) throws IOException {
         NvmeofUri u = NvmeofUri.parse(uri);
-        if (!u.subsystemNqn().equals(io.nvmeof.protocol.Nqn.DISCOVERY)) {
+        if (!u.subsystemNqn().equals(Nqn.DISCOVERY)) {
             throw new IllegalArgumentException("bad URI '" + uri + "': give the discovery service, without a subsystem NQN");
         }
         try (Controller c = Controller.connect(u, options)) {

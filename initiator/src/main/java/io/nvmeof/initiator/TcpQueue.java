@@ -9,11 +9,13 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.nvmeof.fabric.EventLoops;
+import io.nvmeof.fabric.tcp.Crc32c;
 import io.nvmeof.fabric.tcp.PduDecoder;
 import io.nvmeof.fabric.tcp.PduException;
 import io.nvmeof.fabric.tcp.Wire;
 import io.nvmeof.protocol.CompletionQueueEntry;
 import io.nvmeof.protocol.Sgl;
+import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
 import io.nvmeof.protocol.tcp.CapsuleCommandPdu;
 import io.nvmeof.protocol.tcp.CapsuleResponsePdu;
@@ -231,7 +233,7 @@ final class TcpQueue extends HostQueue {
                         + " bytes"));
                 return;
             }
-            responded(c, io.nvmeof.protocol.Status.SUCCESS, 0);
+            responded(c, Status.SUCCESS, 0);
         }
     }
 
@@ -311,7 +313,7 @@ final class TcpQueue extends HostQueue {
             return scratch;
         }
 
-        io.nvmeof.fabric.tcp.Crc32c crc() {
+        Crc32c crc() {
             return crc;
         }
 
@@ -392,7 +394,7 @@ final class TcpQueue extends HostQueue {
         }
 
         @Override
-        protected void onPeerTermination(io.nvmeof.protocol.tcp.FatalErrorStatus fes, long fei) {
+        protected void onPeerTermination(FatalErrorStatus fes, long fei) {
             fail(new IOException("controller terminated queue " + qid + ": " + fes + " (field offset " + fei + ")"));
         }
 

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import io.netty.channel.DefaultEventLoopGroup;
 import io.nvmeof.fabric.rdma.soft.SoftProvider;
 import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** The registration cache: a buffer is registered when it comes back, kept, and never evicted while in use. */
@@ -30,7 +31,7 @@ class RegistrationCacheTest {
             assertNotNull(cache.acquire(other), "the idle entry made room");
             assertEquals(2, cache.size());
         } finally {
-            group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         }
     }
 
@@ -76,7 +77,7 @@ class RegistrationCacheTest {
             assertNull(cache.acquire(heap));
             assertEquals(3, cache.registrations());
         } finally {
-            group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         }
     }
 }

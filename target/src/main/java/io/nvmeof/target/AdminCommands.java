@@ -7,11 +7,15 @@ import io.nvmeof.protocol.IdentifyCns;
 import io.nvmeof.protocol.IdentifyController;
 import io.nvmeof.protocol.IdentifyNamespace;
 import io.nvmeof.protocol.LogPage;
+import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Registers;
+import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.EnumSet;
+import java.util.Set;
 
 /**
  * The admin command set (NVMe Base 2.0, 5) as far as an NVMe-oF I/O controller needs it.
@@ -39,11 +43,11 @@ final class AdminCommands {
     }
 
     /** The admin commands an I/O controller executes. */
-    private static final java.util.Set<AdminOpcode> SUPPORTED = java.util.EnumSet.of(AdminOpcode.IDENTIFY,
+    private static final Set<AdminOpcode> SUPPORTED = EnumSet.of(AdminOpcode.IDENTIFY,
             AdminOpcode.GET_LOG_PAGE, AdminOpcode.SET_FEATURES, AdminOpcode.GET_FEATURES, AdminOpcode.KEEP_ALIVE,
             AdminOpcode.ASYNC_EVENT_REQUEST, AdminOpcode.ABORT);
     /** What a discovery controller implements (NVMe-oF 1.1, 5): the same, without Abort. */
-    private static final java.util.Set<AdminOpcode> DISCOVERY = java.util.EnumSet.of(AdminOpcode.IDENTIFY,
+    private static final Set<AdminOpcode> DISCOVERY = EnumSet.of(AdminOpcode.IDENTIFY,
             AdminOpcode.GET_LOG_PAGE, AdminOpcode.SET_FEATURES, AdminOpcode.GET_FEATURES, AdminOpcode.KEEP_ALIVE,
             AdminOpcode.ASYNC_EVENT_REQUEST);
 
@@ -202,7 +206,7 @@ final class AdminCommands {
         Target t = c.target();
         // SGLS: SGLs without alignment needs; offsets for in-capsule data; keyed SGL data block
         // descriptors where the transport moves data by key (NVMe/RDMA: the Linux host requires them)
-        int sgls = 1 | 1 << 20 | (transport.acceptsDataDescriptor(io.nvmeof.protocol.Sgl.KEYED_ADDRESS) ? 1 << 2 : 0);
+        int sgls = 1 | 1 << 20 | (transport.acceptsDataDescriptor(Sgl.KEYED_ADDRESS) ? 1 << 2 : 0);
         if (c.isDiscovery()) {
             // NVMe-oF 1.1, 5.2: a discovery controller has no namespaces and no I/O queues.
             id.serialNumber(s.serial()).modelNumber(s.model()).firmwareRevision(s.firmware()).cntlid(c.cntlid())
@@ -342,7 +346,7 @@ final class AdminCommands {
                 page.putInt(op.code * 4, csupp);
             }
         }
-        for (io.nvmeof.protocol.NvmOpcode op : io.nvmeof.protocol.NvmOpcode.values()) {
+        for (NvmOpcode op : NvmOpcode.values()) {
             if (IoCommands.supported(op)) {
                 page.putInt(1024 + op.code * 4, csupp | (IoCommands.changesData(op) ? lbcc : 0));
             }

@@ -1,9 +1,16 @@
 package io.nvmeof.target;
 
 import io.netty.util.concurrent.ScheduledFuture;
+import io.nvmeof.protocol.Flyweight;
+import io.nvmeof.protocol.LogPage;
 import io.nvmeof.protocol.Registers;
+import io.nvmeof.protocol.Status;
+import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
+import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -37,7 +44,7 @@ public final class Controller {
     /** Asynchronous Event Configuration (Set Features 0Bh). */
     volatile int asyncEventConfig;
     /** NSIDs changed since the host last read the Changed Namespace List (guarded by this). */
-    private final java.util.TreeSet<Integer> changedNamespaces = new java.util.TreeSet<>(Integer::compareUnsigned);
+    private final TreeSet<Integer> changedNamespaces = new TreeSet<>(Integer::compareUnsigned);
     private boolean changedOverflow;
     /** An event of this kind was sent and its log page not yet read: the next one waits (Base 2.0, 5.2). */
     private boolean namespaceEventMasked;
@@ -99,12 +106,12 @@ public final class Controller {
 
     /** Error Information log: the newest {@link #ERROR_LOG_ENTRIES} failed commands (Base 2.0, 5.16.1.2). */
     static final int ERROR_LOG_ENTRIES = 16;
-    private final java.nio.ByteBuffer[] errorLog = new java.nio.ByteBuffer[ERROR_LOG_ENTRIES];
+    private final ByteBuffer[] errorLog = new ByteBuffer[ERROR_LOG_ENTRIES];
     private long errorCount;
 
     /** Records a failed command (any queue's thread). */
-    void recordError(int sqid, Request r, io.nvmeof.protocol.Status status) {
-        java.nio.ByteBuffer e = io.nvmeof.protocol.Flyweight.allocate(io.nvmeof.protocol.LogPage.ERROR_ENTRY_SIZE);
+    void recordError(int sqid, Request r, Status status) {
+        ByteBuffer e = Flyweight.allocate(LogPage.ERROR_ENTRY_SIZE);
         e.putShort(8, (short) sqid);
         e.putShort(10, (short) r.cid());
         e.putShort(12, (short) status.field());
@@ -120,12 +127,12 @@ public final class Controller {
     }
 
     /** The error log, newest first; entries never used are zero. */
-    synchronized java.nio.ByteBuffer errorLogPage() {
-        java.nio.ByteBuffer page = io.nvmeof.protocol.Flyweight.allocate(io.nvmeof.protocol.LogPage.ERROR_ENTRY_SIZE
+    synchronized ByteBuffer errorLogPage() {
+        ByteBuffer page = Flyweight.allocate(LogPage.ERROR_ENTRY_SIZE
                 * ERROR_LOG_ENTRIES);
         for (int i = 0; i < ERROR_LOG_ENTRIES && errorCount - i > 0; i++) {
-            java.nio.ByteBuffer e = errorLog[(int) ((errorCount - i) % ERROR_LOG_ENTRIES)];
-            page.put(i * io.nvmeof.protocol.LogPage.ERROR_ENTRY_SIZE, e, 0, e.capacity());
+            ByteBuffer e = errorLog[(int) ((errorCount - i) % ERROR_LOG_ENTRIES)];
+            page.put(i * LogPage.ERROR_ENTRY_SIZE, e, 0, e.capacity());
         }
         return page;
     }
@@ -237,8 +244,8 @@ public final class Controller {
      * The Changed Namespace List log (Base 2.0, 5.16.1.5): up to 1024 NSIDs, or FFFFFFFFh first
      * if more changed. Reading without RAE clears it and unmasks the event.
      */
-    synchronized java.nio.ByteBuffer changedNamespaceLog(boolean retain) {
-        java.nio.ByteBuffer page = io.nvmeof.protocol.Flyweight.allocate(io.nvmeof.protocol.LogPage.CHANGED_NAMESPACE_LIST_SIZE);
+    synchronized ByteBuffer changedNamespaceLog(boolean retain) {
+        ByteBuffer page = Flyweight.allocate(LogPage.CHANGED_NAMESPACE_LIST_SIZE);
         if (changedOverflow) {
             page.putInt(0, 0xffffffff);
         } else {
@@ -279,9 +286,9 @@ public final class Controller {
                     return;
                 }
                 r.result = dw0 & 0xffffffffL;
-                q.complete(r, io.nvmeof.protocol.Status.SUCCESS);
+                q.complete(r, Status.SUCCESS);
             });
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             // shutting down
         }
     }
@@ -291,7 +298,7 @@ public final class Controller {
         Integer dw0 = pendingEvents.pollFirst();
         if (dw0 != null) {
             r.result = dw0 & 0xffffffffL;
-            r.queue.complete(r, io.nvmeof.protocol.Status.SUCCESS);
+            r.queue.complete(r, Status.SUCCESS);
             return true;
         }
         if (asyncEvents.size() >= AdminCommands.AER_LIMIT) {
@@ -350,13 +357,13 @@ public final class Controller {
                             if (!ns.readOnly()) {
                                 ns.backend().flush();
                             }
-                        } catch (java.io.IOException e) {
+                        } catch (IOException e) {
                             LOG.log(System.Logger.Level.WARNING, "flush of " + ns + " at shutdown failed: " + e);
                         }
                     }
                     setShutdownStatus(Registers.CSTS_SHST_COMPLETE);
                 });
-            } catch (java.util.concurrent.RejectedExecutionException e) {
+            } catch (RejectedExecutionException e) {
                 setShutdownStatus(Registers.CSTS_SHST_COMPLETE);
             }
         }
@@ -382,7 +389,7 @@ public final class Controller {
     private static void onLoop(QueuePair q) {
         try {
             q.transport().eventLoop().execute(q::disconnect);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             // the event loops are gone, and the connections with them
         }
     }

@@ -1,8 +1,12 @@
 package io.nvmeof.target;
 
+import io.netty.buffer.ByteBuf;
+import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
+import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.Map;
 
 /**
@@ -125,7 +129,7 @@ final class IoCommands {
         } else if (r.data != null && r.dataAlignment() > 1
                 && r.dataNio(r.length).alignmentOffset(r.dataNio(r.length).position(), r.dataAlignment()) != 0) {
             // in-capsule data came in before its namespace (and so its alignment) was known
-            io.netty.buffer.ByteBuf unaligned = r.data;
+            ByteBuf unaligned = r.data;
             int from = r.dataOffset;
             r.data = q.transport().allocateData(r, r.length); // sets an aligned dataOffset
             if (r.data == null) {
@@ -214,7 +218,7 @@ final class IoCommands {
     }
 
     /** A write; taken under the namespace's shared lock so a fused Compare and Write is atomic against it. */
-    private static void write(Request r) throws java.io.IOException {
+    private static void write(Request r) throws IOException {
         r.namespace.writersSharedLock().lock();
         try {
             r.namespace.backend().write(r.byteOffset, r.dataNio(r.length));
@@ -229,11 +233,11 @@ final class IoCommands {
     }
 
     /** Compare: reads the range and compares it with the host's data (NVM Command Set 1.0, 3.2.1). */
-    private static Status compare(Request r) throws java.io.IOException {
+    private static Status compare(Request r) throws IOException {
         int align = r.dataAlignment();
-        io.netty.buffer.ByteBuf stored = io.nvmeof.fabric.EventLoops.ALLOCATOR.directBuffer(r.length + align);
+        ByteBuf stored = EventLoops.ALLOCATOR.directBuffer(r.length + align);
         try {
-            java.nio.ByteBuffer nio = stored.internalNioBuffer(0, r.length + align);
+            ByteBuffer nio = stored.internalNioBuffer(0, r.length + align);
             int skew = nio.alignmentOffset(nio.position(), align);
             nio.position(nio.position() + (skew == 0 ? 0 : align - skew)); // O_DIRECT wants it aligned
             nio.limit(nio.position() + r.length);
@@ -250,13 +254,13 @@ final class IoCommands {
      * Fused Compare and Write: with the namespace's exclusive lock held, compare, and write only
      * on a match; a miscompare fails the Compare and aborts the Write, leaving the data as it was.
      */
-    private static void compareAndWrite(Request first, Request second) throws java.io.IOException {
+    private static void compareAndWrite(Request first, Request second) throws IOException {
         Namespace ns = first.namespace;
         ns.compareAndWriteLock().lock();
         try {
             try {
                 first.status = compare(first);
-            } catch (java.io.IOException | RuntimeException e) {
+            } catch (IOException | RuntimeException e) {
                 first.status = StorageErrors.toStatus(e, false);
                 second.status = Status.ABORTED_FUSED_FAILED;
                 return;
@@ -271,7 +275,7 @@ final class IoCommands {
             }
             second.status = Status.SUCCESS;
             ns.counters().write(second.length);
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             second.status = StorageErrors.toStatus(e, true);
             if (first.status.isSuccess()) {
                 first.status = Status.ABORTED_FUSED_FAILED;
@@ -282,13 +286,13 @@ final class IoCommands {
     }
 
     /** Dataset Management: with the deallocate attribute, every range is checked, then deallocated. */
-    private static Status datasetManagement(Request r) throws java.io.IOException {
+    private static Status datasetManagement(Request r) throws IOException {
         if ((r.sqe.cdw11() & DSM_DEALLOCATE) == 0) {
             return Status.SUCCESS; // integral read/write hints only: nothing to do
         }
         Namespace ns = r.namespace;
         int ranges = (r.sqe.cdw10() & 0xff) + 1;
-        io.netty.buffer.ByteBuf d = r.data;
+        ByteBuf d = r.data;
         for (int i = 0; i < ranges; i++) {
             int at = r.dataOffset + i * DSM_RANGE_SIZE;
             long blocks = d.getUnsignedIntLE(at + 4);

@@ -5,6 +5,9 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
@@ -19,7 +22,7 @@ public final class Namespace implements AutoCloseable {
     private final UUID uuid;
     private final int blockShift;
     /** The owner's reference plus one per command using the namespace; the backend closes at zero. */
-    private final java.util.concurrent.atomic.AtomicInteger refs = new java.util.concurrent.atomic.AtomicInteger(1);
+    private final AtomicInteger refs = new AtomicInteger(1);
 
     public Namespace(String subsystemNqn, int nsid, Backend backend, boolean readOnly, UUID uuid) {
         if (nsid < 1 || nsid == 0xffffffff) {
@@ -92,10 +95,10 @@ public final class Namespace implements AutoCloseable {
 
     /** Commands and bytes read and written (LongAdder: no contention, no allocation in steady state). */
     public static final class Counters {
-        final java.util.concurrent.atomic.LongAdder readCommands = new java.util.concurrent.atomic.LongAdder();
-        final java.util.concurrent.atomic.LongAdder writeCommands = new java.util.concurrent.atomic.LongAdder();
-        final java.util.concurrent.atomic.LongAdder bytesRead = new java.util.concurrent.atomic.LongAdder();
-        final java.util.concurrent.atomic.LongAdder bytesWritten = new java.util.concurrent.atomic.LongAdder();
+        final LongAdder readCommands = new LongAdder();
+        final LongAdder writeCommands = new LongAdder();
+        final LongAdder bytesRead = new LongAdder();
+        final LongAdder bytesWritten = new LongAdder();
 
         void read(long bytes) {
             readCommands.increment();
@@ -165,7 +168,7 @@ public final class Namespace implements AutoCloseable {
         }
     }
 
-    private final java.util.concurrent.atomic.AtomicBoolean retired = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean retired = new AtomicBoolean();
 
     @Override
     public String toString() {

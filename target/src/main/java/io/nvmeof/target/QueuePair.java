@@ -1,12 +1,14 @@
 package io.nvmeof.target;
 
 import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.FabricsCommandType;
 import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * A submission/completion queue pair of a controller as the core sees it, whatever the
@@ -227,7 +229,7 @@ public final class QueuePair {
         if (first.namespace.backend().blocking()) {
             try {
                 target.ioExecutor().execute(first);
-            } catch (java.util.concurrent.RejectedExecutionException e) {
+            } catch (RejectedExecutionException e) {
                 first.status = Status.COMMAND_INTERRUPTED;
                 first.partner.status = Status.COMMAND_INTERRUPTED;
                 finishFused(first);
@@ -297,7 +299,7 @@ public final class QueuePair {
     private Status checkState(SubmissionQueueEntry sqe) {
         boolean fabrics = sqe.opcode() == AdminOpcode.FABRICS.code;
         if (qid < 0) {
-            return fabrics && sqe.fctype() == io.nvmeof.protocol.FabricsCommandType.CONNECT.code
+            return fabrics && sqe.fctype() == FabricsCommandType.CONNECT.code
                     ? null : Status.COMMAND_SEQUENCE_ERROR;
         }
         if (fabrics) {
@@ -325,7 +327,7 @@ public final class QueuePair {
     void offload(Request r) {
         try {
             target.ioExecutor().execute(r);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             // The backend is saturated (or the target is stopping): the host may retry.
             complete(r, Status.COMMAND_INTERRUPTED);
         }

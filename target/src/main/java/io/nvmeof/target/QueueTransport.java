@@ -2,6 +2,7 @@ package io.nvmeof.target;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.EventLoop;
+import java.net.InetSocketAddress;
 
 /**
  * What the transport-independent core needs from one queue's transport connection, in the
@@ -36,7 +37,7 @@ public interface QueueTransport {
     String peer();
 
     /** The local address of the connection (what the host reached). */
-    java.net.InetSocketAddress localAddress();
+    InetSocketAddress localAddress();
 
     /** Whether SGL identifier {@code id} names data this transport moves (rather than in-capsule data). */
     boolean acceptsDataDescriptor(int id);

@@ -5,6 +5,7 @@ import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
 import java.nio.ByteBuffer;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * One command in flight on a queue. Pooled by its {@link QueuePair} and reused; owned by the
@@ -120,7 +121,7 @@ public final class Request implements Runnable {
             IoCommands.runBackend(this);
             try {
                 queue.transport().eventLoop().execute(this);
-            } catch (java.util.concurrent.RejectedExecutionException e) {
+            } catch (RejectedExecutionException e) {
                 // the event loops are gone, and the connection with them
                 releaseData();
                 if (partner != null) {

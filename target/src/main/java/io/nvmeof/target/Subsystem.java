@@ -7,6 +7,7 @@ import java.util.Collection;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CopyOnWriteArraySet;
@@ -158,7 +159,7 @@ public final class Subsystem implements AutoCloseable {
     }
 
     /** Creates a controller for a host with a fresh cntlid; null if all are in use. */
-    synchronized Controller newController(Target target, String hostNqn, java.util.UUID hostId, long katoMillis) {
+    synchronized Controller newController(Target target, String hostNqn, UUID hostId, long katoMillis) {
         for (int i = 0; i < MAX_CNTLID; i++) {
             int id = nextCntlid;
             nextCntlid = nextCntlid == MAX_CNTLID ? 1 : nextCntlid + 1;

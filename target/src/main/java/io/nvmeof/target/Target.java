@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -15,6 +16,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The NVMe-oF target: subsystems and the ports they are served on. Build it, add
@@ -33,7 +35,7 @@ public final class Target implements AutoCloseable {
     /** The transports of the ports, by trtype, created on the first port of each. */
     private final Map<String, TargetTransport> transports = new ConcurrentHashMap<>();
     private final Subsystem discovery = new Subsystem(Nqn.DISCOVERY, "discovery", "nvmeof-java discovery", "0.1", true);
-    private final java.util.concurrent.atomic.AtomicLong discoveryGeneration = new java.util.concurrent.atomic.AtomicLong(1);
+    private final AtomicLong discoveryGeneration = new AtomicLong(1);
     private final Options options;
     private EventLoopGroup group;
     private ExecutorService ioExecutor;
@@ -176,7 +178,7 @@ public final class Target implements AutoCloseable {
     /** The ports, in PORTID order. */
     public List<Port> ports() {
         List<Port> list = new ArrayList<>(ports.keySet());
-        list.sort(java.util.Comparator.comparingInt(Port::id));
+        list.sort(Comparator.comparingInt(Port::id));
         return list;
     }
 

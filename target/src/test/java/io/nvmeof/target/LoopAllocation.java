@@ -1,6 +1,8 @@
 package io.nvmeof.target;
 
+import com.sun.management.ThreadMXBean;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
 
 /** Counts what the target's event loop threads ("nvmeof-target...") have allocated so far. */
 public final class LoopAllocation {
@@ -8,10 +10,10 @@ public final class LoopAllocation {
     }
 
     public static long targetLoopBytes() {
-        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        ThreadMXBean mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
         long total = 0;
         for (long id : mx.getAllThreadIds()) {
-            java.lang.management.ThreadInfo info = mx.getThreadInfo(id);
+            ThreadInfo info = mx.getThreadInfo(id);
             if (info != null && info.getThreadName().startsWith("nvmeof-target")) {
                 total += mx.getThreadAllocatedBytes(id);
             }

@@ -9,8 +9,8 @@ import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.Command;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
-import io.nvmeof.initiator.Nvmeof;
 import io.nvmeof.initiator.NvmeStatusException;
+import io.nvmeof.initiator.Nvmeof;
 import io.nvmeof.protocol.AdminOpcode;
 import io.nvmeof.protocol.FeatureId;
 import io.nvmeof.protocol.Flyweight;
@@ -28,9 +28,11 @@ import io.nvmeof.target.backend.RamBackend;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.Random;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -230,7 +232,7 @@ class CommandSetTest {
         dev.write(400L * 4096, a.duplicate());
         int successes = 0;
         for (int round = 0; round < 200; round++) {
-            java.util.concurrent.CompletableFuture<Void> w = dev.writeAsync(400L * 4096, (round % 2 == 0 ? b : a).duplicate());
+            CompletableFuture<Void> w = dev.writeAsync(400L * 4096, (round % 2 == 0 ? b : a).duplicate());
             try {
                 ctrl.fused(io(NvmOpcode.COMPARE, 1, 400, 1).dataOut(a.duplicate(), 4096),
                         io(NvmOpcode.WRITE, 1, 400, 1).dataOut(b.duplicate(), 4096));
@@ -271,7 +273,7 @@ class CommandSetTest {
         ByteBuffer d1 = admin(Command.admin(AdminOpcode.IDENTIFY, "Identify").nsid(1).cdw(10, 3), 4096);
         ByteBuffer again = admin(Command.admin(AdminOpcode.IDENTIFY, "Identify").nsid(1).cdw(10, 3), 4096);
         assertEquals(d1, again);
-        assertEquals(UUID.nameUUIDFromBytes((NQN + "/1").getBytes()).getMostSignificantBits(), d1.order(java.nio.ByteOrder.BIG_ENDIAN).getLong(4));
+        assertEquals(UUID.nameUUIDFromBytes((NQN + "/1").getBytes()).getMostSignificantBits(), d1.order(ByteOrder.BIG_ENDIAN).getLong(4));
         assertEquals(Status.INVALID_FIELD, statusOf(() -> admin(Command.admin(AdminOpcode.IDENTIFY, "Identify CNS 0x1f")
                 .cdw(10, 0x1f), 4096)));
     }
@@ -343,7 +345,7 @@ class CommandSetTest {
         ctrl.admin(Command.admin(AdminOpcode.GET_FEATURES, "Host Identifier").cdw(10, FeatureId.HOST_IDENTIFIER).cdw(11, 1)
                 .dataIn(hostId, 16));
         assertEquals(ConnectOptions.defaults().identity().hostId().getMostSignificantBits(),
-                hostId.order(java.nio.ByteOrder.BIG_ENDIAN).getLong(0));
+                hostId.order(ByteOrder.BIG_ENDIAN).getLong(0));
         assertEquals(Status.INVALID_FIELD, statusOf(() -> ctrl.admin(Command.admin(AdminOpcode.GET_FEATURES, "Host Id")
                 .cdw(10, FeatureId.HOST_IDENTIFIER).cdw(11, 0).dataIn(Flyweight.allocate(16), 16))), "EXHID required");
         ctrl.admin(setFeature(FeatureId.ASYNC_EVENT_CONFIG, 1 << 8));

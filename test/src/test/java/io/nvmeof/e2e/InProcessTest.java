@@ -9,8 +9,8 @@ import io.nvmeof.initiator.Command;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.HostIdentity;
-import io.nvmeof.initiator.Nvmeof;
 import io.nvmeof.initiator.NvmeStatusException;
+import io.nvmeof.initiator.Nvmeof;
 import io.nvmeof.protocol.Nqn;
 import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Status;
@@ -24,11 +24,13 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -142,7 +144,7 @@ class InProcessTest {
                 all.add(ro.writeAsync(0, ByteBuffer.allocate(4096)));
             }
             for (CompletableFuture<Void> f : all) {
-                java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                ExecutionException e = assertThrows(ExecutionException.class,
                         () -> f.get(30, TimeUnit.SECONDS));
                 assertTrue(e.getCause() instanceof NvmeStatusException, String.valueOf(e.getCause()));
                 assertEquals(Status.NAMESPACE_WRITE_PROTECTED, ((NvmeStatusException) e.getCause()).status().withDnr(true));
@@ -236,8 +238,8 @@ class InProcessTest {
         t.addSubsystem(s);
         InetSocketAddress a = Transport.listen(t, new InetSocketAddress("127.0.0.1", 0));
         Controller c = Nvmeof.connect(Transport.uri(a.getPort(), NQN),
-                ConnectOptions.defaults().ioQueues(1).commandTimeout(java.time.Duration.ofSeconds(5))
-                        .controllerLossTimeout(java.time.Duration.ofSeconds(2)).reconnectDelay(java.time.Duration.ofMillis(200)));
+                ConnectOptions.defaults().ioQueues(1).commandTimeout(Duration.ofSeconds(5))
+                        .controllerLossTimeout(Duration.ofSeconds(2)).reconnectDelay(Duration.ofMillis(200)));
         BlockDevice dev = c.namespace(1);
         dev.write(0, ByteBuffer.allocate(4096));
         t.close();

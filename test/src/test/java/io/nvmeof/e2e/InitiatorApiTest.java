@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.sun.management.ThreadMXBean;
 import io.netty.util.ResourceLeakDetector;
 import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.BlockDeviceChannel;
@@ -12,8 +13,8 @@ import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.IoCallback;
 import io.nvmeof.initiator.IoRequest;
-import io.nvmeof.initiator.Nvmeof;
 import io.nvmeof.initiator.NvmeTimeoutException;
+import io.nvmeof.initiator.Nvmeof;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
@@ -23,9 +24,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletionException;
@@ -159,15 +162,15 @@ class InitiatorApiTest {
             // the bytes around the stream's write are untouched
             ByteBuffer block = ByteBuffer.allocate(4096);
             dev.read(4096, block);
-            assertArrayEquals(text, java.util.Arrays.copyOfRange(block.array(), 5000 - 4096, 5000 - 4096 + text.length));
+            assertArrayEquals(text, Arrays.copyOfRange(block.array(), 5000 - 4096, 5000 - 4096 + text.length));
         }
     }
 
     private static long hostThreadsAllocated() {
-        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        ThreadMXBean mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
         long total = 0;
         for (long id : mx.getAllThreadIds()) {
-            java.lang.management.ThreadInfo info = mx.getThreadInfo(id);
+            ThreadInfo info = mx.getThreadInfo(id);
             if (info != null && info.getThreadName().startsWith("nvmeof-host")) {
                 total += mx.getThreadAllocatedBytes(id);
             }

@@ -9,12 +9,15 @@ import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.Discovery;
 import io.nvmeof.initiator.DiscoveryEntry;
+import io.nvmeof.initiator.NvmeStatusException;
 import io.nvmeof.initiator.Nvmeof;
 import io.nvmeof.protocol.IdentifyController;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -55,7 +58,7 @@ class KernelTargetInteropTest {
             long slots = dev.size() / piece;
             Random rnd = new Random(1122);
             List<Long> offsets = new ArrayList<>();
-            java.util.Set<Long> used = new java.util.HashSet<>();
+            Set<Long> used = new HashSet<>();
             while (offsets.size() < pieces) {
                 long off = (long) (rnd.nextDouble() * slots) * piece;
                 if (used.add(off)) {
@@ -87,7 +90,7 @@ class KernelTargetInteropTest {
                 ByteBuffer zeros = ByteBuffer.allocate(piece);
                 dev.read(offsets.get(1), zeros);
                 assertEquals(ByteBuffer.allocate(piece), zeros.flip(), "write zeroes");
-            } catch (io.nvmeof.initiator.NvmeStatusException e) {
+            } catch (NvmeStatusException e) {
                 assertEquals(1, e.status().sct(), e.getMessage());
                 assertEquals(0x83, e.status().sc(), e.getMessage());
                 System.out.println("kernel target: write zeroes unsupported by its backing file system: " + e.status());

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -143,7 +144,7 @@ final class TargetProcess implements AutoCloseable {
         return new Run(p.exitValue(), out.toString(), err.toString());
     }
 
-    private static Thread drain(java.io.InputStream in, StringBuilder into) {
+    private static Thread drain(InputStream in, StringBuilder into) {
         Thread t = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
                 String line;

@@ -4,7 +4,9 @@ import io.nvmeof.target.Port;
 import io.nvmeof.target.Target;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The fabric the end-to-end suite runs over: the same tests run once per transport (the
@@ -42,7 +44,7 @@ final class Transport {
 
     /** {@code nvmeof discover} with this transport's flags, then {@code args}. */
     static String[] discoverArgs(String... args) {
-        List<String> all = new java.util.ArrayList<>(List.of("discover", "-t", RDMA ? "rdma" : "tcp"));
+        List<String> all = new ArrayList<>(List.of("discover", "-t", RDMA ? "rdma" : "tcp"));
         if (RDMA) {
             all.addAll(List.of("--rdma-provider", PROVIDER));
         }
@@ -55,7 +57,7 @@ final class Transport {
         if (!RDMA) {
             return target.listenTcp(address);
         }
-        return target.addPort(new Port(target.nextPortId(), "rdma", java.util.Map.of("provider", PROVIDER), address, true,
+        return target.addPort(new Port(target.nextPortId(), "rdma", Map.of("provider", PROVIDER), address, true,
                 List.of())).bound();
     }
 }

@@ -2,6 +2,7 @@ package io.nvmeof.fabric.rdma;
 
 import io.netty.util.collection.LongObjectHashMap;
 import java.util.Arrays;
+import java.util.Iterator;
 
 /**
  * The receive work requests of one connection: the caller's id of each posted receive, under
@@ -96,7 +97,7 @@ final class RecvTable {
     }
 
     private void evict() {
-        java.util.Iterator<Entry> it = byWrId.values().iterator();
+        Iterator<Entry> it = byWrId.values().iterator();
         while (it.hasNext()) {
             Entry e = it.next();
             if (!e.posted) {

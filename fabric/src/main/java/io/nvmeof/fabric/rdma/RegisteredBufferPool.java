@@ -6,6 +6,9 @@ import io.netty.buffer.UnpooledDirectByteBuf;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 
 /**
  * Buffers in registered memory, in power-of-two size classes from 4 KiB to a maximum: slabs are
@@ -21,7 +24,7 @@ public final class RegisteredBufferPool implements AutoCloseable {
     private final int access;
     private final int maxShift;
     private final SizeClass[] classes;
-    private final java.util.List<MemoryRegion> slabs = new java.util.ArrayList<>();
+    private final List<MemoryRegion> slabs = new ArrayList<>();
     private boolean closed;
 
     /**
@@ -120,7 +123,7 @@ public final class RegisteredBufferPool implements AutoCloseable {
 
         synchronized void give(Buf b) {
             if (count == free.length) {
-                free = java.util.Arrays.copyOf(free, count * 2);
+                free = Arrays.copyOf(free, count * 2);
             }
             free[count++] = b;
         }

@@ -1,10 +1,11 @@
 package io.nvmeof.fabric.tcp;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
-import io.nvmeof.protocol.Flyweight;
 import io.netty.handler.codec.ByteToMessageDecoder;
+import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.tcp.FatalErrorStatus;
 import io.nvmeof.protocol.tcp.Pdu;
 import io.nvmeof.protocol.tcp.PduType;
@@ -92,7 +93,7 @@ public abstract class PduDecoder extends ByteToMessageDecoder {
 
     /** Decodes what was left in the cumulation while paused, as if it had just arrived. */
     protected final void resume(ChannelHandlerContext ctx) {
-        ctx.pipeline().fireChannelRead(io.netty.buffer.Unpooled.EMPTY_BUFFER);
+        ctx.pipeline().fireChannelRead(Unpooled.EMPTY_BUFFER);
         ctx.pipeline().fireChannelReadComplete();
     }
 

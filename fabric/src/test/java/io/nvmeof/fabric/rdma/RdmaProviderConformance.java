@@ -9,9 +9,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 
 /**
  * What every provider must do, written once: a provider's test (or self-test on real verbs)
@@ -264,7 +266,7 @@ public final class RdmaProviderConformance {
      * The provider's native allocations ({@code live}, counted by the provider) return to where
      * they were once a connection that moved data has ended on both sides.
      */
-    public void nativeMemoryReturns(java.util.function.IntSupplier live) throws Exception {
+    public void nativeMemoryReturns(IntSupplier live) throws Exception {
         Pair warm = connect(new byte[32], new byte[32]);
         assertTrue(warm.client.isOpen());       // per-loop and per-device blocks exist from here on
         warm.close();
@@ -294,9 +296,9 @@ public final class RdmaProviderConformance {
     }
 
     /** The bad one-sided operations every provider must refuse. */
-    public static java.util.List<Violation> violations() {
+    public static List<Violation> violations() {
         int rw = MemoryRegion.LOCAL_WRITE | MemoryRegion.REMOTE_READ | MemoryRegion.REMOTE_WRITE;
-        return java.util.List.of(
+        return List.of(
                 new Violation(false, true, rw, 0, 512),                              // WRITE, wrong key
                 new Violation(true, true, rw, 0, 512),                               // READ, wrong key
                 new Violation(false, false, rw, 4096 - 256, 512),                    // WRITE past the end

@@ -9,11 +9,13 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.tcp.DataPdu;
 import io.nvmeof.protocol.tcp.FatalErrorStatus;
 import io.nvmeof.protocol.tcp.Pdu;
 import io.nvmeof.protocol.tcp.PduType;
 import io.nvmeof.protocol.tcp.TermReqPdu;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
@@ -66,7 +68,7 @@ class PduDecoderTest {
     }
 
     private static ByteBuf h2cData(int datal, boolean hd, boolean dd, byte fill) {
-        java.nio.ByteBuffer scratch = io.nvmeof.protocol.Flyweight.allocate(24);
+        ByteBuffer scratch = Flyweight.allocate(24);
         new DataPdu().<DataPdu>wrap(scratch, 0).encode(PduType.H2C_DATA, Pdu.FLAG_LAST_PDU, 1, 2, 0, datal, hd, dd);
         ByteBuf b = Unpooled.buffer();
         b.writeBytes(scratch);

@@ -1,12 +1,18 @@
 package io.nvmeof.fabric.rdma;
 
+import com.sun.management.ThreadMXBean;
 import io.netty.channel.EventLoopGroup;
 import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.fabric.rdma.verbs.VerbsProvider;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -163,8 +169,8 @@ public final class ProviderConformanceMain {
                         for (int i = 0; i < RECVS; i++) {
                             conn.postRecv(100 + i, mr, i * SLOT, SLOT);
                         }
-                    } catch (java.io.IOException e) {
-                        throw new java.io.UncheckedIOException(e);
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
                     }
                 });
                 accepted.add(new Accepted(c, side, null, req.initiatorDepth()));
@@ -227,7 +233,7 @@ public final class ProviderConformanceMain {
             return true;
         };
         long[] threads = dataPathThreads(cli, srv);
-        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        ThreadMXBean mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
         long[] a0 = null;
         long rt0 = 0;
         for (int batch : new int[] {200, ROUND_TRIPS}) {
@@ -284,7 +290,7 @@ public final class ProviderConformanceMain {
 
     /** The event loops of both connections and the completion channel threads. */
     private static long[] dataPathThreads(RdmaConnection... conns) throws Exception {
-        java.util.Set<Long> ids = new java.util.TreeSet<>();
+        Set<Long> ids = new TreeSet<>();
         for (RdmaConnection c : conns) {
             ids.add(c.eventLoop().submit(() -> Thread.currentThread().getId()).get());
         }

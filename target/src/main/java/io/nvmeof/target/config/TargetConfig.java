@@ -2,6 +2,7 @@ package io.nvmeof.target.config;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
 
 /**
@@ -42,8 +43,8 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
                                   UUID uuid, boolean directIo) {
         /** Whether two configs describe the same storage (a reload keeps such a namespace open). */
         public boolean sameStorage(NamespaceConfig o) {
-            return backend.equals(o.backend) && java.util.Objects.equals(path, o.path) && size == o.size
-                    && blockSize == o.blockSize && readOnly == o.readOnly && java.util.Objects.equals(uuid, o.uuid)
+            return backend.equals(o.backend) && Objects.equals(path, o.path) && size == o.size
+                    && blockSize == o.blockSize && readOnly == o.readOnly && Objects.equals(uuid, o.uuid)
                     && directIo == o.directIo;
         }
     }

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoop;
 import io.nvmeof.fabric.rdma.MemoryRegion;
+import io.nvmeof.fabric.rdma.ProtectionDomain;
 import io.nvmeof.fabric.rdma.RdmaConnection;
 import io.nvmeof.fabric.rdma.RdmaHandler;
 import io.nvmeof.fabric.rdma.RegisteredBufferPool;
@@ -20,6 +21,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayDeque;
 
 /**
  * The controller side of one NVMe/RDMA queue (NVMe/RDMA Transport 1.0): command capsules arrive
@@ -57,7 +59,7 @@ final class RdmaQueue implements QueueTransport, RdmaHandler {
     private int freeSendCount;
     // RDMA READs: outstanding and waiting for depth
     private int readsOutstanding;
-    private final java.util.ArrayDeque<Request> readWaiting;
+    private final ArrayDeque<Request> readWaiting;
     private boolean closed;
 
     RdmaQueue(Target target, Port port, int expectedQid, int queueSize, int capsuleSize) {
@@ -76,7 +78,7 @@ final class RdmaQueue implements QueueTransport, RdmaHandler {
             freeSendSlots[i] = i;
         }
         this.freeSendCount = sendSlots;
-        this.readWaiting = new java.util.ArrayDeque<>(queueSize);
+        this.readWaiting = new ArrayDeque<>(queueSize);
     }
 
     /** Send work requests the queue pair needs: a response SEND plus a WRITE or READ per command. */
@@ -89,7 +91,7 @@ final class RdmaQueue implements QueueTransport, RdmaHandler {
     }
 
     /** Registers the capsule and response buffers (before accept, so a failure can still reject). */
-    void prepare(io.nvmeof.fabric.rdma.ProtectionDomain pd, RegisteredBufferPool pool) throws IOException {
+    void prepare(ProtectionDomain pd, RegisteredBufferPool pool) throws IOException {
         this.pool = pool;
         ByteBuffer recv = ByteBuffer.allocateDirect(queueSize * capsuleSize).order(ByteOrder.LITTLE_ENDIAN);
         recvRegion = pd.register(recv, MemoryRegion.LOCAL_WRITE);

@@ -30,6 +30,7 @@ import io.nvmeof.target.PortOptionException;
 import io.nvmeof.target.Target;
 import io.nvmeof.target.TargetTransport;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Map;
@@ -40,6 +41,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The target's NVMe/RDMA transport: providers opened as ports need them, one registered data
@@ -238,7 +240,7 @@ public final class RdmaTransport implements TargetTransport {
         new RdmaCmAccept().<RdmaCmAccept>wrap(accept, 0).encode(size);
         // registrations and the receive ring are in place before the accept leaves (as nvmet-rdma
         // posts its receives first): the host's Connect command, its first SEND, finds a buffer
-        java.util.concurrent.atomic.AtomicReference<RdmaConnection> made = new java.util.concurrent.atomic.AtomicReference<>();
+        AtomicReference<RdmaConnection> made = new AtomicReference<>();
         try {
             req.accept(accept, queue.sendDepth(), queue.recvDepth(), Math.min(req.initiatorDepth(), MAX_INITIATOR_DEPTH),
                     queue, c -> {
@@ -246,7 +248,7 @@ public final class RdmaTransport implements TargetTransport {
                         try {
                             queue.prepare(c.pd(), pool(c.pd()));
                         } catch (IOException e) {
-                            throw new java.io.UncheckedIOException("no registered memory for the queue: " + e.getMessage(), e);
+                            throw new UncheckedIOException("no registered memory for the queue: " + e.getMessage(), e);
                         }
                         connections.add(c);
                         queue.start(c, () -> connections.remove(c));

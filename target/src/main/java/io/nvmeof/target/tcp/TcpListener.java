@@ -11,11 +11,12 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.target.Port;
+import io.nvmeof.target.PortListener;
 import io.nvmeof.target.Target;
 import java.net.InetSocketAddress;
 
 /** An NVMe/TCP port of the target: accepts connections, one queue each. */
-public final class TcpListener implements io.nvmeof.target.PortListener {
+public final class TcpListener implements PortListener {
     private final Channel server;
     private final ChannelGroup connections;
 

@@ -21,6 +21,8 @@ import io.nvmeof.target.QueuePair;
 import io.nvmeof.target.QueueTransport;
 import io.nvmeof.target.Request;
 import io.nvmeof.target.Target;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 
 /**
  * The controller side of one NVMe/TCP connection (one queue): connection initialization,
@@ -187,7 +189,7 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
         if (align > 1) {
             // O_DIRECT: the data itself must start on an aligned address; the C2HData header
             // then sits right in front of it.
-            java.nio.ByteBuffer nio = b.internalNioBuffer(0, b.capacity());
+            ByteBuffer nio = b.internalNioBuffer(0, b.capacity());
             int misalignment = nio.alignmentOffset(nio.position() + c2hDataOffset, align);
             r.dataOffset = c2hDataOffset + (misalignment == 0 ? 0 : align - misalignment);
         }
@@ -274,8 +276,8 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
     }
 
     @Override
-    public java.net.InetSocketAddress localAddress() {
-        return (java.net.InetSocketAddress) ctx.channel().localAddress();
+    public InetSocketAddress localAddress() {
+        return (InetSocketAddress) ctx.channel().localAddress();
     }
 
     @Override

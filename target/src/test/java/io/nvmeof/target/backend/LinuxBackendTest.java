@@ -6,8 +6,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -76,8 +78,8 @@ class LinuxBackendTest {
     @Test
     void loopBlockDevice() throws Exception {
         Path img = dir.resolve("loop.img");
-        try (var c = java.nio.channels.FileChannel.open(img, java.nio.file.StandardOpenOption.CREATE_NEW,
-                java.nio.file.StandardOpenOption.WRITE)) {
+        try (var c = FileChannel.open(img, StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.WRITE)) {
             c.write(ByteBuffer.wrap(new byte[1]), (16 << 20) - 1);
         }
         Process setup = new ProcessBuilder("losetup", "-f", "--show", "-b", "4096", img.toString()).start();

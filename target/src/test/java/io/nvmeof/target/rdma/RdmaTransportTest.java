@@ -1,12 +1,12 @@
 package io.nvmeof.target.rdma;
 
-import io.nvmeof.target.LoopAllocation;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.channel.EventLoopGroup;
+import io.netty.util.ResourceLeakDetector;
 import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.fabric.rdma.ConnectParams;
 import io.nvmeof.fabric.rdma.MemoryRegion;
@@ -20,12 +20,15 @@ import io.nvmeof.protocol.CompletionQueueEntry;
 import io.nvmeof.protocol.ConnectData;
 import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.IdentifyCns;
+import io.nvmeof.protocol.IdentifyController;
+import io.nvmeof.protocol.Registers;
 import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
 import io.nvmeof.protocol.rdma.RdmaCmAccept;
 import io.nvmeof.protocol.rdma.RdmaCmReject;
 import io.nvmeof.protocol.rdma.RdmaCmRequest;
+import io.nvmeof.target.LoopAllocation;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Port;
 import io.nvmeof.target.Subsystem;
@@ -35,9 +38,11 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -65,7 +70,7 @@ class RdmaTransportTest {
         Subsystem s = new Subsystem(NQN, "RDMA0001", "rdma", "1.0");
         s.addNamespace(new Namespace(NQN, 1, new RamBackend(1 << 20, 4096), false, null));
         target.addSubsystem(s);
-        Port p = target.addPort(new Port(1, "rdma", java.util.Map.of("provider", "soft"), new InetSocketAddress("127.0.0.1", 0), true,
+        Port p = target.addPort(new Port(1, "rdma", Map.of("provider", "soft"), new InetSocketAddress("127.0.0.1", 0), true,
                 List.of()));
         address = p.bound();
         group = EventLoops.newGroup(1, "raw-rdma-host");
@@ -134,7 +139,7 @@ class RdmaTransportTest {
         }
 
         /** Sends an SQE whose keyed SGL names {@code length} bytes at {@code address} with {@code key}. */
-        void send(java.util.function.Consumer<SubmissionQueueEntry> fill, long at, int length, int key) throws Exception {
+        void send(Consumer<SubmissionQueueEntry> fill, long at, int length, int key) throws Exception {
             SubmissionQueueEntry sqe = new SubmissionQueueEntry().wrap(capsule.buffer(), 0);
             sqe.clear();
             fill.accept(sqe);
@@ -173,10 +178,10 @@ class RdmaTransportTest {
             CompletionQueueEntry connected = next();
             assertEquals(Status.SUCCESS, connected.status());
             int cntlid = (int) connected.result() & 0xffff;
-            send(s -> s.propertySet(io.nvmeof.protocol.Registers.CC, 4, io.nvmeof.protocol.Registers.ccEnable()), 0, 0, 0);
+            send(s -> s.propertySet(Registers.CC, 4, Registers.ccEnable()), 0, 0, 0);
             assertEquals(Status.SUCCESS, next().status());
             for (int i = 0; i < 100; i++) {
-                send(s -> s.propertyGet(io.nvmeof.protocol.Registers.CSTS, 4), 0, 0, 0);
+                send(s -> s.propertyGet(Registers.CSTS, 4), 0, 0, 0);
                 CompletionQueueEntry r = next();
                 if ((r.result() & 1) != 0) {
                     return cntlid;
@@ -212,15 +217,15 @@ class RdmaTransportTest {
     /** Counted, not timed: what the target's event loops allocate per RDMA read and write in steady state. */
     @Test
     void readsAndWritesAllocateNothingOnTheTargetLoops() throws Exception {
-        io.netty.util.ResourceLeakDetector.Level level = io.netty.util.ResourceLeakDetector.getLevel();
+        ResourceLeakDetector.Level level = ResourceLeakDetector.getLevel();
         try (RawQueue admin = new RawQueue(); RawQueue ioq = new RawQueue(1)) {
             int cntlid = admin.enable();
             ioq.connectData(NQN, cntlid);
             ioq.send(s -> s.connect(1, 32, 0, 0), ioq.window.address(), ConnectData.SIZE, ioq.window.rkey());
             assertEquals(Status.SUCCESS, ioq.next().status());
-            io.netty.util.ResourceLeakDetector.setLevel(io.netty.util.ResourceLeakDetector.Level.DISABLED);
-            java.util.function.Consumer<SubmissionQueueEntry> write = s -> s.opcode(0x01).nsid(1).slba(8).blockCount(1);
-            java.util.function.Consumer<SubmissionQueueEntry> read = s -> s.opcode(0x02).nsid(1).slba(8).blockCount(1);
+            ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
+            Consumer<SubmissionQueueEntry> write = s -> s.opcode(0x01).nsid(1).slba(8).blockCount(1);
+            Consumer<SubmissionQueueEntry> read = s -> s.opcode(0x02).nsid(1).slba(8).blockCount(1);
             long before = 0;
             int commands = 0;
             for (int i = 0; i < 6000; i++) {
@@ -242,7 +247,7 @@ class RdmaTransportTest {
                     commands, perCommand);
             assertTrue(perCommand < 8, "allocated " + perCommand + " bytes per command on the target's event loops");
         } finally {
-            io.netty.util.ResourceLeakDetector.setLevel(level);
+            ResourceLeakDetector.setLevel(level);
         }
     }
 
@@ -286,7 +291,7 @@ class RdmaTransportTest {
                     q.window.address(), 4096, q.window.rkey());
             CompletionQueueEntry r = q.response();
             assertEquals(Status.SUCCESS, r.status());
-            assertEquals("RDMA0001", new io.nvmeof.protocol.IdentifyController().<io.nvmeof.protocol.IdentifyController>wrap(q.window.buffer(), 0).serialNumber()
+            assertEquals("RDMA0001", new IdentifyController().<IdentifyController>wrap(q.window.buffer(), 0).serialNumber()
                     .trim());
             q.assertCanariesIntact();
         }

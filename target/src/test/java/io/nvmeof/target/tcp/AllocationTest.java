@@ -1,17 +1,18 @@
 package io.nvmeof.target.tcp;
 
-import io.nvmeof.target.LoopAllocation;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.util.ResourceLeakDetector;
 import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.SubmissionQueueEntry;
+import io.nvmeof.target.LoopAllocation;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
 import io.nvmeof.target.backend.RamBackend;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
@@ -41,8 +42,8 @@ class AllocationTest {
                         .blockCount(1).sgl(0, 4096, Sgl.IN_CAPSULE).cid(1);
                 Consumer<SubmissionQueueEntry> read = q -> q.opcode(NvmOpcode.READ.code).psdt(1).nsid(1).slba(3)
                         .blockCount(1).sgl(0, 4096, Sgl.TCP_TRANSPORT).cid(2);
-                java.nio.ByteBuffer w = io.capsule(write, block);
-                java.nio.ByteBuffer r = io.capsule(read, null);
+                ByteBuffer w = io.capsule(write, block);
+                ByteBuffer r = io.capsule(read, null);
                 ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
                 int commands = 0;
                 for (int i = 0; i < 5000; i++) { // warm up: pools, caches, JIT

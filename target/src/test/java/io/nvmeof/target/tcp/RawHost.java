@@ -16,9 +16,12 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.UUID;
+import java.util.function.Consumer;
+import java.util.zip.CRC32C;
 
 /**
  * A deliberately simple NVMe/TCP host over a blocking socket, written from the spec and
@@ -94,7 +97,7 @@ public final class RawHost implements AutoCloseable {
             return b < 0;
         } catch (EOFException e) {
             return true;
-        } catch (java.net.SocketException e) {
+        } catch (SocketException e) {
             return true;
         }
     }
@@ -114,13 +117,13 @@ public final class RawHost implements AutoCloseable {
     }
 
     static int crc32c(ByteBuffer b, int from, int len) {
-        java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+        CRC32C c = new CRC32C();
         c.update(b.duplicate().position(from).limit(from + len));
         return (int) c.getValue();
     }
 
     /** A command capsule with optional in-capsule data; the SQE is prepared by {@code fill}. */
-    public ByteBuffer capsule(java.util.function.Consumer<SubmissionQueueEntry> fill, byte[] inCapsule) {
+    public ByteBuffer capsule(Consumer<SubmissionQueueEntry> fill, byte[] inCapsule) {
         int dataLen = inCapsule == null ? 0 : inCapsule.length;
         int hdr = 72 + (headerDigest ? 4 : 0);
         boolean dd = dataDigest && dataLen > 0;
@@ -146,7 +149,7 @@ public final class RawHost implements AutoCloseable {
         return b;
     }
 
-    public Received command(java.util.function.Consumer<SubmissionQueueEntry> fill, byte[] inCapsule) throws IOException {
+    public Received command(Consumer<SubmissionQueueEntry> fill, byte[] inCapsule) throws IOException {
         send(capsule(fill, inCapsule));
         return receive();
     }

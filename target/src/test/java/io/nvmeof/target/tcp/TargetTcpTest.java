@@ -9,6 +9,7 @@ import io.nvmeof.protocol.AdminOpcode;
 import io.nvmeof.protocol.CompletionQueueEntry;
 import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.IdentifyCns;
+import io.nvmeof.protocol.IdentifyController;
 import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Registers;
 import io.nvmeof.protocol.Sgl;
@@ -26,6 +27,7 @@ import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
 import io.nvmeof.target.backend.RamBackend;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Random;
@@ -98,7 +100,7 @@ class TargetTcpTest {
             assertEquals(PduType.C2H_DATA, data.type());
             assertEquals(4096, data.u32(DataPdu.DATAL_OFFSET));
             assertTrue((data.u8(Pdu.FLAGS_OFFSET) & Pdu.FLAG_LAST_PDU) != 0);
-            io.nvmeof.protocol.IdentifyController id = new io.nvmeof.protocol.IdentifyController()
+            IdentifyController id = new IdentifyController()
                     .wrap(data.bytes(), data.u8(Pdu.PDO_OFFSET));
             assertEquals("SN0001", id.serialNumber());
             assertEquals(NQN, id.subsystemNqn());
@@ -184,7 +186,7 @@ class TargetTcpTest {
         }
     }
 
-    private static Consumer<io.nvmeof.protocol.SubmissionQueueEntry> rw(NvmOpcode op, int nsid, long slba, int blocks,
+    private static Consumer<SubmissionQueueEntry> rw(NvmOpcode op, int nsid, long slba, int blocks,
                                                                       long sglLength, int sgl) {
         return s -> s.opcode(op.code).psdt(1).nsid(nsid).slba(slba).blockCount(blocks).sgl(0, sglLength, sgl);
     }
@@ -200,7 +202,7 @@ class TargetTcpTest {
                 Arguments.of("write to a read-only namespace", rw(NvmOpcode.WRITE, 5, 0, 1, 512, Sgl.TCP_TRANSPORT),
                         Status.NAMESPACE_WRITE_PROTECTED),
                 Arguments.of("unsupported I/O opcode",
-                        (Consumer<io.nvmeof.protocol.SubmissionQueueEntry>) s -> s.opcode(0x7e).psdt(1).nsid(1),
+                        (Consumer<SubmissionQueueEntry>) s -> s.opcode(0x7e).psdt(1).nsid(1),
                         Status.INVALID_OPCODE),
                 Arguments.of("transfer beyond MDTS", rw(NvmOpcode.READ, 1, 0, 512, 2 << 20, Sgl.TCP_TRANSPORT),
                         Status.INVALID_FIELD),
@@ -210,7 +212,7 @@ class TargetTcpTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("badCommands")
-    void badCommandGetsSpecStatus(String what, Consumer<io.nvmeof.protocol.SubmissionQueueEntry> fill, Status expected)
+    void badCommandGetsSpecStatus(String what, Consumer<SubmissionQueueEntry> fill, Status expected)
             throws IOException {
         try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
             int cntlid = admin.bringUpAdmin(NQN);
@@ -418,7 +420,7 @@ class TargetTcpTest {
                                 .sgl(0, blocks * 4096L, Sgl.TCP_TRANSPORT).cid(cid), null));
                     }
                 } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e);
+                    throw new UncheckedIOException(e);
                 }
             });
             sender.start();

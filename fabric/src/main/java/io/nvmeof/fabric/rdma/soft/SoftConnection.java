@@ -21,6 +21,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
@@ -131,7 +132,7 @@ final class SoftConnection extends AbstractRdmaConnection {
         readOffset = new int[reads];
         readLength = new int[reads];
         readGeneration = new int[reads];
-        java.util.Arrays.fill(readLength, -1);
+        Arrays.fill(readLength, -1);
     }
 
     // ---- connection management ----
@@ -408,8 +409,8 @@ final class SoftConnection extends AbstractRdmaConnection {
         if (ctx != null && ctx.channel().isOpen()) {
             ctx.close();
         }
-        java.util.Arrays.fill(recvMr, null);
-        java.util.Arrays.fill(readMr, null);
+        Arrays.fill(recvMr, null);
+        Arrays.fill(readMr, null);
         recvCount = 0;
         doneCount = 0;
         done.run();

@@ -3,6 +3,7 @@ package io.nvmeof.fabric.rdma.soft;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -14,6 +15,8 @@ import io.nvmeof.fabric.rdma.RdmaConnection;
 import io.nvmeof.fabric.rdma.RdmaHandler;
 import io.nvmeof.fabric.rdma.RdmaListener;
 import io.nvmeof.fabric.rdma.RdmaProvider;
+import io.nvmeof.fabric.rdma.RdmaProviderType;
+import io.nvmeof.fabric.rdma.RdmaUnavailableException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
@@ -93,7 +96,7 @@ public final class SoftProvider implements RdmaProvider {
                 f.completeExceptionally(new IOException("cannot connect to " + address + " (soft RDMA): "
                         + (t.getMessage() != null ? t.getMessage() : t.toString()), t));
             } else {
-                Channel ch = ((io.netty.channel.ChannelFuture) x).channel();
+                Channel ch = ((ChannelFuture) x).channel();
                 ch.eventLoop().schedule(() -> {
                     if (f.completeExceptionally(new IOException("no answer to the connect request from " + address
                             + " within " + p.timeoutMillis() + " ms"))) {
@@ -110,15 +113,15 @@ public final class SoftProvider implements RdmaProvider {
     }
 
     /** {@code soft} as a provider type, found by {@link io.nvmeof.fabric.rdma.RdmaProviders}. */
-    public static final class Type implements io.nvmeof.fabric.rdma.RdmaProviderType {
+    public static final class Type implements RdmaProviderType {
         @Override
         public String name() {
             return "soft";
         }
 
         @Override
-        public io.nvmeof.fabric.rdma.RdmaProvider open(io.netty.channel.EventLoopGroup group)
-                throws io.nvmeof.fabric.rdma.RdmaUnavailableException {
+        public RdmaProvider open(EventLoopGroup group)
+                throws RdmaUnavailableException {
             return new SoftProvider(group);
         }
     }

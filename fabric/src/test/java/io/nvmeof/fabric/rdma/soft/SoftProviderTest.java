@@ -5,6 +5,7 @@ import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.fabric.rdma.RdmaProviderConformance;
 import io.nvmeof.fabric.rdma.RdmaProviderConformance.Violation;
 import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -28,7 +29,7 @@ class SoftProviderTest {
     @AfterAll
     static void stop() {
         provider.close();
-        group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
     }
 
     @Test

@@ -26,6 +26,7 @@ import java.lang.ref.Reference;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -392,9 +393,9 @@ final class DisniConnection extends AbstractRdmaConnection implements DisniProvi
         int i = (int) wrId;
         if (i >= recvCalls.length) {
             int n = Math.max(i + 1, 2 * recvCalls.length);
-            recvCalls = java.util.Arrays.copyOf(recvCalls, n);
-            recvMr = java.util.Arrays.copyOf(recvMr, n);
-            recvRange = java.util.Arrays.copyOf(recvRange, n);
+            recvCalls = Arrays.copyOf(recvCalls, n);
+            recvMr = Arrays.copyOf(recvMr, n);
+            recvRange = Arrays.copyOf(recvRange, n);
         }
         long range = (long) offset << 32 | length;
         SVCPostRecv c = recvCalls[i];

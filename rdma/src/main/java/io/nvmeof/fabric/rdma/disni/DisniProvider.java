@@ -10,10 +10,12 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 import io.nvmeof.fabric.rdma.ConnectAcceptor;
 import io.nvmeof.fabric.rdma.ConnectParams;
+import io.nvmeof.fabric.rdma.ConnectRequest;
 import io.nvmeof.fabric.rdma.RdmaConnection;
 import io.nvmeof.fabric.rdma.RdmaHandler;
 import io.nvmeof.fabric.rdma.RdmaListener;
 import io.nvmeof.fabric.rdma.RdmaProvider;
+import io.nvmeof.fabric.rdma.RdmaProviderType;
 import io.nvmeof.fabric.rdma.RdmaUnavailableException;
 import java.io.IOException;
 import java.net.Inet4Address;
@@ -33,6 +35,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 /**
  * The {@code disni} provider: a thin adapter from IBM DiSNI 2.1's Java verbs API ({@code
@@ -142,13 +145,13 @@ public final class DisniProvider implements RdmaProvider {
 
     /** Accepts {@code r} on the CM thread: queue pair, registration, {@code rdma_accept}. */
     DisniConnection accept(DisniConnectRequest r, int sendDepth, int recvDepth, int initiatorDepth, RdmaHandler handler,
-                           java.util.function.Consumer<RdmaConnection> beforeAccept) throws IOException {
+                           Consumer<RdmaConnection> beforeAccept) throws IOException {
         return cmCall(() -> {
             DisniConnection c = new DisniConnection(this, group.next(), r.id, sendDepth, recvDepth, initiatorDepth,
                     handler, r.peer(), r.localAddress());
             try {
                 c.createQp(device(r.id.getVerbs()));
-                io.nvmeof.fabric.rdma.ConnectRequest.runBeforeAccept(c, beforeAccept);
+                ConnectRequest.runBeforeAccept(c, beforeAccept);
                 endpoints.put(r.id, c);
                 c.accept();
                 return c;
@@ -463,15 +466,15 @@ public final class DisniProvider implements RdmaProvider {
     }
 
     /** {@code disni} as a provider type, found by {@link io.nvmeof.fabric.rdma.RdmaProviders}. */
-    public static final class Type implements io.nvmeof.fabric.rdma.RdmaProviderType {
+    public static final class Type implements RdmaProviderType {
         @Override
         public String name() {
             return "disni";
         }
 
         @Override
-        public io.nvmeof.fabric.rdma.RdmaProvider open(io.netty.channel.EventLoopGroup group)
-                throws io.nvmeof.fabric.rdma.RdmaUnavailableException {
+        public RdmaProvider open(EventLoopGroup group)
+                throws RdmaUnavailableException {
             return DisniProvider.open(group);
         }
     }

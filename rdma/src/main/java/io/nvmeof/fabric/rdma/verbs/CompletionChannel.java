@@ -3,6 +3,7 @@ package io.nvmeof.fabric.rdma.verbs;
 import static io.nvmeof.fabric.rdma.verbs.Native.MEM;
 
 import java.io.IOException;
+import java.util.Arrays;
 
 /**
  * One {@code ibv_comp_channel} of a device, shared by the connections of one event loop, and
@@ -44,7 +45,7 @@ final class CompletionChannel implements Runnable {
                 return i;
             }
         }
-        VerbsConnection[] n = java.util.Arrays.copyOf(s, s.length * 2);
+        VerbsConnection[] n = Arrays.copyOf(s, s.length * 2);
         n[s.length] = c;
         slots = n;
         return s.length;

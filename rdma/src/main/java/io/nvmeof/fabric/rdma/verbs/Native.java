@@ -8,6 +8,8 @@ import com.kenai.jffi.Type;
 import io.nvmeof.fabric.rdma.RdmaUnavailableException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import jnr.ffi.LibraryLoader;
 import jnr.ffi.Runtime;
 
@@ -223,7 +225,7 @@ final class Native {
      * heap, and tests check that a provider's blocks all return after it closes. Allocation
      * is for setup only, never per command.
      */
-    private static final java.util.Set<Long> LIVE = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private static final Set<Long> LIVE = ConcurrentHashMap.newKeySet();
 
     static long calloc(long size) {
         long a = MEM.allocateMemory(size, true);

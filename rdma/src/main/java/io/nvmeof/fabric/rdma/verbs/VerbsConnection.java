@@ -16,6 +16,7 @@ import io.nvmeof.fabric.rdma.WorkCompletion;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -310,7 +311,7 @@ final class VerbsConnection extends AbstractRdmaConnection implements VerbsProvi
     }
 
     private static ByteBuffer heapCopy(byte[] b) {
-        return b == null ? null : ByteBuffer.wrap(b.clone()).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        return b == null ? null : ByteBuffer.wrap(b.clone()).order(ByteOrder.LITTLE_ENDIAN);
     }
 
     private void connect(VerbsDevice dev) throws IOException {

@@ -4,12 +4,15 @@ import static io.nvmeof.fabric.rdma.verbs.Native.MEM;
 
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.EventExecutor;
+import io.nvmeof.fabric.rdma.AbstractRdmaConnection;
 import io.nvmeof.fabric.rdma.ConnectAcceptor;
 import io.nvmeof.fabric.rdma.ConnectParams;
 import io.nvmeof.fabric.rdma.RdmaConnection;
 import io.nvmeof.fabric.rdma.RdmaHandler;
 import io.nvmeof.fabric.rdma.RdmaListener;
 import io.nvmeof.fabric.rdma.RdmaProvider;
+import io.nvmeof.fabric.rdma.RdmaProviderType;
 import io.nvmeof.fabric.rdma.RdmaUnavailableException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -248,7 +251,7 @@ public final class VerbsProvider implements RdmaProvider {
         }
         try {
             VerbsDevice d = device(context);
-            for (io.netty.util.concurrent.EventExecutor e : group) {
+            for (EventExecutor e : group) {
                 if (e instanceof EventLoop loop) {
                     completionChannel(loop, d);
                 }
@@ -339,7 +342,7 @@ public final class VerbsProvider implements RdmaProvider {
         for (VerbsConnection c : connections) {
             c.shutdown(new IOException("the verbs provider was closed"));
         }
-        long deadline = System.nanoTime() + (io.nvmeof.fabric.rdma.AbstractRdmaConnection.QUIET_WAIT_MS + 2000) * 1_000_000L;
+        long deadline = System.nanoTime() + (AbstractRdmaConnection.QUIET_WAIT_MS + 2000) * 1_000_000L;
         while (!connections.isEmpty() && System.nanoTime() < deadline) {
             try {
                 Thread.sleep(10);
@@ -382,15 +385,15 @@ public final class VerbsProvider implements RdmaProvider {
     }
 
     /** {@code verbs} as a provider type, found by {@link io.nvmeof.fabric.rdma.RdmaProviders} (busy polling with {@code -Dnvmeof.rdma.busyPoll=true}). */
-    public static final class Type implements io.nvmeof.fabric.rdma.RdmaProviderType {
+    public static final class Type implements RdmaProviderType {
         @Override
         public String name() {
             return "verbs";
         }
 
         @Override
-        public io.nvmeof.fabric.rdma.RdmaProvider open(io.netty.channel.EventLoopGroup group)
-                throws io.nvmeof.fabric.rdma.RdmaUnavailableException {
+        public RdmaProvider open(EventLoopGroup group)
+                throws RdmaUnavailableException {
             return VerbsProvider.open(group);
         }
     }

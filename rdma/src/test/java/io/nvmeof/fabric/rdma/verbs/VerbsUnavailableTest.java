@@ -11,6 +11,7 @@ import io.nvmeof.fabric.rdma.RdmaUnavailableException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
@@ -32,7 +33,7 @@ class VerbsUnavailableTest {
 
     @AfterAll
     static void stop() {
-        group.shutdownGracefully(0, 0, java.util.concurrent.TimeUnit.SECONDS);
+        group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
     }
 
     private static boolean rdmaDeviceExists() throws IOException {
