@@ -7,15 +7,12 @@ import io.nvmeof.protocol.IdentifyCns;
 import io.nvmeof.protocol.IdentifyController;
 import io.nvmeof.protocol.IdentifyNamespace;
 import io.nvmeof.protocol.LogPage;
-import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Registers;
 import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.EnumSet;
-import java.util.Set;
 
 /**
  * The admin command set (NVMe Base 2.0, 5) as far as an NVMe-oF I/O controller needs it.
@@ -33,83 +30,55 @@ final class AdminCommands {
     private AdminCommands() {
     }
 
-    /** Invalid Command Opcode for admin commands this controller does not implement. */
-    static Status checkOpcode(SubmissionQueueEntry sqe, Controller c) {
-        AdminOpcode op = AdminOpcode.of(sqe.opcode());
-        if (op == null) {
-            return Status.INVALID_OPCODE;
-        }
-        return (c.isDiscovery() ? DISCOVERY : SUPPORTED).contains(op) ? null : Status.INVALID_OPCODE;
+    /** The admin commands of an I/O controller. */
+    static final CommandSet SET = new CommandSet("admin",
+            new CommandSet.Handler(AdminOpcode.IDENTIFY.code, "Identify", 0, false, AdminCommands::identify),
+            new CommandSet.Handler(AdminOpcode.GET_LOG_PAGE.code, "Get Log Page", 0, false, AdminCommands::getLogPage),
+            new CommandSet.Handler(AdminOpcode.SET_FEATURES.code, "Set Features", 0, false, AdminCommands::setFeatures),
+            new CommandSet.Handler(AdminOpcode.GET_FEATURES.code, "Get Features", 0, false, AdminCommands::getFeatures),
+            new CommandSet.Handler(AdminOpcode.KEEP_ALIVE.code, "Keep Alive", 0, false, AdminCommands::keepAlive),
+            new CommandSet.Handler(AdminOpcode.ASYNC_EVENT_REQUEST.code, "Asynchronous Event Request", 0, false,
+                    AdminCommands::asyncEventRequest),
+            new CommandSet.Handler(AdminOpcode.ABORT.code, "Abort", 0, false, AdminCommands::abort));
+
+    static void keepAlive(Request r, Controller c) {
+        r.queue.complete(r, Status.SUCCESS);
     }
 
-    /** The admin commands an I/O controller executes. */
-    private static final Set<AdminOpcode> SUPPORTED = EnumSet.of(AdminOpcode.IDENTIFY,
-            AdminOpcode.GET_LOG_PAGE, AdminOpcode.SET_FEATURES, AdminOpcode.GET_FEATURES, AdminOpcode.KEEP_ALIVE,
-            AdminOpcode.ASYNC_EVENT_REQUEST, AdminOpcode.ABORT);
-    /** What a discovery controller implements (NVMe-oF 1.1, 5): the same, without Abort. */
-    private static final Set<AdminOpcode> DISCOVERY = EnumSet.of(AdminOpcode.IDENTIFY,
-            AdminOpcode.GET_LOG_PAGE, AdminOpcode.SET_FEATURES, AdminOpcode.GET_FEATURES, AdminOpcode.KEEP_ALIVE,
-            AdminOpcode.ASYNC_EVENT_REQUEST);
+    static void asyncEventRequest(Request r, Controller c) {
+        if (!c.asyncEventRequest(r)) { // held until an event occurs, or dropped with the queue
+            r.queue.complete(r, Status.AER_LIMIT_EXCEEDED);
+        }
+    }
 
-    static void execute(Request r, Controller c) {
+    /**
+     * Abort (CDW10: SQID 15:0, CID 31:16). Held Asynchronous Event Requests can be aborted;
+     * anything else is already on its way (DW0 bit 0 set: not aborted).
+     */
+    private static void abort(Request r, Controller c) {
         QueuePair q = r.queue;
-        SubmissionQueueEntry sqe = r.sqe;
-        AdminOpcode op = AdminOpcode.of(sqe.opcode());
-        if (op == null) {
-            q.complete(r, Status.INVALID_OPCODE);
-            return;
-        }
-        switch (op) {
-            case IDENTIFY:
-                identify(r, c);
-                break;
-            case GET_LOG_PAGE:
-                getLogPage(r, c);
-                break;
-            case SET_FEATURES:
-                setFeatures(r, c);
-                break;
-            case GET_FEATURES:
-                getFeatures(r, c);
-                break;
-            case KEEP_ALIVE:
-                q.complete(r, Status.SUCCESS);
-                break;
-            case ASYNC_EVENT_REQUEST:
-                if (!c.asyncEventRequest(r)) { // held until an event occurs, or dropped with the queue
-                    q.complete(r, Status.AER_LIMIT_EXCEEDED);
+        int sqid = r.sqe.cdw10() & 0xffff;
+        int cid = r.sqe.cdw10() >>> 16;
+        Request victim = null;
+        if (sqid == 0) {
+            for (Request aer : c.asyncEvents) {
+                if (aer.cid() == cid) {
+                    victim = aer;
                 }
-                break;
-            case ABORT: {
-                // CDW10: SQID 15:0, CID 31:16. Held Asynchronous Event Requests can be aborted;
-                // anything else is already on its way (DW0 bit 0 set: not aborted).
-                int sqid = sqe.cdw10() & 0xffff;
-                int cid = sqe.cdw10() >>> 16;
-                Request victim = null;
-                if (sqid == 0) {
-                    for (Request aer : c.asyncEvents) {
-                        if (aer.cid() == cid) {
-                            victim = aer;
-                        }
-                    }
-                }
-                if (victim != null) {
-                    c.asyncEvents.remove(victim);
-                    q.complete(victim, Status.ABORT_REQUESTED);
-                    r.result = 0;
-                } else {
-                    r.result = 1;
-                }
-                q.complete(r, Status.SUCCESS);
-                break;
             }
-            default:
-                q.complete(r, Status.INVALID_OPCODE);
         }
+        if (victim != null) {
+            c.asyncEvents.remove(victim);
+            q.complete(victim, Status.ABORT_REQUESTED);
+            r.result = 0;
+        } else {
+            r.result = 1;
+        }
+        q.complete(r, Status.SUCCESS);
     }
 
     /** Copies {@code page} into the request's data (up to the host's buffer) and completes it. */
-    private static void reply(Request r, ByteBuffer page, int from) {
+    static void reply(Request r, ByteBuffer page, int from) {
         QueuePair q = r.queue;
         if (r.direction != Request.XFER_C2H || r.length == 0) {
             q.complete(r, Status.INVALID_FIELD);
@@ -130,21 +99,13 @@ final class AdminCommands {
     }
 
     private static void identify(Request r, Controller c) {
-        SubmissionQueueEntry sqe = r.sqe;
         ByteBuffer page = Flyweight.allocate(IdentifyCns.DATA_SIZE);
-        switch (sqe.identifyCns()) {
-            case IdentifyCns.CONTROLLER:
-                fillController(new IdentifyController().wrap(page, 0), c, r.queue().transport());
-                break;
-            default:
-                if (c.isDiscovery()) {
-                    r.queue.complete(r, Status.INVALID_FIELD);
-                    return;
-                }
-                identifyNamespaces(r, c, page);
-                return;
+        if (r.sqe.identifyCns() == IdentifyCns.CONTROLLER) {
+            fillController(new IdentifyController().wrap(page, 0), c, r.queue().transport());
+            reply(r, page, 0);
+            return;
         }
-        reply(r, page, 0);
+        identifyNamespaces(r, c, page);
     }
 
     private static void identifyNamespaces(Request r, Controller c, ByteBuffer page) {
@@ -201,21 +162,18 @@ final class AdminCommands {
         return Math.max(Target.MAX_NSID, last == null ? 0 : Integer.toUnsignedLong(last));
     }
 
+    /**
+     * SGLS: SGLs without alignment needs; offsets for in-capsule data; keyed SGL data block
+     * descriptors where the transport moves data by key (NVMe/RDMA: the Linux host requires them).
+     */
+    static int sgls(QueueTransport transport) {
+        return 1 | 1 << 20 | (transport.acceptsDataDescriptor(Sgl.KEYED_ADDRESS) ? 1 << 2 : 0);
+    }
+
     static void fillController(IdentifyController id, Controller c, QueueTransport transport) {
         Subsystem s = c.subsystem();
         Target t = c.target();
-        // SGLS: SGLs without alignment needs; offsets for in-capsule data; keyed SGL data block
-        // descriptors where the transport moves data by key (NVMe/RDMA: the Linux host requires them)
-        int sgls = 1 | 1 << 20 | (transport.acceptsDataDescriptor(Sgl.KEYED_ADDRESS) ? 1 << 2 : 0);
-        if (c.isDiscovery()) {
-            // NVMe-oF 1.1, 5.2: a discovery controller has no namespaces and no I/O queues.
-            id.serialNumber(s.serial()).modelNumber(s.model()).firmwareRevision(s.firmware()).cntlid(c.cntlid())
-                    .version(Registers.VERSION_1_3).controllerType(IdentifyController.CNTRLTYPE_DISCOVERY)
-                    .aerl(AER_LIMIT - 1).lpa(1 << 2).elpe(0).kas(10).maxcmd(t.maxQueueSize()).nn(0)
-                    .oaes(Controller.AEC_DISCOVERY_LOG_CHANGE)
-                    .sgls(sgls).subsystemNqn(s.nqn()).mdts(0);
-            return;
-        }
+        int sgls = sgls(transport);
         id.vid(0).ssvid(0).serialNumber(s.serial()).modelNumber(s.model()).firmwareRevision(s.firmware())
                 .rab(6).ieeeOui(s.ieeeOui() != 0 ? s.ieeeOui() : t.ieeeOui()).cmic(1 << 1) // more than one controller may attach
                 .mdts(t.mdts()).cntlid(c.cntlid()).version(Registers.VERSION_1_3)
@@ -226,7 +184,7 @@ final class AdminCommands {
                 .sqes(0x66).cqes(0x44).maxcmd(t.maxQueueSize()).nn(maxNsid(s))
                 .oncs(1 | 1 << 2 | 1 << 3) // Compare, Dataset Management, Write Zeroes
                 .fuses(1) // fused Compare and Write
-                .acwu(IoCommands.ATOMIC_COMPARE_WRITE_BLOCKS - 1)
+                .acwu(FusedCommands.ATOMIC_BLOCKS - 1)
                 .vwc(1) // a volatile write cache: Flush matters
                 .sgls(sgls)
                 .subsystemNqn(s.nqn())
@@ -245,30 +203,31 @@ final class AdminCommands {
                 .lbaFormat(0, 0, ns.blockShift(), 0).nmic(1).nsattr(ns.readOnly() ? 1 : 0).nguid(nguid).eui64(eui);
     }
 
-    private static void getLogPage(Request r, Controller c) {
-        SubmissionQueueEntry sqe = r.sqe;
-        int lid = LogPage.lid(sqe);
-        long offset = LogPage.offset(sqe);
-        if (LogPage.length(sqe) != r.length || (offset & 3) != 0 || offset < 0) {
+    /** Checks Get Log Page's length and offset against the request; null when they fit. */
+    static Status checkLogPageRange(Request r) {
+        long offset = LogPage.offset(r.sqe);
+        return LogPage.length(r.sqe) != r.length || (offset & 3) != 0 || offset < 0 ? Status.INVALID_FIELD : null;
+    }
+
+    /** Replies with {@code page} from the command's offset, or Invalid Field past its end. */
+    static void replyLogPage(Request r, ByteBuffer page) {
+        long offset = LogPage.offset(r.sqe);
+        if (offset >= page.capacity()) {
             r.queue.complete(r, Status.INVALID_FIELD);
             return;
         }
-        ByteBuffer page;
-        if (c.isDiscovery()) {
-            if (lid != LogPage.DISCOVERY) {
-                r.queue.complete(r, Status.INVALID_LOG_PAGE);
-                return;
-            }
-            page = DiscoveryLog.build(c.target(), c.hostNqn(), r.queue.port(), r.queue.transport().localAddress());
-            c.discoveryLogRead(LogPage.retainAsyncEvent(sqe));
-            if (offset >= page.capacity()) {
-                r.queue.complete(r, Status.INVALID_FIELD);
-                return;
-            }
-            reply(r, page, (int) offset);
+        reply(r, page, (int) offset);
+    }
+
+    private static void getLogPage(Request r, Controller c) {
+        SubmissionQueueEntry sqe = r.sqe;
+        Status bad = checkLogPageRange(r);
+        if (bad != null) {
+            r.queue.complete(r, bad);
             return;
         }
-        switch (lid) {
+        ByteBuffer page;
+        switch (LogPage.lid(sqe)) {
             case LOG_ERROR:
                 page = c.errorLogPage();
                 break;
@@ -300,16 +259,7 @@ final class AdminCommands {
                 r.queue.complete(r, Status.INVALID_LOG_PAGE);
                 return;
         }
-        if (offset >= page.capacity()) {
-            r.queue.complete(r, Status.INVALID_FIELD);
-            return;
-        }
-        reply(r, page, (int) offset);
-    }
-
-    /** Features a discovery controller has (NVMe-oF 1.1, 5.2). */
-    private static boolean discoveryFeature(int fid) {
-        return fid == FeatureId.KEEP_ALIVE_TIMER || fid == FeatureId.ASYNC_EVENT_CONFIG;
+        replyLogPage(r, page);
     }
 
     /**
@@ -340,27 +290,18 @@ final class AdminCommands {
     static ByteBuffer commandsSupportedAndEffects() {
         ByteBuffer page = Flyweight.allocate(LogPage.COMMANDS_EFFECTS_SIZE);
         int csupp = 1;
-        int lbcc = 1 << 1;
-        for (AdminOpcode op : AdminOpcode.values()) {
-            if (SUPPORTED.contains(op)) {
-                page.putInt(op.code * 4, csupp);
-            }
+        for (CommandSet.Handler h : SET.handlers()) {
+            page.putInt(h.opcode() * 4, csupp | h.effects());
         }
-        for (NvmOpcode op : NvmOpcode.values()) {
-            if (IoCommands.supported(op)) {
-                page.putInt(1024 + op.code * 4, csupp | (IoCommands.changesData(op) ? lbcc : 0));
-            }
+        for (CommandSet.Handler h : IoCommands.SET.handlers()) {
+            page.putInt(1024 + h.opcode() * 4, csupp | h.effects());
         }
         return page;
     }
 
-    private static void setFeatures(Request r, Controller c) {
+    static void setFeatures(Request r, Controller c) {
         SubmissionQueueEntry sqe = r.sqe;
         QueuePair q = r.queue;
-        if (c.isDiscovery() && !discoveryFeature(sqe.featureId())) {
-            q.complete(r, Status.INVALID_FIELD);
-            return;
-        }
         if (sqe.featureSave()) {
             q.complete(r, Status.FEATURE_NOT_SAVEABLE);
             return;
@@ -386,8 +327,7 @@ final class AdminCommands {
                 return;
             }
             case FeatureId.ASYNC_EVENT_CONFIG: {
-                int supported = c.isDiscovery() ? Controller.AEC_DISCOVERY_LOG_CHANGE : Controller.AEC_NAMESPACE_ATTRIBUTE;
-                c.asyncEventConfig = cdw11 & supported;
+                c.asyncEventConfig = cdw11 & c.supportedAsyncEvents();
                 q.complete(r, Status.SUCCESS);
                 return;
             }
@@ -441,13 +381,9 @@ final class AdminCommands {
     private static final int SEL_SUPPORTED_CAPABILITIES = 3;
     private static final int CAPABILITY_CHANGEABLE = 1 << 2;
 
-    private static void getFeatures(Request r, Controller c) {
+    static void getFeatures(Request r, Controller c) {
         SubmissionQueueEntry sqe = r.sqe;
         QueuePair q = r.queue;
-        if (c.isDiscovery() && !discoveryFeature(sqe.featureId())) {
-            q.complete(r, Status.INVALID_FIELD);
-            return;
-        }
         if (sqe.featureSelect() == SEL_SUPPORTED_CAPABILITIES) {
             switch (sqe.featureId()) {
                 case FeatureId.NUMBER_OF_QUEUES:

@@ -77,6 +77,16 @@ public final class Controller {
         return subsystem.isDiscovery();
     }
 
+    /** The admin command set of this controller: the discovery controller's or an I/O controller's. */
+    CommandSet adminCommands() {
+        return isDiscovery() ? DiscoveryCommands.SET : AdminCommands.SET;
+    }
+
+    /** The asynchronous events this controller can report (Asynchronous Event Configuration bits). */
+    int supportedAsyncEvents() {
+        return isDiscovery() ? AEC_DISCOVERY_LOG_CHANGE : AEC_NAMESPACE_ATTRIBUTE;
+    }
+
     public Subsystem subsystem() {
         return subsystem;
     }

@@ -20,48 +20,27 @@ final class IoCommands {
     private IoCommands() {
     }
 
-    /** Invalid Command Opcode for anything but the NVM commands this target executes. */
-    static Status checkOpcode(SubmissionQueueEntry sqe) {
-        NvmOpcode op = NvmOpcode.of(sqe.opcode());
-        return op != null && supported(op) ? null : Status.INVALID_OPCODE;
-    }
-
-    static boolean supported(NvmOpcode op) {
-        switch (op) {
-            case READ:
-            case WRITE:
-            case FLUSH:
-            case COMPARE:
-            case WRITE_ZEROES:
-            case DATASET_MANAGEMENT:
-                return true;
-            default:
-                return false;
-        }
-    }
-
-    /** Whether the command changes logical block content (the LBCC effect). */
-    static boolean changesData(NvmOpcode op) {
-        return op == NvmOpcode.WRITE || op == NvmOpcode.WRITE_ZEROES || op == NvmOpcode.DATASET_MANAGEMENT;
-    }
+    /** The NVM commands this target executes; each one calls the namespace's backend. */
+    static final CommandSet SET = new CommandSet("NVM",
+            new CommandSet.Handler(NvmOpcode.FLUSH.code, "Flush", 0, true, IoCommands::execute),
+            new CommandSet.Handler(NvmOpcode.WRITE.code, "Write", CommandSet.LBCC, true, IoCommands::execute),
+            new CommandSet.Handler(NvmOpcode.READ.code, "Read", 0, true, IoCommands::execute),
+            new CommandSet.Handler(NvmOpcode.COMPARE.code, "Compare", 0, true, IoCommands::execute),
+            new CommandSet.Handler(NvmOpcode.WRITE_ZEROES.code, "Write Zeroes", CommandSet.LBCC, true, IoCommands::execute),
+            new CommandSet.Handler(NvmOpcode.DATASET_MANAGEMENT.code, "Dataset Management", CommandSet.LBCC, true,
+                    IoCommands::execute));
 
     /** CDW12 bit 25 of Write Zeroes: deallocate (DEAC); CDW11 bit 2 of Dataset Management: deallocate (AD). */
     static final int WRITE_ZEROES_DEAC = 1 << 25;
     static final int DSM_DEALLOCATE = 1 << 2;
     /** Dataset Management ranges are 16 bytes: attributes, length in blocks, starting LBA. */
     static final int DSM_RANGE_SIZE = 16;
-    /** Largest fused Compare and Write in blocks (ACWU + 1). */
-    static final int ATOMIC_COMPARE_WRITE_BLOCKS = 256;
 
     /** Checks namespace, LBA range and transfer length; returns an error or null. */
     static Status prepare(Request r, Subsystem subsystem) {
         SubmissionQueueEntry sqe = r.sqe;
         NvmOpcode op = NvmOpcode.of(sqe.opcode());
         int fuse = sqe.fuse();
-        if (fuse == 3 || fuse == SubmissionQueueEntry.FUSE_FIRST && op != NvmOpcode.COMPARE
-                || fuse == SubmissionQueueEntry.FUSE_SECOND && op != NvmOpcode.WRITE) {
-            return Status.INVALID_FIELD; // only Compare + Write fuse (NVM Command Set 1.0, 3.2.3)
-        }
         if (op == NvmOpcode.FLUSH && sqe.nsid() == ALL_NAMESPACES) {
             return null;
         }
@@ -83,7 +62,7 @@ final class IoCommands {
                 if (op != NvmOpcode.WRITE_ZEROES && bytes != r.length) {
                     return Status.DATA_SGL_LENGTH_INVALID;
                 }
-                if (fuse != SubmissionQueueEntry.FUSE_NORMAL && blocks > ATOMIC_COMPARE_WRITE_BLOCKS) {
+                if (fuse != SubmissionQueueEntry.FUSE_NORMAL && blocks > FusedCommands.ATOMIC_BLOCKS) {
                     return Status.INVALID_FIELD;
                 }
                 if ((op == NvmOpcode.WRITE || op == NvmOpcode.WRITE_ZEROES) && ns.readOnly()) {
@@ -116,7 +95,7 @@ final class IoCommands {
     }
 
     /** Executes a prepared command on the event loop, or hands it to the I/O executor. */
-    static void execute(Request r) {
+    static void execute(Request r, Controller c) {
         QueuePair q = r.queue;
         int opcode = r.sqe.opcode();
         if (opcode == NvmOpcode.READ.code) {
@@ -141,10 +120,11 @@ final class IoCommands {
             unaligned.release();
         }
         if (r.sqe.fuse() != SubmissionQueueEntry.FUSE_NORMAL) {
-            q.fusedReady(r);
+            q.fused().ready(r);
             return;
         }
-        boolean blocking = r.namespace == null ? anyBlocking(q.controller().subsystem()) : r.namespace.backend().blocking();
+        boolean blocking = r.handler.callsBackend() && (r.namespace == null ? anyBlocking(q.controller().subsystem())
+                : r.namespace.backend().blocking());
         if (blocking) {
             q.offload(r);
         } else {
@@ -170,7 +150,7 @@ final class IoCommands {
         NvmOpcode op = NvmOpcode.of(r.sqe.opcode());
         try {
             if (r.partner != null) {
-                compareAndWrite(r, r.partner);
+                FusedCommands.compareAndWrite(r, r.partner);
                 return;
             }
             switch (op) {
@@ -233,7 +213,7 @@ final class IoCommands {
     }
 
     /** Compare: reads the range and compares it with the host's data (NVM Command Set 1.0, 3.2.1). */
-    private static Status compare(Request r) throws IOException {
+    static Status compare(Request r) throws IOException {
         int align = r.dataAlignment();
         ByteBuf stored = EventLoops.ALLOCATOR.directBuffer(r.length + align);
         try {
@@ -247,41 +227,6 @@ final class IoCommands {
             return nio.equals(r.dataNio(r.length)) ? Status.SUCCESS : Status.COMPARE_FAILURE;
         } finally {
             stored.release();
-        }
-    }
-
-    /**
-     * Fused Compare and Write: with the namespace's exclusive lock held, compare, and write only
-     * on a match; a miscompare fails the Compare and aborts the Write, leaving the data as it was.
-     */
-    private static void compareAndWrite(Request first, Request second) throws IOException {
-        Namespace ns = first.namespace;
-        ns.compareAndWriteLock().lock();
-        try {
-            try {
-                first.status = compare(first);
-            } catch (IOException | RuntimeException e) {
-                first.status = StorageErrors.toStatus(e, false);
-                second.status = Status.ABORTED_FUSED_FAILED;
-                return;
-            }
-            if (!first.status.isSuccess()) {
-                second.status = Status.ABORTED_FUSED_FAILED;
-                return;
-            }
-            ns.backend().write(second.byteOffset, second.dataNio(second.length));
-            if (second.sqe.fua()) {
-                ns.backend().flush();
-            }
-            second.status = Status.SUCCESS;
-            ns.counters().write(second.length);
-        } catch (IOException | RuntimeException e) {
-            second.status = StorageErrors.toStatus(e, true);
-            if (first.status.isSuccess()) {
-                first.status = Status.ABORTED_FUSED_FAILED;
-            }
-        } finally {
-            ns.compareAndWriteLock().unlock();
         }
     }
 

@@ -38,10 +38,8 @@ public final class QueuePair {
     private int sqhd;
     private Controller controller;
     private boolean closed;
-    /** A fused first command waiting for its second. */
-    private Request pendingFirst;
-    /** The previous command was a fused first that failed: its second is aborted. */
-    private boolean firstFailed;
+    /** Fused Compare and Write pairing on this queue. */
+    private final FusedCommands fused = new FusedCommands(this);
 
     public QueuePair(Target target, QueueTransport transport, Port port) {
         this.target = target;
@@ -118,50 +116,43 @@ public final class QueuePair {
         SubmissionQueueEntry sqe = r.sqe;
         // Fused commands: a first must be followed at once by its second (NVMe Base 2.0, 3.4.2).
         int fuse = sqe.fuse();
-        boolean previousFirstFailed = firstFailed;
-        firstFailed = false;
-        if (pendingFirst != null && fuse != SubmissionQueueEntry.FUSE_SECOND) {
-            abandon(pendingFirst, Status.ABORTED_FUSED_MISSING);
-            pendingFirst = null;
-        }
-        if (fuse == SubmissionQueueEntry.FUSE_SECOND && pendingFirst == null) {
-            complete(r, previousFirstFailed ? Status.ABORTED_FUSED_FAILED : Status.ABORTED_FUSED_MISSING);
+        Status early = fused.arrived(r);
+        if (early != null) {
+            complete(r, early);
             return;
         }
         // The order of checks follows the kernel target: state, opcode, data pointer, fields.
         Status s = r.dataCorrupt ? Status.TRANSIENT_TRANSPORT_ERROR : checkState(sqe);
         boolean fabrics = sqe.opcode() == AdminOpcode.FABRICS.code;
+        r.handler = null;
         if (s == null && !fabrics) {
-            s = qid == 0 ? AdminCommands.checkOpcode(sqe, controller) : IoCommands.checkOpcode(sqe);
+            // parsed once: the handler chosen here is what runs the command
+            r.handler = (qid == 0 ? controller.adminCommands() : IoCommands.SET).handler(sqe.opcode());
+            if (r.handler == null) {
+                s = Status.INVALID_OPCODE;
+            }
         }
         if (s == null) {
             s = parseDataPointer(r, sqe);
         }
-        if (s == null && qid == 0 && fuse != SubmissionQueueEntry.FUSE_NORMAL) {
-            s = Status.INVALID_FIELD;
+        if (s == null) {
+            s = fused.check(r, qid);
         }
         if (s == null && qid > 0 && !fabrics) {
             s = IoCommands.prepare(r, controller.subsystem());
         }
-        if (s == null && fuse == SubmissionQueueEntry.FUSE_SECOND && !sameRange(pendingFirst.sqe, sqe)) {
-            s = Status.INVALID_FIELD;
+        if (s == null) {
+            s = fused.checkPair(r);
         }
         if (s != null) {
-            if (fuse == SubmissionQueueEntry.FUSE_FIRST) {
-                firstFailed = true;
-            } else if (fuse == SubmissionQueueEntry.FUSE_SECOND) {
-                abandon(pendingFirst, s.equals(Status.INVALID_FIELD) ? Status.INVALID_FIELD : Status.ABORTED_FUSED_FAILED);
-                pendingFirst = null;
+            if (fuse != SubmissionQueueEntry.FUSE_NORMAL) {
+                fused.rejected(r, s);
             }
             complete(r, s);
             return;
         }
-        if (fuse == SubmissionQueueEntry.FUSE_FIRST) {
-            pendingFirst = r;
-        } else if (fuse == SubmissionQueueEntry.FUSE_SECOND) {
-            r.partner = pendingFirst;
-            pendingFirst.partner = r;
-            pendingFirst = null;
+        if (fuse != SubmissionQueueEntry.FUSE_NORMAL) {
+            fused.accepted(r);
         }
         if (r.direction == Request.XFER_H2C && r.length > 0 && r.received < r.length) {
             if (r.data == null) {
@@ -191,13 +182,8 @@ public final class QueuePair {
         execute(r);
     }
 
-    /** Both halves of a fused pair name the same blocks (NVM Command Set 1.0, 3.2.3). */
-    private static boolean sameRange(SubmissionQueueEntry first, SubmissionQueueEntry second) {
-        return first.nsid() == second.nsid() && first.slba() == second.slba() && first.blockCount() == second.blockCount();
-    }
-
     /** Fails a command now, or once its data has arrived if the host is still sending it. */
-    private void abandon(Request r, Status status) {
+    void abandon(Request r, Status status) {
         if (r.partner != null) {
             r.partner.partner = null;
             r.partner = null;
@@ -209,43 +195,9 @@ public final class QueuePair {
         }
     }
 
-    /**
-     * A fused command has its data. The pair runs when both halves have theirs: compare and
-     * write under the namespace's exclusive lock, on the I/O executor if the backend blocks.
-     */
-    void fusedReady(Request r) {
-        r.state = Request.State.WAITING_FUSED;
-        if (r.failWith != null) {
-            complete(r, r.failWith);
-            return;
-        }
-        Request p = r.partner;
-        if (p == null || p.state != Request.State.WAITING_FUSED) {
-            return; // the other half is still on its way
-        }
-        Request first = r.sqe.fuse() == SubmissionQueueEntry.FUSE_FIRST ? r : p;
-        first.state = Request.State.EXECUTING;
-        first.partner.state = Request.State.EXECUTING;
-        if (first.namespace.backend().blocking()) {
-            try {
-                target.ioExecutor().execute(first);
-            } catch (RejectedExecutionException e) {
-                first.status = Status.COMMAND_INTERRUPTED;
-                first.partner.status = Status.COMMAND_INTERRUPTED;
-                finishFused(first);
-            }
-        } else {
-            IoCommands.runBackend(first);
-            finishFused(first);
-        }
-    }
-
-    private void finishFused(Request first) {
-        Request second = first.partner;
-        first.partner = null;
-        second.partner = null;
-        complete(first, first.status);
-        complete(second, second.status);
+    /** The queue's fused Compare and Write pairing. */
+    FusedCommands fused() {
+        return fused;
     }
 
     /** Parses SGL1 into direction and length; returns an error status or null. */
@@ -314,12 +266,10 @@ public final class QueuePair {
     private void execute(Request r) {
         r.state = Request.State.EXECUTING;
         SubmissionQueueEntry sqe = r.sqe;
-        if (sqe.opcode() == AdminOpcode.FABRICS.code) {
+        if (r.handler == null) {
             FabricsCommands.execute(r, this);
-        } else if (qid == 0) {
-            AdminCommands.execute(r, controller);
         } else {
-            IoCommands.execute(r);
+            r.handler.execute().run(r, controller);
         }
     }
 
@@ -344,7 +294,7 @@ public final class QueuePair {
             return;
         }
         if (r.partner != null) {
-            finishFused(r);
+            fused.finish(r);
             return;
         }
         complete(r, r.status);
@@ -353,16 +303,7 @@ public final class QueuePair {
     /** Completes {@code r} with {@code status}: the transport sends data (on success) and the response. */
     public void complete(Request r, Status status) {
         // A fused half that ends on its own takes the pairing state with it.
-        if (r == pendingFirst) {
-            pendingFirst = null;
-            firstFailed = !status.isSuccess();
-        }
-        Request partner = r.partner;
-        if (partner != null && partner.state != Request.State.EXECUTING) {
-            r.partner = null;
-            partner.partner = null;
-            abandon(partner, Status.ABORTED_FUSED_FAILED);
-        }
+        fused.completing(r, status);
         if (!status.isSuccess() && controller != null && r.sqe.opcode() != AdminOpcode.ASYNC_EVENT_REQUEST.code) {
             controller.recordError(Math.max(qid, 0), r, status);
         }

@@ -43,6 +43,8 @@ public final class Request implements Runnable {
     public int transportCursor;
     /** Some of the command's data arrived damaged (data digest mismatch). */
     public boolean dataCorrupt;
+    /** What runs the command, chosen once as it is parsed (null: a Fabrics command). */
+    CommandSet.Handler handler;
     /** The other half of a fused pair (Compare + Write), once both arrived. */
     Request partner;
     /** Set when the command must fail once its data has arrived (e.g. its fused partner is missing). */

@@ -1,0 +1,85 @@
+package io.nvmeof.target;
+
+import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.FeatureId;
+import io.nvmeof.protocol.Flyweight;
+import io.nvmeof.protocol.IdentifyCns;
+import io.nvmeof.protocol.IdentifyController;
+import io.nvmeof.protocol.LogPage;
+import io.nvmeof.protocol.Registers;
+import io.nvmeof.protocol.Status;
+import java.nio.ByteBuffer;
+
+/**
+ * The discovery controller's command set (NVMe-oF 1.1, 5): Identify Controller only, the
+ * discovery log as its one log page, Keep Alive Timer and Asynchronous Event Configuration as
+ * its only features, Keep Alive and Asynchronous Event Requests; no namespaces, no I/O
+ * queues, no Abort. Runs on the admin queue's event loop.
+ */
+final class DiscoveryCommands {
+    private DiscoveryCommands() {
+    }
+
+    static final CommandSet SET = new CommandSet("discovery",
+            new CommandSet.Handler(AdminOpcode.IDENTIFY.code, "Identify", 0, false, DiscoveryCommands::identify),
+            new CommandSet.Handler(AdminOpcode.GET_LOG_PAGE.code, "Get Log Page", 0, false, DiscoveryCommands::getLogPage),
+            new CommandSet.Handler(AdminOpcode.SET_FEATURES.code, "Set Features", 0, false, DiscoveryCommands::setFeatures),
+            new CommandSet.Handler(AdminOpcode.GET_FEATURES.code, "Get Features", 0, false, DiscoveryCommands::getFeatures),
+            new CommandSet.Handler(AdminOpcode.KEEP_ALIVE.code, "Keep Alive", 0, false, AdminCommands::keepAlive),
+            new CommandSet.Handler(AdminOpcode.ASYNC_EVENT_REQUEST.code, "Asynchronous Event Request", 0, false,
+                    AdminCommands::asyncEventRequest));
+
+    private static void identify(Request r, Controller c) {
+        if (r.sqe.identifyCns() != IdentifyCns.CONTROLLER) {
+            r.queue.complete(r, Status.INVALID_FIELD);
+            return;
+        }
+        ByteBuffer page = Flyweight.allocate(IdentifyCns.DATA_SIZE);
+        fillController(new IdentifyController().wrap(page, 0), c, r.queue().transport());
+        AdminCommands.reply(r, page, 0);
+    }
+
+    static void fillController(IdentifyController id, Controller c, QueueTransport transport) {
+        Subsystem s = c.subsystem();
+        id.serialNumber(s.serial()).modelNumber(s.model()).firmwareRevision(s.firmware()).cntlid(c.cntlid())
+                .version(Registers.VERSION_1_3).controllerType(IdentifyController.CNTRLTYPE_DISCOVERY)
+                .aerl(AdminCommands.AER_LIMIT - 1).lpa(1 << 2).elpe(0).kas(10).maxcmd(c.target().maxQueueSize()).nn(0)
+                .oaes(Controller.AEC_DISCOVERY_LOG_CHANGE)
+                .sgls(AdminCommands.sgls(transport)).subsystemNqn(s.nqn()).mdts(0);
+    }
+
+    private static void getLogPage(Request r, Controller c) {
+        Status bad = AdminCommands.checkLogPageRange(r);
+        if (bad == null && LogPage.lid(r.sqe) != LogPage.DISCOVERY) {
+            bad = Status.INVALID_LOG_PAGE;
+        }
+        if (bad != null) {
+            r.queue.complete(r, bad);
+            return;
+        }
+        ByteBuffer page = DiscoveryLog.build(c.target(), c.hostNqn(), r.queue.port(), r.queue.transport().localAddress());
+        c.discoveryLogRead(LogPage.retainAsyncEvent(r.sqe));
+        AdminCommands.replyLogPage(r, page);
+    }
+
+    /** The features a discovery controller has (NVMe-oF 1.1, 5.2). */
+    private static boolean hasFeature(int fid) {
+        return fid == FeatureId.KEEP_ALIVE_TIMER || fid == FeatureId.ASYNC_EVENT_CONFIG;
+    }
+
+    private static void setFeatures(Request r, Controller c) {
+        if (!hasFeature(r.sqe.featureId())) {
+            r.queue.complete(r, Status.INVALID_FIELD);
+            return;
+        }
+        AdminCommands.setFeatures(r, c);
+    }
+
+    private static void getFeatures(Request r, Controller c) {
+        if (!hasFeature(r.sqe.featureId())) {
+            r.queue.complete(r, Status.INVALID_FIELD);
+            return;
+        }
+        AdminCommands.getFeatures(r, c);
+    }
+}
