@@ -1,10 +1,13 @@
 package io.nvmeof.initiator;
 
 import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.LogPage;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
 /**
  * One command from submission to completion: the SQE fields, the caller's data buffer and
@@ -17,11 +20,12 @@ public class Command extends CompletableFuture<Command> implements Runnable {
     public static final int TO_CONTROLLER = 1;
     public static final int FROM_CONTROLLER = 2;
 
-    int opcode;
-    int fctype;
-    int fuse;
-    int nsid;
-    final int[] cdw = new int[16];
+    /**
+     * The command as the host writes it, encoded by nvme-protocol's writers (CID, PSDT and the
+     * data pointer are the transport's to fill in).
+     */
+    final SubmissionQueueEntry sqe = new SubmissionQueueEntry()
+            .wrap(ByteBuffer.allocate(SubmissionQueueEntry.SIZE).order(ByteOrder.LITTLE_ENDIAN), 0);
     /** Data to send or the place to receive into: {@code length} bytes from {@code data}'s position. */
     ByteBuffer data;
     int length;
@@ -51,44 +55,56 @@ public class Command extends CompletableFuture<Command> implements Runnable {
 
     public static Command admin(AdminOpcode op, String name) {
         Command c = new Command(name);
-        c.opcode = op.code;
+        c.sqe.opcode(op.code);
+        return c;
+    }
+
+    /** A command whose fields {@code encode} writes with nvme-protocol's writers. */
+    public static Command of(String name, Consumer<SubmissionQueueEntry> encode) {
+        Command c = new Command(name);
+        encode.accept(c.sqe);
         return c;
     }
 
     /** Get Log Page for {@code length} bytes (a multiple of 4) of log {@code lid} at byte {@code offset}. */
     public static Command getLogPage(int lid, long offset, ByteBuffer into, int length, boolean retainEvent) {
-        long numd = length / 4 - 1;
-        return admin(AdminOpcode.GET_LOG_PAGE, "Get Log Page " + Integer.toHexString(lid))
-                .cdw(10, lid & 0xff | (retainEvent ? 1 << 15 : 0) | (int) (numd & 0xffff) << 16)
-                .cdw(11, (int) (numd >>> 16)).cdw(12, (int) offset).cdw(13, (int) (offset >>> 32)).dataIn(into, length);
+        Command c = admin(AdminOpcode.GET_LOG_PAGE, "Get Log Page " + Integer.toHexString(lid));
+        LogPage.request(c.sqe, lid, offset, length, retainEvent);
+        return c.dataIn(into, length);
     }
 
     public Command nsid(int v) {
-        nsid = v;
+        sqe.nsid(v);
         return this;
     }
 
-    /** Sets command dword {@code n} (10..15). */
+    /** Sets command dword {@code n} (10..15), for commands nvme-protocol has no writer of (passthrough). */
     public Command cdw(int n, int v) {
-        cdw[n] = v;
+        if (n < 10 || n > 15) {
+            throw new IllegalArgumentException("command dword " + n + " is not the caller's (10..15)");
+        }
+        sqe.cdw(n, v & 0xffffffffL);
         return this;
     }
 
     public Command fabrics(int fctype) {
-        this.opcode = AdminOpcode.FABRICS.code;
-        this.fctype = fctype;
+        sqe.opcode(AdminOpcode.FABRICS.code).fctype(fctype);
         return this;
     }
 
     public Command opcode(int op) {
-        this.opcode = op;
+        sqe.opcode(op);
         return this;
     }
 
     /** FUSE bits: 1 for the first, 2 for the second command of a fused pair. */
     public Command fuse(int f) {
-        this.fuse = f;
+        sqe.fuse(f);
         return this;
+    }
+
+    int fuse() {
+        return sqe.fuse();
     }
 
     public Command dataIn(ByteBuffer into, int len) {
@@ -130,20 +146,11 @@ public class Command extends CompletableFuture<Command> implements Runnable {
         return name;
     }
 
-    /** Writes the SQE fields into {@code sqe} (SGL and CID are the transport's). */
-    void fill(SubmissionQueueEntry sqe) {
-        sqe.clear();
+    /** Writes the command into the transport's {@code out} (SGL and CID are the transport's). */
+    void fill(SubmissionQueueEntry out) {
+        out.copyFrom(sqe);
         // SGLs for data on every command, Fabrics ones included, as the Linux host does
-        sqe.opcode(opcode).psdt(SubmissionQueueEntry.PSDT_SGL_MPTR_CONTIGUOUS);
-        sqe.fuse(fuse);
-        if (opcode == AdminOpcode.FABRICS.code) {
-            sqe.fctype(fctype);
-        } else {
-            sqe.nsid(nsid);
-        }
-        for (int i = 10; i < 16; i++) {
-            sqe.cdw(i, cdw[i] & 0xffffffffL);
-        }
+        out.psdt(SubmissionQueueEntry.PSDT_SGL_MPTR_CONTIGUOUS);
     }
 
     /** Completes normally on success, exceptionally with {@link NvmeStatusException} otherwise. */
@@ -169,6 +176,6 @@ public class Command extends CompletableFuture<Command> implements Runnable {
 
     @Override
     public String toString() {
-        return name + "{cid=" + cid + " opc=" + opcode + " nsid=" + nsid + " len=" + length + "}";
+        return name + "{cid=" + cid + " opc=" + sqe.opcode() + " nsid=" + sqe.nsid() + " len=" + length + "}";
     }
 }

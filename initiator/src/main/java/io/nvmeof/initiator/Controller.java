@@ -6,7 +6,6 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.protocol.AdminOpcode;
 import io.nvmeof.protocol.ConnectData;
-import io.nvmeof.protocol.FabricsCommandType;
 import io.nvmeof.protocol.FeatureId;
 import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.IdentifyCns;
@@ -182,8 +181,8 @@ public final class Controller implements AutoCloseable {
         }
 
         int want = options.ioQueues;
-        Command nq = Command.admin(AdminOpcode.SET_FEATURES, "Set Features (Number of Queues)")
-                .cdw(10, FeatureId.NUMBER_OF_QUEUES).cdw(11, (want - 1) | (want - 1) << 16);
+        Command nq = Command.of("Set Features (Number of Queues)",
+                q -> q.opcode(AdminOpcode.SET_FEATURES.code).numberOfQueues(want, want));
         long granted = run(a, nq).result();
         int queues = Math.min(want, Math.min((int) (granted & 0xffff), (int) ((granted >>> 16) & 0xffff)) + 1);
 
@@ -454,7 +453,7 @@ public final class Controller implements AutoCloseable {
         if (a == null || !a.isOpen()) {
             return;
         }
-        Command ab = Command.admin(AdminOpcode.ABORT, "Abort").cdw(10, qid | cid << 16);
+        Command ab = Command.of("Abort", q -> q.abort(qid, cid));
         a.submit(ab);
     }
 
@@ -477,8 +476,8 @@ public final class Controller implements AutoCloseable {
         if ((identify.oaes() & 1 << 8) == 0) {
             return;
         }
-        run(admin, Command.admin(AdminOpcode.SET_FEATURES, "Set Features (Async Event Configuration)")
-                .cdw(10, FeatureId.ASYNC_EVENT_CONFIG).cdw(11, 1 << 8));
+        run(admin, Command.of("Set Features (Async Event Configuration)", q -> q.opcode(AdminOpcode.SET_FEATURES.code)
+                .feature(FeatureId.ASYNC_EVENT_CONFIG, 1 << 8)));
         postAsyncEventRequest(admin);
     }
 
@@ -550,8 +549,8 @@ public final class Controller implements AutoCloseable {
         ByteBuffer data = Flyweight.allocate(ConnectData.SIZE);
         new ConnectData().<ConnectData>wrap(data, 0).hostId(id.hostId()).cntlid(controllerId)
                 .subsystemNqn(uri.subsystemNqn()).hostNqn(id.hostNqn());
-        Command c = new Command("Connect (queue " + q.qid() + ")").fabrics(FabricsCommandType.CONNECT.code)
-                .cdw(10, q.qid() << 16).cdw(11, size - 1).cdw(12, (int) kato).dataOut(data, ConnectData.SIZE);
+        Command c = Command.of("Connect (queue " + q.qid() + ")", s -> s.connect(q.qid(), size, 0, kato))
+                .dataOut(data, ConnectData.SIZE);
         try {
             return run(q, c).result();
         } catch (NvmeStatusException e) {
@@ -607,17 +606,15 @@ public final class Controller implements AutoCloseable {
     }
 
     static Command propertyGet(int offset, int size) {
-        return new Command("Property Get " + Integer.toHexString(offset)).fabrics(FabricsCommandType.PROPERTY_GET.code)
-                .cdw(10, size == 8 ? 1 : 0).cdw(11, offset);
+        return Command.of("Property Get " + Integer.toHexString(offset), q -> q.propertyGet(offset, size));
     }
 
     static Command propertySet(int offset, int value) {
-        return new Command("Property Set " + Integer.toHexString(offset)).fabrics(FabricsCommandType.PROPERTY_SET.code)
-                .cdw(10, 0).cdw(11, offset).cdw(12, value);
+        return Command.of("Property Set " + Integer.toHexString(offset), q -> q.propertySet(offset, 4, value & 0xffffffffL));
     }
 
     static Command identifyCommand(int cns, int nsid, ByteBuffer into) {
-        return Command.admin(AdminOpcode.IDENTIFY, "Identify (CNS " + cns + ")").nsid(nsid).cdw(10, cns)
+        return Command.of("Identify (CNS " + cns + ")", q -> q.opcode(AdminOpcode.IDENTIFY.code).nsid(nsid).identifyCns(cns))
                 .dataIn(into, IdentifyCns.DATA_SIZE);
     }
 

@@ -176,7 +176,7 @@ abstract class HostQueue implements Queue {
         }
         c.received = 0;
         c.dataCorrupt = false;
-        if (freeCount == 0 || !waiting.isEmpty() || c.fuse == 1 && freeCount < 2) {
+        if (freeCount == 0 || !waiting.isEmpty() || c.fuse() == 1 && freeCount < 2) {
             waiting.addLast(c); // in order; a fused first waits until its second can follow it
             return;
         }
@@ -249,7 +249,7 @@ abstract class HostQueue implements Queue {
         retireSlotOnly(slot);
         while (!waiting.isEmpty() && freeCount > 0) {
             Command next = waiting.peekFirst();
-            if (next.fuse == 1 && freeCount < 2) {
+            if (next.fuse() == 1 && freeCount < 2) {
                 return;
             }
             waiting.pollFirst();
@@ -319,7 +319,7 @@ abstract class HostQueue implements Queue {
         if (c.timedOut) {
             c.completeExceptionally(new NvmeTimeoutException(c.name() + " timed out after "
                     + TimeUnit.NANOSECONDS.toMillis(commandTimeoutNanos) + " ms on queue " + qid));
-        } else if (o != null && qid != 0 && c.fuse == 0) {
+        } else if (o != null && qid != 0 && c.fuse() == 0) {
             // (a fused half alone means nothing to a target: it fails instead of coming back)
             o.accept(c, cause);
         } else {

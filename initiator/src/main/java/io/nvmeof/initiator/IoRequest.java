@@ -72,10 +72,7 @@ public final class IoRequest extends Command {
         callback = cb;
         timedOut = false;
         expiresAtNanos = 0;
-        fuse = 0;
-        for (int i = 10; i < 16; i++) {
-            cdw[i] = 0;
-        }
+        sqe.clear();
     }
 
     /** Whether an operation is in flight. */

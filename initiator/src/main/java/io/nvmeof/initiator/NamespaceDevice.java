@@ -11,6 +11,8 @@ import java.util.function.Supplier;
 
 /** {@link BlockDevice} over one namespace of a {@link Controller}; splits transfers at MDTS. */
 final class NamespaceDevice implements BlockDevice {
+    /** Dataset Management attribute AD: deallocate the ranges. */
+    private static final int DSM_DEALLOCATE = 1 << 2;
     private final Controller controller;
     private final int nsid;
     private volatile long blocks;
@@ -77,7 +79,7 @@ final class NamespaceDevice implements BlockDevice {
     /** Sets a read or write command's fields. */
     void fill(Command c, NvmOpcode op, long offset, ByteBuffer buf, int length) {
         long slba = offset >>> blockShift;
-        c.opcode(op.code).nsid(nsid).cdw(10, (int) slba).cdw(11, (int) (slba >>> 32)).cdw(12, (length >>> blockShift) - 1);
+        c.sqe.blocks(op, slba, length >>> blockShift).nsid(nsid);
         if (op == NvmOpcode.READ) {
             c.dataIn(buf, length);
         } else {
@@ -124,8 +126,9 @@ final class NamespaceDevice implements BlockDevice {
                 blocksLeft -= count;
                 n++;
             }
-            Command c = new Command("Dataset Management").opcode(NvmOpcode.DATASET_MANAGEMENT.code).nsid(nsid)
-                    .cdw(10, n - 1).cdw(11, 1 << 2).dataOut(ranges.limit(n * 16), n * 16);
+            int count = n;
+            Command c = Command.of("Dataset Management", q -> q.datasetManagement(count, DSM_DEALLOCATE).nsid(nsid))
+                    .dataOut(ranges.limit(n * 16), n * 16);
             controller.submitIo(c);
             parts.add(c);
         }
@@ -141,8 +144,8 @@ final class NamespaceDevice implements BlockDevice {
         long blocksLeft = length >>> blockShift;
         while (blocksLeft > 0) {
             int count = (int) Math.min(blocksLeft, 65536);
-            Command c = new Command("Write Zeroes").opcode(NvmOpcode.WRITE_ZEROES.code).nsid(nsid).cdw(10, (int) block)
-                    .cdw(11, (int) (block >>> 32)).cdw(12, count - 1);
+            long first = block;
+            Command c = Command.of("Write Zeroes", q -> q.blocks(NvmOpcode.WRITE_ZEROES, first, count).nsid(nsid));
             controller.submitIo(c);
             parts.add(c);
             block += count;

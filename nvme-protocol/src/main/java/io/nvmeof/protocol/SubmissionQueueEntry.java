@@ -250,6 +250,45 @@ public final class SubmissionQueueEntry extends Flyweight {
         return u16(CDW11_OFFSET + 2) + 1;
     }
 
+    /** Set Features (or Get Features of) {@code fid} with CDW11 {@code value}. */
+    public SubmissionQueueEntry feature(int fid, int value) {
+        featureId(fid);
+        put32(CDW11_OFFSET, value & 0xffffffffL);
+        return this;
+    }
+
+    /** Abort (Base 2.0, 5.1): CDW10 SQID 15:0, CID 31:16. */
+    public SubmissionQueueEntry abort(int sqid, int cid) {
+        opcode(AdminOpcode.ABORT.code);
+        put32(CDW10_OFFSET, (sqid & 0xffff) | (cid & 0xffffL) << 16);
+        return this;
+    }
+
+    /** Dataset Management (NVM Command Set 1.0, 3.3.3): {@code ranges} (1..256) ranges, attributes in CDW11. */
+    public SubmissionQueueEntry datasetManagement(int ranges, int attributes) {
+        if (ranges < 1 || ranges > 256) {
+            throw new IllegalArgumentException("Dataset Management takes 1 to 256 ranges, not " + ranges);
+        }
+        opcode(NvmOpcode.DATASET_MANAGEMENT.code);
+        put32(CDW10_OFFSET, ranges - 1);
+        put32(CDW11_OFFSET, attributes & 0xffffffffL);
+        return this;
+    }
+
+    /** Read, Write, Compare or Write Zeroes of {@code blocks} blocks from {@code slba}. */
+    public SubmissionQueueEntry blocks(NvmOpcode op, long slba, int blocks) {
+        opcode(op.code);
+        return slba(slba).blockCount(blocks);
+    }
+
+    /** Copies the whole SQE of {@code other} over this one. */
+    public SubmissionQueueEntry copyFrom(SubmissionQueueEntry other) {
+        for (int i = 0; i < SIZE; i += 8) {
+            put64(i, other.u64(i));
+        }
+        return this;
+    }
+
     // ---- Fabrics Connect (NVMe-oF 1.1, 3.3, Figure 19) ----
 
     public static final int CONNECT_RECFMT_OFFSET = 40;

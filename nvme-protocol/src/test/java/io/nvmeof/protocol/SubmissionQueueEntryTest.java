@@ -143,4 +143,33 @@ class SubmissionQueueEntryTest {
         assertThrows(IndexOutOfBoundsException.class, () -> sqe.wrap(Flyweight.allocate(63), 0));
         assertThrows(IndexOutOfBoundsException.class, () -> sqe.wrap(Flyweight.allocate(64), 1));
     }
+
+    /** The writers the initiator encodes its commands with, byte for byte. */
+    @Test
+    void commandWritersGoldenBytes() {
+        ByteBuffer buf = Flyweight.allocate(64);
+        sqe.wrap(buf, 0);
+        sqe.abort(3, 0x1234);
+        assertEquals(Hex.clean("08 00 0000 00000000" + " 00".repeat(32) + " 03003412" + " 00".repeat(20)), Hex.of(buf));
+
+        sqe.clear();
+        sqe.opcode(AdminOpcode.SET_FEATURES.code).feature(FeatureId.ASYNC_EVENT_CONFIG, 1 << 8);
+        assertEquals(Hex.clean("09 00 0000 00000000" + " 00".repeat(32) + " 0b000000 00010000" + " 00".repeat(16)),
+                Hex.of(buf));
+
+        sqe.clear();
+        sqe.datasetManagement(3, 1 << 2).nsid(1);
+        assertEquals(Hex.clean("09 00 0000 01000000" + " 00".repeat(32) + " 02000000 04000000" + " 00".repeat(16)),
+                Hex.of(buf));
+        assertThrows(IllegalArgumentException.class, () -> sqe.datasetManagement(257, 0));
+
+        sqe.clear();
+        sqe.blocks(NvmOpcode.WRITE_ZEROES, 0x1_0000_0002L, 65536).nsid(2);
+        assertEquals(Hex.clean("08 00 0000 02000000" + " 00".repeat(32) + " 02000000 01000000 ffff0000" + " 00".repeat(12)),
+                Hex.of(buf));
+
+        SubmissionQueueEntry copy = new SubmissionQueueEntry().wrap(Flyweight.allocate(64), 0);
+        copy.cid(7).copyFrom(sqe);
+        assertEquals(Hex.of(buf), Hex.of(copy.buffer()), "a copy is the whole entry, CID included");
+    }
 }

@@ -9,6 +9,7 @@ import io.nvmeof.protocol.IdentifyNamespace;
 import io.nvmeof.protocol.LogPage;
 import io.nvmeof.protocol.Registers;
 import io.nvmeof.protocol.Sgl;
+import io.nvmeof.protocol.SmartLog;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
 import java.nio.ByteBuffer;
@@ -236,12 +237,9 @@ final class AdminCommands {
                     r.queue.complete(r, Status.INVALID_NAMESPACE);
                     return;
                 }
-                page = Flyweight.allocate(512);
-                page.putShort(1, (short) 298); // composite temperature, kelvin
-                page.put(3, (byte) 100);        // available spare
-                page.put(4, (byte) 10);         // available spare threshold
-                smartCounters(page, c.subsystem(), sqe.nsid());
-                page.putLong(176, c.errorCount()); // number of error information log entries
+                page = Flyweight.allocate(SmartLog.SIZE);
+                smartCounters(new SmartLog().<SmartLog>wrap(page, 0).compositeTemperature(298).availableSpare(100, 10)
+                        .errorLogEntries(c.errorCount()), c.subsystem(), sqe.nsid());
                 break;
             case LOG_FIRMWARE_SLOT:
                 page = Flyweight.allocate(512);
@@ -267,7 +265,7 @@ final class AdminCommands {
      * 512-byte units, rounded up) at bytes 32 and 48, host read and write commands at 64 and 80;
      * for one namespace or, with NSID FFFFFFFFh or 0, for all.
      */
-    static void smartCounters(ByteBuffer page, Subsystem s, int nsid) {
+    static void smartCounters(SmartLog page, Subsystem s, int nsid) {
         long rd = 0;
         long wr = 0;
         long rc = 0;
@@ -280,10 +278,7 @@ final class AdminCommands {
                 wc += ns.counters().writeCommands();
             }
         }
-        page.putLong(32, (rd + 511_999) / 512_000);
-        page.putLong(48, (wr + 511_999) / 512_000);
-        page.putLong(64, rc);
-        page.putLong(80, wc);
+        page.io(rd, wr, rc, wc);
     }
 
     /** Commands Supported and Effects (Base 2.0, 5.16.1.6): CSUPP, and LBCC for commands that change data. */

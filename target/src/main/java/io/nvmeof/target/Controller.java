@@ -1,6 +1,7 @@
 package io.nvmeof.target;
 
 import io.netty.util.concurrent.ScheduledFuture;
+import io.nvmeof.protocol.ErrorLogEntry;
 import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.LogPage;
 import io.nvmeof.protocol.Registers;
@@ -121,17 +122,14 @@ public final class Controller {
 
     /** Records a failed command (any queue's thread). */
     void recordError(int sqid, Request r, Status status) {
-        ByteBuffer e = Flyweight.allocate(LogPage.ERROR_ENTRY_SIZE);
-        e.putShort(8, (short) sqid);
-        e.putShort(10, (short) r.cid());
-        e.putShort(12, (short) status.field());
-        e.putShort(14, (short) 0xffff); // parameter error location: not specific
-        e.putLong(16, sqid > 0 ? r.sqe.slba() : 0); // the LBA, for I/O commands
-        e.putInt(24, r.sqe.nsid());
-        e.put(29, (byte) r.queue().port().trtypeCode());
+        ByteBuffer e = Flyweight.allocate(ErrorLogEntry.SIZE);
+        ErrorLogEntry entry = new ErrorLogEntry().wrap(e, 0);
+        // the LBA for I/O commands; the parameter error location is not specific
+        entry.command(sqid, r.cid(), status.field(), sqid > 0 ? r.sqe.slba() : 0, r.sqe.nsid(),
+                r.queue().port().trtypeCode());
         synchronized (this) {
             errorCount++;
-            e.putLong(0, errorCount);
+            entry.errorCount(errorCount);
             errorLog[(int) (errorCount % ERROR_LOG_ENTRIES)] = e;
         }
     }
