@@ -89,7 +89,7 @@ class SystemdUnitTest {
         Files.writeString(config, local);
         targetArgs.set(c + 1, config.toString());
         String nqn = shipped.subsystems().get(0).nqn();
-        try (TargetProcess t = TargetProcess.start(dir, targetArgs.toArray(new String[0]))) {
+        try (TargetProcess t = TargetProcess.start(Fabric.TCP, dir, targetArgs.toArray(new String[0]))) {
             try (Controller ctrl = Controller.connect(NvmeofUri.parse(t.uri(nqn)), ConnectOptions.defaults().ioQueues(1))) {
                 BlockDevice dev = ctrl.namespace(1);
                 assertEquals(1L << 30, dev.size());

@@ -24,12 +24,14 @@ final class TargetProcess implements AutoCloseable {
     static final Path JAR = Path.of(System.getProperty("nvmeof.jar", "../cli/build/nvmeof.jar")).toAbsolutePath();
     private static final Pattern LISTENING = Pattern.compile("listening on (?:tcp|rdma)://([^:\\s]+):(\\d+)");
 
+    final Fabric fabric;
     final Process process;
     final Path stdout;
     final Path stderr;
     final int port;
 
-    private TargetProcess(Process process, Path stdout, Path stderr, int port) {
+    private TargetProcess(Fabric fabric, Process process, Path stdout, Path stderr, int port) {
+        this.fabric = fabric;
         this.process = process;
         this.stdout = stdout;
         this.stderr = stderr;
@@ -48,13 +50,13 @@ final class TargetProcess implements AutoCloseable {
         return cmd;
     }
 
-    /** Starts {@code nvmeof target ARGS} and waits until it prints its port. */
-    static TargetProcess start(Path dir, String... args) throws IOException, InterruptedException {
+    /** Starts {@code nvmeof target ARGS} (with the flags of {@code fabric}) and waits until it prints its port. */
+    static TargetProcess start(Fabric fabric, Path dir, String... args) throws IOException, InterruptedException {
         assertTrue(Files.isRegularFile(JAR), "the CLI jar must be built first: " + JAR);
         List<String> cmd = java("target");
         cmd.addAll(List.of(args));
-        if (String.join(" ", args).contains("rdma://")) {
-            cmd.addAll(Transport.targetFlags());
+        if (String.join(" ", args).contains(fabric.trtype + "://")) {
+            cmd.addAll(fabric.targetFlags());
         }
         Path out = Files.createTempFile(dir, "target", ".out");
         Path err = Files.createTempFile(dir, "target", ".err");
@@ -63,7 +65,7 @@ final class TargetProcess implements AutoCloseable {
         while (System.nanoTime() < deadline) {
             Matcher m = LISTENING.matcher(Files.readString(out));
             if (m.find()) {
-                return new TargetProcess(p, out, err, Integer.parseInt(m.group(2)));
+                return new TargetProcess(fabric, p, out, err, Integer.parseInt(m.group(2)));
             }
             if (!p.isAlive()) {
                 throw new IOException("target exited with " + p.exitValue() + ": " + Files.readString(err));
@@ -75,7 +77,7 @@ final class TargetProcess implements AutoCloseable {
     }
 
     String uri(String nqn) {
-        return Transport.uri(port, nqn);
+        return fabric.uri(port, nqn);
     }
 
     /** The URI of namespace {@code nsid} of {@code nqn}. */

@@ -49,7 +49,7 @@ class WireOracleTest {
         }
         assumeTrue(haveTshark(), "tshark is not installed");
         Path pcap = dir.resolve("session.pcapng");
-        try (TargetProcess t = TargetProcess.start(dir, "--listen", "tcp://127.0.0.1:0", "--subsystem", NQN,
+        try (TargetProcess t = TargetProcess.start(Fabric.TCP, dir, "--listen", "tcp://127.0.0.1:0", "--subsystem", NQN,
                 "--namespace", "ram:64M", "--namespace", "file:" + dir.resolve("d.img") + ",size=16M")) {
             Path tsharkErr = dir.resolve("tshark.err");
             Process tshark = new ProcessBuilder("tshark", "-i", "lo", "-f", "tcp port " + t.port, "-w", pcap.toString(), "-q")

@@ -36,6 +36,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -44,16 +45,20 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /** Target and initiator in one JVM over loopback: both sides under the leak detector. */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
-class InProcessTest {
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class InProcessSuite {
+    /** The fabric this run of the suite uses. */
+    abstract Fabric fabric();
+
     static final String NQN = "nqn.2026-11.io.nvmeof:inproc";
     static final String LOCKED = "nqn.2026-11.io.nvmeof:locked";
     @TempDir
     static Path dir;
-    static Target target;
-    static int port;
+    Target target;
+    int port;
 
     @BeforeAll
-    static void start() throws IOException {
+    void start() throws IOException {
         target = new Target();
         Subsystem s = new Subsystem(NQN, "IP0001", "in-process", "1.0");
         s.addNamespace(new Namespace(NQN, 1, new RamBackend(32 << 20, 4096), false, null));
@@ -64,16 +69,16 @@ class InProcessTest {
         locked.allowHost("nqn.2026-11.io.nvmeof:only-me");
         locked.addNamespace(new Namespace(LOCKED, 1, new RamBackend(1 << 20, 4096), false, null));
         target.addSubsystem(locked);
-        InetSocketAddress a = Transport.listen(target, new InetSocketAddress("127.0.0.1", 0));
+        InetSocketAddress a = fabric().listen(target, new InetSocketAddress("127.0.0.1", 0));
         port = a.getPort();
     }
 
     @AfterAll
-    static void stop() throws IOException {
+    void stop() throws IOException {
         target.close();
     }
 
-    static Stream<Arguments> digests() {
+    Stream<Arguments> digests() {
         return Stream.of(Arguments.of(false, false), Arguments.of(true, false), Arguments.of(false, true),
                 Arguments.of(true, true));
     }
@@ -82,7 +87,7 @@ class InProcessTest {
     @MethodSource("digests")
     void writeReadVerifyAcrossSizes(boolean hd, boolean dd) throws Exception {
         ConnectOptions o = ConnectOptions.defaults().ioQueues(3).headerDigest(hd).dataDigest(dd);
-        try (Controller c = Nvmeof.connect(Transport.uri(port, NQN), o)) {
+        try (Controller c = Nvmeof.connect(fabric().uri(port, NQN), o)) {
             assertEquals(3, c.ioQueueCount());
             assertEquals(List.of(1, 2, 7), c.activeNamespaces());
             for (int nsid : new int[] {1, 2}) {
@@ -106,7 +111,7 @@ class InProcessTest {
 
     @Test
     void moreCommandsThanTheQueueHoldsWaitTheirTurn() throws Exception {
-        try (Controller c = Nvmeof.connect(Transport.uri(port, NQN), ConnectOptions.defaults().ioQueues(1).queueSize(4))) {
+        try (Controller c = Nvmeof.connect(fabric().uri(port, NQN), ConnectOptions.defaults().ioQueues(1).queueSize(4))) {
             BlockDevice dev = c.namespace(1);
             List<CompletableFuture<Void>> all = new ArrayList<>();
             List<ByteBuffer> bufs = new ArrayList<>();
@@ -137,7 +142,7 @@ class InProcessTest {
     /** With commands waiting for slots, every completion still carries its own status (no success by mistake). */
     @Test
     void errorsStayErrorsWhenTheQueueIsFull() throws Exception {
-        try (Controller c = Nvmeof.connect(Transport.uri(port, NQN), ConnectOptions.defaults().ioQueues(1).queueSize(4))) {
+        try (Controller c = Nvmeof.connect(fabric().uri(port, NQN), ConnectOptions.defaults().ioQueues(1).queueSize(4))) {
             BlockDevice ro = c.namespace(7);
             List<CompletableFuture<Void>> all = new ArrayList<>();
             for (int i = 0; i < 200; i++) {
@@ -155,7 +160,7 @@ class InProcessTest {
     /** A blocking call inside a completion would wait for the loop it runs on: it is refused, clearly. */
     @Test
     void blockingInsideACompletionIsRefused() throws Exception {
-        try (Controller c = Nvmeof.connect(Transport.uri(port, NQN), ConnectOptions.defaults().ioQueues(1))) {
+        try (Controller c = Nvmeof.connect(fabric().uri(port, NQN), ConnectOptions.defaults().ioQueues(1))) {
             BlockDevice dev = c.namespace(1);
             // a callback always runs on the event loop (a future's continuation may not)
             CompletableFuture<Throwable> seen = new CompletableFuture<>();
@@ -176,7 +181,7 @@ class InProcessTest {
 
     @Test
     void errorsComeBackAsSpecStatusOrClearExceptions() throws Exception {
-        try (Controller c = Nvmeof.connect(Transport.uri(port, NQN), ConnectOptions.defaults().ioQueues(1))) {
+        try (Controller c = Nvmeof.connect(fabric().uri(port, NQN), ConnectOptions.defaults().ioQueues(1))) {
             BlockDevice dev = c.namespace(1);
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> dev.read(100, ByteBuffer.allocate(4096)));
@@ -209,16 +214,16 @@ class InProcessTest {
     void connectFailuresSayWhy() throws Exception {
         HostIdentity stranger = new HostIdentity(Nqn.fromUuid(UUID.randomUUID()), UUID.randomUUID());
         NvmeStatusException refused = assertThrows(NvmeStatusException.class,
-                () -> Nvmeof.connect(Transport.uri(port, LOCKED), ConnectOptions.defaults().identity(stranger)));
+                () -> Nvmeof.connect(fabric().uri(port, LOCKED), ConnectOptions.defaults().identity(stranger)));
         assertEquals(Status.CONNECT_INVALID_HOST, refused.status().withDnr(true));
         assertTrue(refused.getMessage().contains("not allowed"), refused.getMessage());
 
         HostIdentity me = new HostIdentity("nqn.2026-11.io.nvmeof:only-me", UUID.randomUUID());
-        try (Controller c = Nvmeof.connect(Transport.uri(port, LOCKED), ConnectOptions.defaults().identity(me).ioQueues(1))) {
+        try (Controller c = Nvmeof.connect(fabric().uri(port, LOCKED), ConnectOptions.defaults().identity(me).ioQueues(1))) {
             assertEquals(1 << 20, c.namespace(1).size());
         }
 
-        IOException unknown = assertThrows(IOException.class, () -> Nvmeof.connect(Transport.uri(port, "nqn.2026-11.io.nvmeof:nope")));
+        IOException unknown = assertThrows(IOException.class, () -> Nvmeof.connect(fabric().uri(port, "nqn.2026-11.io.nvmeof:nope")));
         assertTrue(unknown.getMessage().contains("no such subsystem"), unknown.getMessage());
 
         int closed;
@@ -226,7 +231,7 @@ class InProcessTest {
             closed = s.getLocalPort();
         }
         IOException unreachable = assertThrows(IOException.class,
-                () -> Nvmeof.connect(Transport.uri(closed, NQN)));
+                () -> Nvmeof.connect(fabric().uri(closed, NQN)));
         assertTrue(unreachable.getMessage().contains("cannot connect"), unreachable.getMessage());
     }
 
@@ -236,8 +241,8 @@ class InProcessTest {
         Subsystem s = new Subsystem(NQN, "GONE", "gone", "1.0");
         s.addNamespace(new Namespace(NQN, 1, new RamBackend(1 << 20, 4096), false, null));
         t.addSubsystem(s);
-        InetSocketAddress a = Transport.listen(t, new InetSocketAddress("127.0.0.1", 0));
-        Controller c = Nvmeof.connect(Transport.uri(a.getPort(), NQN),
+        InetSocketAddress a = fabric().listen(t, new InetSocketAddress("127.0.0.1", 0));
+        Controller c = Nvmeof.connect(fabric().uri(a.getPort(), NQN),
                 ConnectOptions.defaults().ioQueues(1).commandTimeout(Duration.ofSeconds(5))
                         .controllerLossTimeout(Duration.ofSeconds(2)).reconnectDelay(Duration.ofMillis(200)));
         BlockDevice dev = c.namespace(1);

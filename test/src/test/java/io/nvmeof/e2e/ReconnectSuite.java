@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,13 +28,17 @@ import org.junit.jupiter.api.io.TempDir;
  * restarted on the same file and port; the initiator reconnects, resubmits what was in
  * flight, and the workload completes with every block verified.
  */
-class ReconnectTest {
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class ReconnectSuite {
+    /** The fabric this run of the suite uses. */
+    abstract Fabric fabric();
+
     static final String NQN = "nqn.2026-11.io.nvmeof:reconnect";
     static final int REGION = 4 << 20;
     static final int WORKERS = 4;
 
     @TempDir
-    Path dir;
+    static Path dir;
 
     @Test
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
@@ -42,9 +47,9 @@ class ReconnectTest {
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        String[] args = {"--listen", Transport.listen(port), "--subsystem", NQN, "--namespace",
+        String[] args = {"--listen", fabric().listen(port), "--subsystem", NQN, "--namespace",
                 "file:" + dir.resolve("disk.img") + ",size=" + (WORKERS * REGION)};
-        TargetProcess first = TargetProcess.start(dir, args);
+        TargetProcess first = TargetProcess.start(fabric(), dir, args);
         byte[][] model = new byte[WORKERS][REGION];
         AtomicLong verified = new AtomicLong();
         AtomicLong ios = new AtomicLong();
@@ -52,7 +57,7 @@ class ReconnectTest {
         ConnectOptions o = ConnectOptions.defaults().ioQueues(2).queueSize(16).commandTimeout(Duration.ofSeconds(10))
                 .reconnectDelay(Duration.ofMillis(250)).controllerLossTimeout(Duration.ofSeconds(60));
         TargetProcess second = null;
-        try (Controller c = Controller.connect(NvmeofUri.parse(Transport.uri(port, NQN)), o)) {
+        try (Controller c = Controller.connect(NvmeofUri.parse(fabric().uri(port, NQN)), o)) {
             BlockDevice dev = c.namespace(1);
             List<Thread> workers = new ArrayList<>();
             for (int w = 0; w < WORKERS; w++) {
@@ -91,7 +96,7 @@ class ReconnectTest {
             first.process.waitFor(10, TimeUnit.SECONDS);
             Thread.sleep(1000);
             assertTrue(ios.get() - before < 8, "no I/O completes while the target is down");
-            second = TargetProcess.start(dir, args);
+            second = TargetProcess.start(fabric(), dir, args);
             for (Thread t : workers) {
                 t.join(TimeUnit.MINUTES.toMillis(2));
             }

@@ -37,6 +37,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.api.io.TempDir;
@@ -46,16 +47,20 @@ import org.junit.jupiter.api.io.TempDir;
  * with their error statuses. Namespace 1 is RAM, 2 a file (4 KiB blocks), 3 read-only RAM.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
-class CommandSetTest {
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class CommandSetSuite {
+    /** The fabric this run of the suite uses. */
+    abstract Fabric fabric();
+
     static final String NQN = "nqn.2026-11.io.nvmeof:commands";
     static final UUID UUID2 = UUID.fromString("8f1b2a9e-1c7d-4c3e-9b5a-2d6f0e4a7c11");
     @TempDir
     static Path dir;
-    static Target target;
-    static Controller ctrl;
+    Target target;
+    Controller ctrl;
 
     @BeforeAll
-    static void start() throws IOException {
+    void start() throws IOException {
         target = new Target();
         Subsystem s = new Subsystem(NQN, "CMD0001", "command set", "2.5");
         s.addNamespace(new Namespace(NQN, 1, new RamBackend(8 << 20, 4096), false, null));
@@ -64,39 +69,39 @@ class CommandSetTest {
         s.addNamespace(new Namespace(NQN, 4, FileBackend.open(dir.resolve("ns4.img"), 8 << 20, 4096, false, true), false,
                 null));
         target.addSubsystem(s);
-        InetSocketAddress a = Transport.listen(target, new InetSocketAddress("127.0.0.1", 0));
-        ctrl = Nvmeof.connect(Transport.uri(a.getPort(), NQN), ConnectOptions.defaults().ioQueues(2));
+        InetSocketAddress a = fabric().listen(target, new InetSocketAddress("127.0.0.1", 0));
+        ctrl = Nvmeof.connect(fabric().uri(a.getPort(), NQN), ConnectOptions.defaults().ioQueues(2));
     }
 
     @AfterAll
-    static void stop() throws IOException {
+    void stop() throws IOException {
         ctrl.close();
         target.close();
     }
 
-    static Status statusOf(Executable e) {
+    Status statusOf(Executable e) {
         NvmeStatusException x = assertThrows(NvmeStatusException.class, e);
         return x.status();
     }
 
-    static ByteBuffer random(int len, long seed) {
+    ByteBuffer random(int len, long seed) {
         byte[] b = new byte[len];
         new Random(seed).nextBytes(b);
         return ByteBuffer.allocateDirect(len).put(b).flip();
     }
 
-    static Command io(NvmOpcode op, int nsid, long slba, int blocks) {
+    Command io(NvmOpcode op, int nsid, long slba, int blocks) {
         return new Command(op.name()).opcode(op.code).nsid(nsid).cdw(10, (int) slba).cdw(11, (int) (slba >>> 32))
                 .cdw(12, blocks - 1);
     }
 
-    static ByteBuffer read(int nsid, long slba, int blocks) throws IOException {
+    ByteBuffer read(int nsid, long slba, int blocks) throws IOException {
         ByteBuffer b = ByteBuffer.allocateDirect(blocks * 4096);
         ctrl.io(io(NvmOpcode.READ, nsid, slba, blocks).dataIn(b, blocks * 4096));
         return b;
     }
 
-    static void write(int nsid, long slba, ByteBuffer data) throws IOException {
+    void write(int nsid, long slba, ByteBuffer data) throws IOException {
         ctrl.io(io(NvmOpcode.WRITE, nsid, slba, data.remaining() / 4096).dataOut(data, data.remaining()));
     }
 
@@ -132,7 +137,7 @@ class CommandSetTest {
         assertEquals(Status.NAMESPACE_WRITE_PROTECTED, statusOf(() -> ctrl.io(io(NvmOpcode.WRITE_ZEROES, 3, 0, 1))));
     }
 
-    static ByteBuffer ranges(long... slbaAndBlocks) {
+    ByteBuffer ranges(long... slbaAndBlocks) {
         ByteBuffer r = Flyweight.allocate(slbaAndBlocks.length / 2 * 16);
         for (int i = 0; i < slbaAndBlocks.length / 2; i++) {
             r.putInt(i * 16 + 4, (int) slbaAndBlocks[2 * i + 1]);
@@ -141,7 +146,7 @@ class CommandSetTest {
         return r;
     }
 
-    static Command deallocate(int nsid, ByteBuffer ranges) {
+    Command deallocate(int nsid, ByteBuffer ranges) {
         return new Command("Dataset Management").opcode(NvmOpcode.DATASET_MANAGEMENT.code).nsid(nsid)
                 .cdw(10, ranges.capacity() / 16 - 1).cdw(11, 1 << 2).dataOut(ranges, ranges.capacity());
     }
@@ -250,7 +255,7 @@ class CommandSetTest {
         assertTrue(successes > 0);
     }
 
-    static ByteBuffer admin(Command c, int len) throws IOException {
+    ByteBuffer admin(Command c, int len) throws IOException {
         ByteBuffer b = Flyweight.allocate(len);
         ctrl.admin(c.dataIn(b, len));
         return b;
@@ -278,7 +283,7 @@ class CommandSetTest {
                 .cdw(10, 0x1f), 4096)));
     }
 
-    static Command getLog(int lid, int nsid, long offset, int len) {
+    Command getLog(int lid, int nsid, long offset, int len) {
         Command c = Command.admin(AdminOpcode.GET_LOG_PAGE, "Get Log Page " + lid).nsid(nsid);
         long numd = len / 4 - 1;
         return c.cdw(10, lid | (int) (numd & 0xffff) << 16).cdw(11, (int) (numd >>> 16)).cdw(12, (int) offset);
@@ -322,12 +327,12 @@ class CommandSetTest {
                 "the discovery log belongs to discovery controllers");
     }
 
-    static long getFeature(int fid, int cdw11) throws IOException {
+    long getFeature(int fid, int cdw11) throws IOException {
         return ctrl.admin(Command.admin(AdminOpcode.GET_FEATURES, "Get Features " + fid).cdw(10, fid).cdw(11, cdw11))
                 .result();
     }
 
-    static Command setFeature(int fid, int cdw11) {
+    Command setFeature(int fid, int cdw11) {
         return Command.admin(AdminOpcode.SET_FEATURES, "Set Features " + fid).cdw(10, fid).cdw(11, cdw11);
     }
 

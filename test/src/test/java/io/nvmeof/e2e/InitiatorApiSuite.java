@@ -41,16 +41,21 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
 /** The initiator's API as an application uses it, against our target in the same JVM. */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
-class InitiatorApiTest {
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class InitiatorApiSuite {
+    /** The fabric this run of the suite uses. */
+    abstract Fabric fabric();
+
     static final String NQN = "nqn.2026-11.io.nvmeof:api";
-    static Target target;
-    static Subsystem subsystem;
-    static String uri;
-    static final SlowBackend slow = new SlowBackend();
+    Target target;
+    Subsystem subsystem;
+    String uri;
+    final SlowBackend slow = new SlowBackend();
 
     /** RAM that can be told to take its time over reads. */
     static final class SlowBackend implements Backend {
@@ -80,22 +85,22 @@ class InitiatorApiTest {
     }
 
     @BeforeAll
-    static void start() throws IOException {
+    void start() throws IOException {
         target = new Target();
         subsystem = new Subsystem(NQN, "API1", "api", "1.0");
         subsystem.addNamespace(new Namespace(NQN, 1, new RamBackend(16 << 20, 4096), false, null));
         subsystem.addNamespace(new Namespace(NQN, 2, slow, false, null));
         target.addSubsystem(subsystem);
-        InetSocketAddress a = Transport.listen(target, new InetSocketAddress("127.0.0.1", 0));
-        uri = Transport.uri(a.getPort(), NQN);
+        InetSocketAddress a = fabric().listen(target, new InetSocketAddress("127.0.0.1", 0));
+        uri = fabric().uri(a.getPort(), NQN);
     }
 
     @AfterAll
-    static void stop() throws IOException {
+    void stop() throws IOException {
         target.close();
     }
 
-    static ByteBuffer random(int len, long seed) {
+    ByteBuffer random(int len, long seed) {
         byte[] b = new byte[len];
         new Random(seed).nextBytes(b);
         return ByteBuffer.wrap(b);
@@ -166,7 +171,7 @@ class InitiatorApiTest {
         }
     }
 
-    private static long hostThreadsAllocated() {
+    private long hostThreadsAllocated() {
         ThreadMXBean mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
         long total = 0;
         for (long id : mx.getAllThreadIds()) {

@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,16 +28,20 @@ import org.junit.jupiter.api.io.TempDir;
  * back and compared; then the target is killed (SIGKILL) after the Flush, restarted on the same
  * file, everything compared again, and stopped cleanly with SIGTERM.
  */
-class EndToEndTest {
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class EndToEndSuite {
+    /** The fabric this run of the suite uses. */
+    abstract Fabric fabric();
+
     static final String NQN = "nqn.2026-11.io.nvmeof:e2e";
     static final int SPACE = 128 << 20;
     static final int BLOCK = 4096;
 
     @TempDir
-    Path dir;
+    static Path dir;
 
     /** Disjoint extents of random block-aligned sizes (4 KiB - 256 KiB) covering the space, shuffled. */
-    static List<long[]> extents(Random rnd) {
+    List<long[]> extents(Random rnd) {
         List<long[]> all = new ArrayList<>();
         long at = 0;
         while (at < SPACE) {
@@ -68,7 +73,7 @@ class EndToEndTest {
         }
         assertTrue(total >= 64 << 20);
 
-        try (TargetProcess t = TargetProcess.start(dir, "--listen", Transport.listen(), "--subsystem", NQN,
+        try (TargetProcess t = TargetProcess.start(fabric(), dir, "--listen", fabric().listen(), "--subsystem", NQN,
                 "--namespace", "file:" + disk + ",size=" + SPACE)) {
             ConnectOptions o = ConnectOptions.defaults().ioQueues(4).queueSize(32);
             try (Controller c = Controller.connect(NvmeofUri.parse(t.uri(NQN)), o)) {
@@ -96,7 +101,7 @@ class EndToEndTest {
         }
 
         // Restart on the same file: everything flushed before the crash is there.
-        try (TargetProcess t = TargetProcess.start(dir, "--listen", Transport.listen(), "--subsystem", NQN,
+        try (TargetProcess t = TargetProcess.start(fabric(), dir, "--listen", fabric().listen(), "--subsystem", NQN,
                 "--namespace", "file:" + disk)) {
             try (Controller c = Controller.connect(NvmeofUri.parse(t.uri(NQN)), ConnectOptions.defaults().ioQueues(2))) {
                 verifyAll(c.namespace(1), model);
@@ -108,7 +113,7 @@ class EndToEndTest {
     }
 
     /** Reads the whole namespace in shuffled 1 MiB pieces with 16 in flight and compares with the model. */
-    static void verifyAll(BlockDevice dev, byte[] model) throws Exception {
+    void verifyAll(BlockDevice dev, byte[] model) throws Exception {
         int piece = 1 << 20;
         List<Integer> order = new ArrayList<>();
         for (int i = 0; i < model.length / piece; i++) {

@@ -15,25 +15,30 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The CLI as a user runs it: the jar as a process against a target process. */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
-class CliTest {
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class CliSuite {
+    /** The fabric this run of the suite uses. */
+    abstract Fabric fabric();
+
     static final String NQN = "nqn.2026-11.io.nvmeof:cli";
     @TempDir
     static Path dir;
-    static TargetProcess target;
+    TargetProcess target;
 
     @BeforeAll
-    static void start() throws Exception {
-        target = TargetProcess.start(dir, "--listen", Transport.listen(), "--subsystem", NQN,
+    void start() throws Exception {
+        target = TargetProcess.start(fabric(), dir, "--listen", fabric().listen(), "--subsystem", NQN,
                 "--namespace", "ram:32M", "--namespace", "file:" + dir.resolve("ns2.img") + ",size=8M,bs=512");
     }
 
     @AfterAll
-    static void stop() throws Exception {
+    void stop() throws Exception {
         assertEquals(0, target.stop());
         target.assertNoLeaks();
         target.close();
@@ -88,7 +93,7 @@ class CliTest {
         assertTrue(text.out().contains("99.00th="), text.out());
     }
 
-    private static void assertOneLineError(TargetProcess.Run r, int exit, String part) {
+    private void assertOneLineError(TargetProcess.Run r, int exit, String part) {
         assertEquals(exit, r.exit(), r.out() + r.err());
         assertEquals(1, r.err().lines().count(), "one line:\n" + r.err());
         assertTrue(r.firstErrLine().startsWith("nvmeof: "), r.err());
@@ -105,15 +110,15 @@ class CliTest {
         try (ServerSocket s = new ServerSocket(0)) {
             closed = s.getLocalPort();
         }
-        assertOneLineError(TargetProcess.cli(30, "bench", Transport.uri(closed, NQN)), 1,
+        assertOneLineError(TargetProcess.cli(30, "bench", fabric().uri(closed, NQN)), 1,
                 "cannot connect");
-        assertOneLineError(TargetProcess.cli(30, "bench", Transport.uri(target.port, "nqn.2026-11.io.nvmeof:nosuch")), 1, "no such subsystem");
+        assertOneLineError(TargetProcess.cli(30, "bench", fabric().uri(target.port, "nqn.2026-11.io.nvmeof:nosuch")), 1, "no such subsystem");
         Path small = Files.write(dir.resolve("small.bin"), new byte[100]);
         assertOneLineError(TargetProcess.cli(30, "write", target.uri(NQN), "--offset", "100", "--input",
                 small.toString()), 1, "not a multiple of the block size");
         assertOneLineError(TargetProcess.cli(30, "write", target.uri(NQN), "--offset", "0", "--input",
                 dir.resolve("missing.bin").toString()), 1, "no such file: ");
-        assertOneLineError(TargetProcess.cli(30, "target", "--listen", Transport.listen(), "--subsystem", NQN,
+        assertOneLineError(TargetProcess.cli(30, "target", "--listen", fabric().listen(), "--subsystem", NQN,
                 "--namespace", "ram:huge"), 1, "ram size 'huge'");
         assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--rw", "sideways"), 1, "--rw 'sideways'");
         TargetProcess.Run help = TargetProcess.cli(30, "--help");
@@ -123,7 +128,7 @@ class CliTest {
 
     @Test
     void notAllowedHostIsRefused() throws Exception {
-        try (TargetProcess t = TargetProcess.start(dir, "--listen", Transport.listen(), "--subsystem", NQN,
+        try (TargetProcess t = TargetProcess.start(fabric(), dir, "--listen", fabric().listen(), "--subsystem", NQN,
                 "--namespace", "ram:4M", "--allow-host", "nqn.2026-11.io.nvmeof:host-a")) {
             TargetProcess.Run refused = TargetProcess.cli(30, "bench", t.uri(NQN), "--runtime", "0.2",
                     "--hostnqn", "nqn.2026-11.io.nvmeof:host-b");
@@ -137,18 +142,18 @@ class CliTest {
 
     @Test
     void discoverIdentifyAndList() throws Exception {
-        TargetProcess.Run d = TargetProcess.cli(60, Transport.discoverArgs("-a", "127.0.0.1", "-s",
+        TargetProcess.Run d = TargetProcess.cli(60, fabric().discoverArgs("-a", "127.0.0.1", "-s",
                 Integer.toString(target.port)));
         assertEquals(0, d.exit(), d.err());
         assertTrue(d.out().contains("Discovery Log Number of Records 2"), d.out());
         assertTrue(d.out().contains("subnqn:  " + NQN), d.out());
         assertTrue(d.out().contains("subtype: current discovery subsystem"), d.out());
-        JsonNode dj = new ObjectMapper().readTree(TargetProcess.cli(60, Transport.discoverArgs("-a", "127.0.0.1", "-s",
+        JsonNode dj = new ObjectMapper().readTree(TargetProcess.cli(60, fabric().discoverArgs("-a", "127.0.0.1", "-s",
                 Integer.toString(target.port), "-o", "json")).out());
         JsonNode rec = dj.get("records").get(1);
         assertEquals("nvme subsystem", rec.get("subtype").asText());
-        assertEquals(Transport.RDMA ? "rdma" : "tcp", rec.get("trtype").asText());
-        if (Transport.RDMA) {
+        assertEquals(fabric().rdma() ? "rdma" : "tcp", rec.get("trtype").asText());
+        if (fabric().rdma()) {
             assertEquals("connected", rec.get("rdma_qptype").asText());
             assertEquals("rdma-cm", rec.get("rdma_cms").asText());
         }

@@ -17,24 +17,29 @@ import java.nio.file.Path;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Hosts that vanish in the middle of commands cost the target nothing: it serves on, leak-free. */
-class DisconnectTest {
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class DisconnectSuite {
+    /** The fabric this run of the suite uses. */
+    abstract Fabric fabric();
+
     static final String NQN = "nqn.2026-11.io.nvmeof:disconnect";
 
     @TempDir
-    Path dir;
+    static Path dir;
 
     @Test
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
     void targetSurvivesClientsThatDisconnectMidCommand() throws Exception {
-        try (TargetProcess t = TargetProcess.start(dir, "--listen", Transport.listen(), "--subsystem", NQN,
+        try (TargetProcess t = TargetProcess.start(fabric(), dir, "--listen", fabric().listen(), "--subsystem", NQN,
                 "--namespace", "file:" + dir.resolve("disk.img") + ",size=64M", "--namespace", "ram:64M")) {
             InetSocketAddress address = new InetSocketAddress("127.0.0.1", t.port);
 
-            if (!Transport.RDMA) {
+            if (!fabric().rdma()) {
                 rawTcpHostsThatVanish(address);
             }
 
@@ -64,7 +69,7 @@ class DisconnectTest {
     }
 
     /** NVMe/TCP hosts that leave mid-command, written at the PDU level. */
-    private static void rawTcpHostsThatVanish(InetSocketAddress address) throws Exception {
+    private void rawTcpHostsThatVanish(InetSocketAddress address) throws Exception {
         // 1. A write whose data the target asked for (R2T) never comes: the host hangs up.
         try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
             int cntlid = admin.bringUpAdmin(NQN);
