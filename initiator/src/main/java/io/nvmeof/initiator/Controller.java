@@ -6,7 +6,6 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.protocol.AdminOpcode;
 import io.nvmeof.protocol.ConnectData;
-import io.nvmeof.protocol.FeatureId;
 import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.IdentifyCns;
 import io.nvmeof.protocol.IdentifyController;
@@ -25,7 +24,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -50,8 +48,8 @@ public final class Controller implements AutoCloseable {
     private final ConnectOptions options;
     private final EventLoopGroup group;
     private volatile HostQueue admin;
-    /** The I/O queues of the live association; replaced whole on reconnect. */
-    private volatile HostQueue[] queues = new HostQueue[0];
+    /** The I/O queues of the live association, and which one a command goes to. */
+    private final IoRouter router = new IoRouter();
     /** Moved only by {@link #move}, under this controller's lock; commands wait in {@link #parked} while recovering. */
     private volatile ControllerState state = ControllerState.NEW;
     /** The controller's one thread for what is not I/O: teardown, reconnect attempts, asynchronous events. */
@@ -63,8 +61,7 @@ public final class Controller implements AutoCloseable {
     private Throwable lossCause;
     /** Namespaces handed out, kept current by namespace-change events. */
     private final Map<Integer, NamespaceDevice> devices = new ConcurrentHashMap<>();
-    private final List<Consumer<AsyncEvent>> listeners = new CopyOnWriteArrayList<>();
-    private final AtomicInteger next = new AtomicInteger();
+    private final AsyncEventHandler asyncEvents = new AsyncEventHandler(this);
     private int cntlid;
     private long cap;
     private int version;
@@ -95,7 +92,7 @@ public final class Controller implements AutoCloseable {
     }
 
     /** Runs {@code task} on the controller's thread (dropped once it is shut down). */
-    private void onControllerThread(Runnable task) {
+    void onControllerThread(Runnable task) {
         try {
             events.execute(task);
         } catch (RejectedExecutionException e) {
@@ -212,10 +209,10 @@ public final class Controller implements AutoCloseable {
                     + " closed")));
         }
         a.closeFuture().whenComplete((v, f) -> connectionLost(a, new IOException("admin queue to " + address + " closed")));
-        this.queues = opened.toArray(new HostQueue[0]);
+        router.queues(opened.toArray(new HostQueue[0]));
         this.admin = a;
-        startAsyncEvents();
-        LOG.log(System.Logger.Level.DEBUG, "connected to {0}: cntlid {1}, {2} I/O queues of {3}", uri, cntlid, queues, size);
+        asyncEvents.start(a, identify);
+        LOG.log(System.Logger.Level.DEBUG, "connected to {0}: cntlid {1}, {2} I/O queues of {3}", uri, cntlid, opened.size(), size);
     }
 
     // ---- connection loss and recovery ----
@@ -246,7 +243,7 @@ public final class Controller implements AutoCloseable {
         if (q == admin) {
             return true;
         }
-        for (HostQueue x : queues) {
+        for (HostQueue x : router.queues()) {
             if (x == q) {
                 return true;
             }
@@ -395,7 +392,7 @@ public final class Controller implements AutoCloseable {
         }
         refreshNamespaces();
         // a queue of the new association that died already starts the next round
-        for (HostQueue q : queues) {
+        for (HostQueue q : router.queues()) {
             if (!q.isOpen()) {
                 connectionLost(q, new IOException("I/O queue " + q.qid() + " closed during reconnect"));
             }
@@ -409,7 +406,7 @@ public final class Controller implements AutoCloseable {
             ka.cancel(false);
         }
         List<CompletableFuture<Void>> closing = new ArrayList<>();
-        for (HostQueue q : queues) {
+        for (HostQueue q : router.queues()) {
             closing.add(q.close());
         }
         HostQueue a = admin;
@@ -432,9 +429,9 @@ public final class Controller implements AutoCloseable {
             c.expiresAtNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(callerTimeoutMillis() - 500);
         }
         ControllerState st = state; // state first: a LIVE read then guarantees the queues of that association
-        HostQueue[] qs = queues;
+        HostQueue[] qs = router.queues();
         if (!closed && st == ControllerState.LIVE && qs.length > 0) {
-            qs[(next.getAndIncrement() & Integer.MAX_VALUE) % qs.length].submit(c);
+            router.pick(qs).submit(c);
             return;
         }
         synchronized (this) {
@@ -468,73 +465,16 @@ public final class Controller implements AutoCloseable {
 
     /** Calls {@code listener} (on a controller thread) for every asynchronous event. */
     public void onEvent(Consumer<AsyncEvent> listener) {
-        listeners.add(listener);
+        asyncEvents.addListener(listener);
     }
 
-    /** Enables namespace-attribute notices and keeps an Asynchronous Event Request outstanding. */
-    private void startAsyncEvents() throws IOException {
-        if ((identify.oaes() & 1 << 8) == 0) {
-            return;
-        }
-        run(admin, Command.of("Set Features (Async Event Configuration)", q -> q.opcode(AdminOpcode.SET_FEATURES.code)
-                .feature(FeatureId.ASYNC_EVENT_CONFIG, 1 << 8)));
-        postAsyncEventRequest(admin);
-    }
-
-    private void postAsyncEventRequest(HostQueue q) {
-        if (closed || q != admin) {
-            return;
-        }
-        Command aer = Command.admin(AdminOpcode.ASYNC_EVENT_REQUEST, "Asynchronous Event Request");
-        aer.exemptFromTimeout = true;
-        q.submit(aer);
-        aer.whenComplete((c, t) -> {
-            if (t != null) {
-                Throwable x = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
-                if (x instanceof NvmeStatusException s && !s.status().equals(Status.AER_LIMIT_EXCEEDED) && q.isOpen()) {
-                    postAsyncEventRequest(q); // a failed request: keep one outstanding
-                }
-                return; // otherwise the queue went away; a reconnect posts a new one
-            }
-            int dw0 = (int) c.result();
-            onControllerThread(() -> handleEvent(dw0));
-            postAsyncEventRequest(q);
-        });
-    }
-
-    private void handleEvent(int dw0) {
-        int type = dw0 & 7;
-        int info = (dw0 >>> 8) & 0xff;
-        int lid = (dw0 >>> 16) & 0xff;
-        List<Integer> changed = new ArrayList<>();
-        try {
-            if (lid == LogPage.CHANGED_NAMESPACE_LIST) {
-                ByteBuffer page = Flyweight.allocate(4096);
-                admin(Command.getLogPage(lid, 0, page, 4096, false));
-                for (int at = 0; at < 4096 && page.getInt(at) != 0; at += 4) {
-                    changed.add(page.getInt(at));
-                }
-                refreshNamespaces();
-            } else if (lid != 0 && lid != LogPage.DISCOVERY) {
-                // read the page the event names, without RAE, so the controller reports such events again
-                int len = lid == LogPage.ERROR_INFORMATION ? LogPage.ERROR_ENTRY_SIZE : 512;
-                admin(Command.getLogPage(lid, 0, Flyweight.allocate(len), len, false));
-            }
-        } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, "handling event " + Integer.toHexString(dw0) + " from " + uri + ": " + e);
-        }
-        AsyncEvent event = new AsyncEvent(type, info, lid, changed);
-        for (Consumer<AsyncEvent> l : listeners) {
-            try {
-                l.accept(event);
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "event listener failed: " + e);
-            }
-        }
+    /** Whether {@code q} is the admin queue of the live association (and the controller is open). */
+    boolean isLiveAdmin(HostQueue q) {
+        return !closed && q == admin;
     }
 
     /** Re-reads the size of every namespace handed out (after a change event or a reconnect). */
-    private void refreshNamespaces() {
+    void refreshNamespaces() {
         for (NamespaceDevice d : devices.values()) {
             try {
                 IdentifyNamespace ns = identifyNamespace(d.nsid());
@@ -680,7 +620,7 @@ public final class Controller implements AutoCloseable {
         }
     }
 
-    private Command run(Queue q, Command c) throws IOException {
+    Command run(Queue q, Command c) throws IOException {
         checkBlockingAllowed();
         q.submit(c);
         return await(c, c.name(), callerTimeoutMillis());
@@ -725,13 +665,13 @@ public final class Controller implements AutoCloseable {
         return Nqn.DISCOVERY.equals(uri.subsystemNqn());
     }
 
-    /** The I/O queue for the next command: round robin. */
+    /** The I/O queue for the caller's next command ({@link IoRouter}). */
     Queue ioQueue() throws IOException {
-        HostQueue[] qs = queues;
+        HostQueue[] qs = router.queues();
         if (state != ControllerState.LIVE || qs.length == 0) {
             throw new IOException("controller " + uri + " has no live I/O queue (" + state + ")");
         }
-        return qs[(next.getAndIncrement() & Integer.MAX_VALUE) % qs.length];
+        return router.pick(qs);
     }
 
     /** Active namespace IDs, ascending. */
@@ -821,7 +761,7 @@ public final class Controller implements AutoCloseable {
     }
 
     public int ioQueueCount() {
-        return queues.length;
+        return router.queues().length;
     }
 
     ConnectOptions options() {

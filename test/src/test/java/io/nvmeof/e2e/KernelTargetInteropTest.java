@@ -8,7 +8,6 @@ import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.Discovery;
-import io.nvmeof.initiator.DiscoveryEntry;
 import io.nvmeof.initiator.NvmeStatusException;
 import io.nvmeof.initiator.Nvmeof;
 import io.nvmeof.protocol.IdentifyController;
