@@ -20,23 +20,17 @@ import java.util.concurrent.ConcurrentHashMap;
  * the responder of a peer's RDMA WRITE or READ that broke the region's key, bounds or rights)
  * end the connection with a cause that names the event; device-wide errors are logged.
  */
-final class AsyncEvents implements Runnable {
+final class AsyncEvents extends FdWatcher {
     private static final System.Logger LOG = System.getLogger(AsyncEvents.class.getName());
-    private static final int POLL_MS = 250;
 
-    private final Native.Libs libs;
     private final VerbsDevice device;
-    private final Thread thread;
     /** Connections by {@code ibv_qp*}, while their queue pair exists. */
     private final Map<Long, VerbsConnection> byQp = new ConcurrentHashMap<>();
-    private volatile boolean closed;
 
     AsyncEvents(Native.Libs libs, VerbsDevice device) {
-        this.libs = libs;
+        super(libs, "verbs-async-" + device.name);
         this.device = device;
-        this.thread = new Thread(this, "verbs-async-" + device.name);
-        thread.setDaemon(true);
-        thread.start();
+        start();
     }
 
     /** The queue pair {@code qp} of {@code c} exists: its events go to {@code c}. */
@@ -50,29 +44,25 @@ final class AsyncEvents implements Runnable {
     }
 
     @Override
-    public void run() {
-        long scratch = Native.calloc(16 + Abi.ASYNC_EVENT_SIZE);     // struct pollfd at 0, ibv_async_event at 16
-        long ev = scratch + 16;
-        try {
-            MEM.putInt(scratch, MEM.getInt(device.context + Abi.CONTEXT_ASYNC_FD));
-            MEM.putShort(scratch + 4, (short) Abi.POLLIN);
-            while (!closed) {
-                MEM.putShort(scratch + 6, (short) 0);
-                if (libs.c.poll(scratch, 1, POLL_MS) <= 0 || closed) {
-                    continue;                                   // timeout or EINTR
-                }
-                if (libs.ib.ibv_get_async_event(device.context, ev) != 0) {
-                    continue;
-                }
-                int type = MEM.getInt(ev + Abi.ASYNC_EVENT_TYPE);
-                long element = MEM.getAddress(ev + Abi.ASYNC_EVENT_ELEMENT);
-                VerbsConnection c = isQpEvent(type) ? byQp.get(element) : null;
-                libs.ib.ibv_ack_async_event(ev);
-                dispatch(type, c);
-            }
-        } finally {
-            Native.free(scratch);
+    int fd() {
+        return MEM.getInt(device.context + Abi.CONTEXT_ASYNC_FD);
+    }
+
+    @Override
+    int scratchSize() {
+        return Abi.ASYNC_EVENT_SIZE;
+    }
+
+    @Override
+    void readable(long ev) {
+        if (libs.ib.ibv_get_async_event(device.context, ev) != 0) {
+            return;
         }
+        int type = MEM.getInt(ev + Abi.ASYNC_EVENT_TYPE);
+        long element = MEM.getAddress(ev + Abi.ASYNC_EVENT_ELEMENT);
+        VerbsConnection c = isQpEvent(type) ? byQp.get(element) : null;
+        libs.ib.ibv_ack_async_event(ev);
+        dispatch(type, c);
     }
 
     private static boolean isQpEvent(int type) {
@@ -94,20 +84,8 @@ final class AsyncEvents implements Runnable {
                 "verbs: {0}: asynchronous event {1} ({2})", device.name, name, type);
     }
 
-    /** Tells the thread to stop (within {@value #POLL_MS} ms). */
-    void stop() {
-        closed = true;
-    }
-
     /** Stops the thread and waits for it: the context may be closed after this. */
     void close() {
-        closed = true;
-        if (Thread.currentThread() != thread) {
-            try {
-                thread.join(4 * POLL_MS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        stopAndJoin();
     }
 }
