@@ -2,10 +2,7 @@ package io.nvmeof.initiator;
 
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
-import io.netty.util.concurrent.ScheduledFuture;
 import io.nvmeof.fabric.EventLoops;
-import io.nvmeof.protocol.AdminOpcode;
-import io.nvmeof.protocol.ConnectData;
 import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.IdentifyCns;
 import io.nvmeof.protocol.IdentifyController;
@@ -13,7 +10,6 @@ import io.nvmeof.protocol.IdentifyNamespace;
 import io.nvmeof.protocol.LogPage;
 import io.nvmeof.protocol.Nqn;
 import io.nvmeof.protocol.Registers;
-import io.nvmeof.protocol.Status;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.InetSocketAddress;
@@ -42,12 +38,12 @@ import java.util.function.Consumer;
  */
 public final class Controller implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Controller.class.getName());
-    private static final int ADMIN_QUEUE_SIZE = 32;
 
     private final NvmeofUri uri;
     private final ConnectOptions options;
     private final EventLoopGroup group;
-    private volatile HostQueue admin;
+    /** The live association (after a loss, the last one until a new one is up); null before the first. */
+    private volatile Association live;
     /** The I/O queues of the live association, and which one a command goes to. */
     private final IoRouter router = new IoRouter();
     /** Moved only by {@link #move}, under this controller's lock; commands wait in {@link #parked} while recovering. */
@@ -62,11 +58,6 @@ public final class Controller implements AutoCloseable {
     /** Namespaces handed out, kept current by namespace-change events. */
     private final Map<Integer, NamespaceDevice> devices = new ConcurrentHashMap<>();
     private final AsyncEventHandler asyncEvents = new AsyncEventHandler(this);
-    private int cntlid;
-    private long cap;
-    private int version;
-    private IdentifyController identify;
-    private ScheduledFuture<?> keepAlive;
     private volatile boolean closed;
     private HostTransport transport;
 
@@ -122,29 +113,30 @@ public final class Controller implements AutoCloseable {
         return options.commandTimeout.toMillis();
     }
 
+    /** Brings up a new association and publishes it: the hooks of its queues, its I/O queues, its events. */
     private void bringUp() throws IOException {
-        InetSocketAddress address = uri.address();
-        if (address.isUnresolved()) {
-            throw new IOException("cannot resolve host " + uri.host());
+        Association assoc = Association.establish(this, transport());
+        if (!isDiscovery()) {                  // a discovery controller is one-shot: no recovery, no events
+            InetSocketAddress address = uri.address();
+            boolean recover = options.controllerLossTimeout.toMillis() > 0;
+            for (HostQueue q : assoc.ioQueues) {
+                if (recover) {
+                    q.onOrphans((c, t) -> orphaned(q, c, t));
+                }
+                q.onTimeout(this::abort);
+                q.closeFuture().whenComplete((v, f) -> connectionLost(q, new IOException("I/O queue " + q.qid() + " to "
+                        + address + " closed")));
+            }
+            assoc.admin.closeFuture().whenComplete((v, f) -> connectionLost(assoc.admin,
+                    new IOException("admin queue to " + address + " closed")));
         }
-        HostIdentity id = options.identity();
-        HostQueue a = await(openQueue(address, 0, ADMIN_QUEUE_SIZE - 1, TcpQueue.ADMIN_IN_CAPSULE, 0),
-                "connect to " + address, options.connectTimeout.toMillis());
-        boolean discovery = isDiscovery();
-        // a one-shot discovery connection needs no keep alive (nvme-cli does the same)
-        long kato = discovery ? 0 : options.keepAlive.toMillis();
-        try { // until bring-up publishes it, only bring-up talks to this admin queue
-            bringUp(a, address, id, discovery, kato);
-        } catch (IOException | RuntimeException e) {
-            a.close();
-            throw e;
+        router.queues(assoc.ioQueues);
+        this.live = assoc;
+        if (!isDiscovery()) {
+            asyncEvents.start(assoc.admin, assoc.identify);
         }
-    }
-
-    /** Opens queue {@code qid} over the URI's transport; Connect is the caller's next step. */
-    private CompletableFuture<HostQueue> openQueue(InetSocketAddress address, int qid, int depth,
-                                                                        int inCapsule, int controllerId) {
-        return transport().openQueue(address, qid, depth, inCapsule, controllerId);
+        LOG.log(System.Logger.Level.DEBUG, "connected to {0}: cntlid {1}, {2} I/O queues of {3}", uri, assoc.cntlid,
+                assoc.ioQueues.length, assoc.queueSize);
     }
 
     /** The transport of this controller, created with its first queue. */
@@ -153,66 +145,6 @@ public final class Controller implements AutoCloseable {
             transport = uri.transportType().create(uri, group, options);
         }
         return transport;
-    }
-
-    private void bringUp(HostQueue a, InetSocketAddress address, HostIdentity id, boolean discovery, long kato)
-            throws IOException {
-        cntlid = (int) connectQueue(a, ADMIN_QUEUE_SIZE, ConnectData.CNTLID_DYNAMIC, kato, id) & 0xffff;
-
-        cap = run(a, propertyGet(Registers.CAP, 8)).result();
-        version = (int) run(a, propertyGet(Registers.VS, 4)).result();
-        run(a, propertySet(Registers.CC, Registers.ccEnable()));
-        waitReady(a);
-        if (kato > 0) {
-            // from here the target counts KATO: keep it alive while the rest is set up
-            long period = Math.max(kato / 2, 100);
-            keepAlive = a.eventLoop().scheduleAtFixedRate(() -> sendKeepAlive(a), period, period, TimeUnit.MILLISECONDS);
-        }
-
-        ByteBuffer page = Flyweight.allocate(IdentifyCns.DATA_SIZE);
-        run(a, identifyCommand(IdentifyCns.CONTROLLER, 0, page));
-        identify = new IdentifyController().wrap(page, 0);
-        if (discovery) {
-            admin = a;
-            return; // a discovery controller has an admin queue only
-        }
-
-        int want = options.ioQueues;
-        Command nq = Command.of("Set Features (Number of Queues)",
-                q -> q.opcode(AdminOpcode.SET_FEATURES.code).numberOfQueues(want, want));
-        long granted = run(a, nq).result();
-        int queues = Math.min(want, Math.min((int) (granted & 0xffff), (int) ((granted >>> 16) & 0xffff)) + 1);
-
-        int size = Math.min(options.queueSize, Registers.capMaxQueueEntries(cap));
-        int inCapsule = (int) Math.max(0, identify.ioccsz() * 16 - 64);
-        List<HostQueue> opened = new ArrayList<>();
-        try {
-            for (int qid = 1; qid <= queues; qid++) {
-                HostQueue q = await(openQueue(address, qid, size - 1, inCapsule, cntlid),
-                        "connect I/O queue " + qid, options.connectTimeout.toMillis());
-                opened.add(q);
-                connectQueue(q, size, cntlid, 0, id);
-            }
-        } catch (IOException | RuntimeException e) {
-            for (HostQueue q : opened) {
-                q.close();
-            }
-            throw e;
-        }
-        boolean recover = options.controllerLossTimeout.toMillis() > 0;
-        for (HostQueue q : opened) {
-            if (recover) {
-                q.onOrphans((c, t) -> orphaned(q, c, t));
-            }
-            q.onTimeout(this::abort);
-            q.closeFuture().whenComplete((v, f) -> connectionLost(q, new IOException("I/O queue " + q.qid() + " to " + address
-                    + " closed")));
-        }
-        a.closeFuture().whenComplete((v, f) -> connectionLost(a, new IOException("admin queue to " + address + " closed")));
-        router.queues(opened.toArray(new HostQueue[0]));
-        this.admin = a;
-        asyncEvents.start(a, identify);
-        LOG.log(System.Logger.Level.DEBUG, "connected to {0}: cntlid {1}, {2} I/O queues of {3}", uri, cntlid, opened.size(), size);
     }
 
     // ---- connection loss and recovery ----
@@ -240,15 +172,8 @@ public final class Controller implements AutoCloseable {
 
     /** Whether {@code q} belongs to the live association. */
     private boolean current(HostQueue q) {
-        if (q == admin) {
-            return true;
-        }
-        for (HostQueue x : router.queues()) {
-            if (x == q) {
-                return true;
-            }
-        }
-        return false;
+        Association a = live;
+        return a != null && a.owns(q);
     }
 
     /** A command its dead queue could not finish: it waits for the reconnect, then runs again. */
@@ -376,7 +301,7 @@ public final class Controller implements AutoCloseable {
             parked.clear();
         }
         reconnects.incrementAndGet();
-        LOG.log(System.Logger.Level.WARNING, "reconnected to " + uri + " as controller " + cntlid + "; resubmitting "
+        LOG.log(System.Logger.Level.WARNING, "reconnected to " + uri + " as controller " + live.cntlid + "; resubmitting "
                 + again.size() + " commands");
         for (Command c : again) {
             try {
@@ -399,26 +324,11 @@ public final class Controller implements AutoCloseable {
         }
     }
 
-    /** Closes every connection of the association (they may be dead already). */
+    /** Closes every connection of the live association (they may be dead already). */
     private void tearDown() {
-        ScheduledFuture<?> ka = keepAlive;
-        if (ka != null) {
-            ka.cancel(false);
-        }
-        List<CompletableFuture<Void>> closing = new ArrayList<>();
-        for (HostQueue q : router.queues()) {
-            closing.add(q.close());
-        }
-        HostQueue a = admin;
+        Association a = live;
         if (a != null) {
-            closing.add(a.close());
-        }
-        try {
-            CompletableFuture.allOf(closing.toArray(new CompletableFuture[0])).get(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException e) {
-            LOG.log(System.Logger.Level.DEBUG, "closing queues: " + e);
+            a.tearDown();
         }
     }
 
@@ -446,7 +356,8 @@ public final class Controller implements AutoCloseable {
 
     /** A command passed its timeout: ask the controller to abort it (Base 2.0, 5.1). */
     private void abort(int qid, int cid) {
-        HostQueue a = admin;
+        Association live = this.live;
+        HostQueue a = live == null ? null : live.admin;
         if (a == null || !a.isOpen()) {
             return;
         }
@@ -470,7 +381,8 @@ public final class Controller implements AutoCloseable {
 
     /** Whether {@code q} is the admin queue of the live association (and the controller is open). */
     boolean isLiveAdmin(HostQueue q) {
-        return !closed && q == admin;
+        Association a = live;
+        return !closed && a != null && q == a.admin;
     }
 
     /** Re-reads the size of every namespace handed out (after a change event or a reconnect). */
@@ -485,90 +397,17 @@ public final class Controller implements AutoCloseable {
         }
     }
 
-    private long connectQueue(HostQueue q, int size, int controllerId, long kato, HostIdentity id) throws IOException {
-        ByteBuffer data = Flyweight.allocate(ConnectData.SIZE);
-        new ConnectData().<ConnectData>wrap(data, 0).hostId(id.hostId()).cntlid(controllerId)
-                .subsystemNqn(uri.subsystemNqn()).hostNqn(id.hostNqn());
-        Command c = Command.of("Connect (queue " + q.qid() + ")", s -> s.connect(q.qid(), size, 0, kato))
-                .dataOut(data, ConnectData.SIZE);
-        try {
-            return run(q, c).result();
-        } catch (NvmeStatusException e) {
-            if (e.status().equals(Status.CONNECT_INVALID_HOST)) {
-                throw new NvmeStatusException("Connect to " + uri.subsystemNqn() + " as host " + id.hostNqn()
-                        + " (host not allowed)", e.status());
-            }
-            if (e.status().equals(Status.CONNECT_INVALID_PARAMETERS) && (c.result() & 0xffff) == ConnectData.SUBNQN_OFFSET) {
-                throw new NvmeStatusException("Connect to " + uri.subsystemNqn() + " (no such subsystem at "
-                        + uri.host() + ":" + uri.port() + ")", e.status());
-            }
-            throw e;
-        }
-    }
-
-    private void waitReady(HostQueue a) throws IOException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(Registers.capTimeoutMillis(cap), 500));
-        while (true) {
-            int csts = (int) run(a, propertyGet(Registers.CSTS, 4)).result();
-            if ((csts & Registers.CSTS_CFS) != 0) {
-                throw new IOException("controller fatal status (CSTS.CFS) while enabling");
-            }
-            if (Registers.cstsReady(csts)) {
-                return;
-            }
-            if (System.nanoTime() > deadline) {
-                throw new IOException("controller not ready within CAP.TO (" + Registers.capTimeoutMillis(cap) + " ms)");
-            }
-            sleep(10);
-        }
-    }
-
-    private static void sleep(long ms) throws InterruptedIOException {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted");
-        }
-    }
-
-    private void sendKeepAlive(HostQueue a) {
-        if (closed || !a.isOpen()) {
-            return;
-        }
-        Command ka = Command.admin(AdminOpcode.KEEP_ALIVE, "Keep Alive");
-        a.submit(ka);
-        ka.whenComplete((c, t) -> {
-            if (t != null && !closed) {
-                LOG.log(System.Logger.Level.WARNING, "keep alive to " + uri + " failed: " + t.getMessage());
-            }
-        });
-    }
-
-    static Command propertyGet(int offset, int size) {
-        return Command.of("Property Get " + Integer.toHexString(offset), q -> q.propertyGet(offset, size));
-    }
-
-    static Command propertySet(int offset, int value) {
-        return Command.of("Property Set " + Integer.toHexString(offset), q -> q.propertySet(offset, 4, value & 0xffffffffL));
-    }
-
-    static Command identifyCommand(int cns, int nsid, ByteBuffer into) {
-        return Command.of("Identify (CNS " + cns + ")", q -> q.opcode(AdminOpcode.IDENTIFY.code).nsid(nsid).identifyCns(cns))
-                .dataIn(into, IdentifyCns.DATA_SIZE);
-    }
-
     /** Runs an admin command synchronously with the command timeout. */
     public Command admin(Command c) throws IOException {
         // while the association is being rebuilt, wait for it (up to the controller loss timeout)
         long deadline = System.nanoTime() + options.controllerLossTimeout.toNanos() + TimeUnit.SECONDS.toNanos(1);
         while (state.recovering() && !closed && System.nanoTime() - deadline < 0) {
-            sleep(20);
+            Association.sleep(20);
         }
         if (state != ControllerState.LIVE || closed) {
             throw lostException(lossCause);
         }
-        return run(admin, c);
+        return run(live.admin, c);
     }
 
     /**
@@ -680,7 +519,7 @@ public final class Controller implements AutoCloseable {
         int after = 0;
         while (true) {
             ByteBuffer page = Flyweight.allocate(IdentifyCns.DATA_SIZE);
-            run(admin, identifyCommand(IdentifyCns.ACTIVE_NAMESPACE_LIST, after, page));
+            run(live.admin, Association.identifyCommand(IdentifyCns.ACTIVE_NAMESPACE_LIST, after, page));
             int count = 0;
             for (int at = 0; at < IdentifyCns.DATA_SIZE; at += 4) {
                 int nsid = page.getInt(at);
@@ -700,7 +539,7 @@ public final class Controller implements AutoCloseable {
     /** Identify Namespace data for {@code nsid}. */
     public IdentifyNamespace identifyNamespace(int nsid) throws IOException {
         ByteBuffer page = Flyweight.allocate(IdentifyCns.DATA_SIZE);
-        run(admin, identifyCommand(IdentifyCns.NAMESPACE, nsid, page));
+        run(live.admin, Association.identifyCommand(IdentifyCns.NAMESPACE, nsid, page));
         return new IdentifyNamespace().wrap(page, 0);
     }
 
@@ -729,9 +568,10 @@ public final class Controller implements AutoCloseable {
     /** The largest transfer of one command: MDTS (2^n pages of CAP.MPSMIN), at most 1 MiB and 65536 blocks. */
     int maxTransferBytes(int blockSize) {
         long limit = 1 << 20;
-        int mdts = identify.mdts();
+        Association a = live;
+        int mdts = a.identify.mdts();
         if (mdts > 0) {
-            long page = 1L << (12 + Registers.capMpsMin(cap));
+            long page = 1L << (12 + Registers.capMpsMin(a.cap));
             limit = Math.min(limit, page << mdts);
         }
         limit = Math.min(limit, 65536L * blockSize);
@@ -740,19 +580,19 @@ public final class Controller implements AutoCloseable {
 
     /** Identify Controller data, as read at bring-up. */
     public IdentifyController identify() {
-        return identify;
+        return live.identify;
     }
 
     public long cap() {
-        return cap;
+        return live.cap;
     }
 
     public int version() {
-        return version;
+        return live.version;
     }
 
     public int cntlid() {
-        return cntlid;
+        return live.cntlid;
     }
 
     /** How many times the controller reconnected after losing its connection. */
@@ -762,6 +602,10 @@ public final class Controller implements AutoCloseable {
 
     public int ioQueueCount() {
         return router.queues().length;
+    }
+
+    boolean isClosed() {
+        return closed;
     }
 
     ConnectOptions options() {
@@ -792,8 +636,9 @@ public final class Controller implements AutoCloseable {
         for (Command c : waiting) {
             c.completeExceptionally(new IOException("controller " + uri + " closed"));
         }
-        if (keepAlive != null) {
-            keepAlive.cancel(false);
+        Association current = live;
+        if (current != null) {
+            current.stopKeepAlive();
         }
         boolean onLoop = false;
         for (EventExecutor e : group) {
@@ -816,18 +661,18 @@ public final class Controller implements AutoCloseable {
         }
         try {
             awaitControllerThread();
-            if (admin != null && admin.isOpen() && identify != null && was == ControllerState.LIVE) {
-                HostQueue a = admin;
-                a.submit(propertySet(Registers.CC, Registers.ccEnable() | Registers.CC_SHN_NORMAL));
+            if (current != null && current.admin.isOpen() && was == ControllerState.LIVE) {
+                HostQueue a = current.admin;
+                a.submit(Association.propertySet(Registers.CC, Registers.ccEnable() | Registers.CC_SHN_NORMAL));
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
                 while (System.nanoTime() < deadline) {
-                    Command get = propertyGet(Registers.CSTS, 4);
+                    Command get = Association.propertyGet(Registers.CSTS, 4);
                     a.submit(get);
                     int csts = (int) await(get, "shutdown", 2000).result();
                     if (Registers.cstsShst(csts) == 2) {
                         break;
                     }
-                    sleep(10);
+                    Association.sleep(10);
                 }
             }
         } catch (IOException e) {

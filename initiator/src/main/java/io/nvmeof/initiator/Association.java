@@ -1,0 +1,230 @@
+package io.nvmeof.initiator;
+
+import io.netty.util.concurrent.ScheduledFuture;
+import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.ConnectData;
+import io.nvmeof.protocol.Flyweight;
+import io.nvmeof.protocol.IdentifyCns;
+import io.nvmeof.protocol.IdentifyController;
+import io.nvmeof.protocol.Registers;
+import io.nvmeof.protocol.Status;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * One association with a controller (NVMe-oF 1.1, 3.2): the admin queue brought up (Connect,
+ * CAP and VS, CC.EN, CSTS.RDY, keep-alive, Identify Controller, Number of Queues) and the I/O
+ * queues connected, torn down as a whole. A controller has one live association at a time;
+ * recovery builds a new one.
+ */
+final class Association {
+    private static final System.Logger LOG = System.getLogger(Association.class.getName());
+    static final int ADMIN_QUEUE_SIZE = 32;
+
+    final HostQueue admin;
+    final HostQueue[] ioQueues;
+    final int cntlid;
+    final long cap;
+    final int version;
+    final IdentifyController identify;
+    /** I/O queue entries. */
+    final int queueSize;
+    private final ScheduledFuture<?> keepAlive;
+
+    private Association(HostQueue admin, HostQueue[] ioQueues, int cntlid, long cap, int version,
+                        IdentifyController identify, int queueSize, ScheduledFuture<?> keepAlive) {
+        this.admin = admin;
+        this.ioQueues = ioQueues;
+        this.cntlid = cntlid;
+        this.cap = cap;
+        this.version = version;
+        this.identify = identify;
+        this.queueSize = queueSize;
+        this.keepAlive = keepAlive;
+    }
+
+    /** Brings up an association with the controller {@code c} is for; a discovery controller gets no I/O queues. */
+    static Association establish(Controller c, HostTransport transport) throws IOException {
+        NvmeofUri uri = c.uri();
+        ConnectOptions options = c.options();
+        InetSocketAddress address = uri.address();
+        if (address.isUnresolved()) {
+            throw new IOException("cannot resolve host " + uri.host());
+        }
+        HostIdentity id = options.identity();
+        HostQueue a = Controller.await(transport.openQueue(address, 0, ADMIN_QUEUE_SIZE - 1, TcpQueue.ADMIN_IN_CAPSULE, 0),
+                "connect to " + address, options.connectTimeout.toMillis());
+        boolean discovery = c.isDiscovery();
+        // a one-shot discovery connection needs no keep alive (nvme-cli does the same)
+        long kato = discovery ? 0 : options.keepAlive.toMillis();
+        ScheduledFuture<?> keepAlive = null;
+        try { // until it is published, only bring-up talks to this admin queue
+            int cntlid = (int) connect(c, a, ADMIN_QUEUE_SIZE, ConnectData.CNTLID_DYNAMIC, kato, id) & 0xffff;
+            long cap = c.run(a, propertyGet(Registers.CAP, 8)).result();
+            int version = (int) c.run(a, propertyGet(Registers.VS, 4)).result();
+            c.run(a, propertySet(Registers.CC, Registers.ccEnable()));
+            waitReady(c, a, cap);
+            if (kato > 0) {
+                // from here the target counts KATO: keep it alive while the rest is set up
+                long period = Math.max(kato / 2, 100);
+                keepAlive = a.eventLoop().scheduleAtFixedRate(() -> sendKeepAlive(c, a), period, period,
+                        TimeUnit.MILLISECONDS);
+            }
+            ByteBuffer page = Flyweight.allocate(IdentifyCns.DATA_SIZE);
+            c.run(a, identifyCommand(IdentifyCns.CONTROLLER, 0, page));
+            IdentifyController identify = new IdentifyController().wrap(page, 0);
+            if (discovery) {
+                return new Association(a, new HostQueue[0], cntlid, cap, version, identify, 0, keepAlive);
+            }
+            int want = options.ioQueues;
+            Command nq = Command.of("Set Features (Number of Queues)",
+                    q -> q.opcode(AdminOpcode.SET_FEATURES.code).numberOfQueues(want, want));
+            long granted = c.run(a, nq).result();
+            int queues = Math.min(want, Math.min((int) (granted & 0xffff), (int) ((granted >>> 16) & 0xffff)) + 1);
+            int size = Math.min(options.queueSize, Registers.capMaxQueueEntries(cap));
+            int inCapsule = (int) Math.max(0, identify.ioccsz() * 16 - 64);
+            List<HostQueue> opened = new ArrayList<>();
+            try {
+                for (int qid = 1; qid <= queues; qid++) {
+                    HostQueue q = Controller.await(transport.openQueue(address, qid, size - 1, inCapsule, cntlid),
+                            "connect I/O queue " + qid, options.connectTimeout.toMillis());
+                    opened.add(q);
+                    connect(c, q, size, cntlid, 0, id);
+                }
+            } catch (IOException | RuntimeException e) {
+                for (HostQueue q : opened) {
+                    q.close();
+                }
+                throw e;
+            }
+            return new Association(a, opened.toArray(new HostQueue[0]), cntlid, cap, version, identify, size, keepAlive);
+        } catch (IOException | RuntimeException e) {
+            if (keepAlive != null) {
+                keepAlive.cancel(false);
+            }
+            a.close();
+            throw e;
+        }
+    }
+
+    /** Fabrics Connect of {@code q}; returns the CQE's result (the CNTLID in its low 16 bits). */
+    private static long connect(Controller c, HostQueue q, int size, int controllerId, long kato, HostIdentity id)
+            throws IOException {
+        NvmeofUri uri = c.uri();
+        ByteBuffer data = Flyweight.allocate(ConnectData.SIZE);
+        new ConnectData().<ConnectData>wrap(data, 0).hostId(id.hostId()).cntlid(controllerId)
+                .subsystemNqn(uri.subsystemNqn()).hostNqn(id.hostNqn());
+        Command cmd = Command.of("Connect (queue " + q.qid() + ")", s -> s.connect(q.qid(), size, 0, kato))
+                .dataOut(data, ConnectData.SIZE);
+        try {
+            return c.run(q, cmd).result();
+        } catch (NvmeStatusException e) {
+            if (e.status().equals(Status.CONNECT_INVALID_HOST)) {
+                throw new NvmeStatusException("Connect to " + uri.subsystemNqn() + " as host " + id.hostNqn()
+                        + " (host not allowed)", e.status());
+            }
+            if (e.status().equals(Status.CONNECT_INVALID_PARAMETERS) && (cmd.result() & 0xffff) == ConnectData.SUBNQN_OFFSET) {
+                throw new NvmeStatusException("Connect to " + uri.subsystemNqn() + " (no such subsystem at "
+                        + uri.host() + ":" + uri.port() + ")", e.status());
+            }
+            throw e;
+        }
+    }
+
+    private static void waitReady(Controller c, HostQueue a, long cap) throws IOException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(Registers.capTimeoutMillis(cap), 500));
+        while (true) {
+            int csts = (int) c.run(a, propertyGet(Registers.CSTS, 4)).result();
+            if ((csts & Registers.CSTS_CFS) != 0) {
+                throw new IOException("controller fatal status (CSTS.CFS) while enabling");
+            }
+            if (Registers.cstsReady(csts)) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IOException("controller not ready within CAP.TO (" + Registers.capTimeoutMillis(cap) + " ms)");
+            }
+            sleep(10);
+        }
+    }
+
+    static void sleep(long ms) throws InterruptedIOException {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted");
+        }
+    }
+
+    private static void sendKeepAlive(Controller c, HostQueue a) {
+        if (c.isClosed() || !a.isOpen()) {
+            return;
+        }
+        Command ka = Command.admin(AdminOpcode.KEEP_ALIVE, "Keep Alive");
+        a.submit(ka);
+        ka.whenComplete((cmd, t) -> {
+            if (t != null && !c.isClosed()) {
+                LOG.log(System.Logger.Level.WARNING, "keep alive to " + c.uri() + " failed: " + t.getMessage());
+            }
+        });
+    }
+
+    static Command propertyGet(int offset, int size) {
+        return Command.of("Property Get " + Integer.toHexString(offset), q -> q.propertyGet(offset, size));
+    }
+
+    static Command propertySet(int offset, int value) {
+        return Command.of("Property Set " + Integer.toHexString(offset), q -> q.propertySet(offset, 4, value & 0xffffffffL));
+    }
+
+    static Command identifyCommand(int cns, int nsid, ByteBuffer into) {
+        return Command.of("Identify (CNS " + cns + ")", q -> q.opcode(AdminOpcode.IDENTIFY.code).nsid(nsid).identifyCns(cns))
+                .dataIn(into, IdentifyCns.DATA_SIZE);
+    }
+
+    /** Whether {@code q} is one of this association's queues. */
+    boolean owns(HostQueue q) {
+        if (q == admin) {
+            return true;
+        }
+        for (HostQueue x : ioQueues) {
+            if (x == q) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Stops the keep-alive. */
+    void stopKeepAlive() {
+        if (keepAlive != null) {
+            keepAlive.cancel(false);
+        }
+    }
+
+    /** Closes every connection of the association (they may be dead already); waits up to 5 s. */
+    void tearDown() {
+        stopKeepAlive();
+        List<CompletableFuture<Void>> closing = new ArrayList<>();
+        for (HostQueue q : ioQueues) {
+            closing.add(q.close());
+        }
+        closing.add(admin.close());
+        try {
+            CompletableFuture.allOf(closing.toArray(new CompletableFuture[0])).get(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.log(System.Logger.Level.DEBUG, "closing queues: " + e);
+        }
+    }
+}
