@@ -3,6 +3,7 @@ package io.nvmeof.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmeof.initiator.BlockDevice;
+import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.protocol.IdentifyController;
 import io.nvmeof.protocol.IdentifyNamespace;
@@ -13,12 +14,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /** {@code id-ctrl}, {@code id-ns} and {@code list}: identify data with nvme-cli's field names. */
 final class IdentifyCommands {
@@ -114,26 +112,23 @@ final class IdentifyCommands {
     }
 
     /** What the identify commands share: a URI, an output format, the host options, one connection. */
-    abstract static class Connected implements Callable<Integer> {
-        @CommandLine.Spec
-        CommandLine.Model.CommandSpec spec;
-
-        @Parameters(index = "0", paramLabel = "URI", description = ConnectionOptions.URI_HELP)
-        String uri;
-
+    abstract static class Connected extends ConnectedCommand {
         @Mixin
         OutputFormat output;
 
-        @Mixin
-        ConnectionOptions connection;
+        @Override
+        void checkOptions() {
+            output.json();
+        }
 
         @Override
-        public Integer call() throws Exception {
-            boolean json = output.json();
-            try (Controller c = Controller.connect(Devices.parse(uri), connection.toOptions().ioQueues(1))) {
-                run(c, spec.commandLine().getOut(), json);
-            }
-            return 0;
+        ConnectOptions options(ConnectOptions fromUser) {
+            return fromUser.ioQueues(1);
+        }
+
+        @Override
+        final void run(Controller c, PrintWriter out) throws Exception {
+            run(c, out, output.json());
         }
 
         abstract void run(Controller c, PrintWriter out, boolean json) throws Exception;

@@ -7,23 +7,13 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /** {@code nvmeof read URI --offset N --length N --output FILE}. */
 @Command(name = "read", mixinStandardHelpOptions = true,
         description = "Copy a byte range of a remote namespace into a local file.")
-final class ReadCommand implements Callable<Integer> {
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Parameters(index = "0", paramLabel = "URI", description = ConnectionOptions.URI_HELP)
-    String uri;
-
+final class ReadCommand extends ConnectedCommand {
     @Option(names = {"-o", "--offset"}, required = true, description = "Byte offset (any; reads whole blocks around it).")
     long offset;
 
@@ -33,18 +23,17 @@ final class ReadCommand implements Callable<Integer> {
     @Option(names = {"-d", "--output"}, required = true, description = "File to write (created or truncated).")
     Path output;
 
-    @Mixin
-    ConnectionOptions connection;
-
     @Override
-    public Integer call() throws Exception {
-        PrintWriter out = spec.commandLine().getOut();
+    void checkOptions() {
         if (offset < 0 || length < 0) {
             throw new IllegalArgumentException("--offset and --length must not be negative");
         }
-        try (Controller c = Controller.connect(Devices.parse(uri), connection.toOptions());
-             FileChannel file = FileChannel.open(output, StandardOpenOption.WRITE, StandardOpenOption.CREATE,
-                     StandardOpenOption.TRUNCATE_EXISTING)) {
+    }
+
+    @Override
+    void run(Controller c, PrintWriter out) throws Exception {
+        try (FileChannel file = FileChannel.open(output, StandardOpenOption.WRITE, StandardOpenOption.CREATE,
+                StandardOpenOption.TRUNCATE_EXISTING)) {
             BlockDevice dev = Devices.open(c);
             int bs = dev.blockSize();
             if (offset + length > dev.size()) {
@@ -71,6 +60,5 @@ final class ReadCommand implements Callable<Integer> {
             out.println("read " + length + " bytes at offset " + offset + " of " + c.uri().subsystemNqn()
                     + " nsid " + dev.nsid() + " into " + output);
         }
-        return 0;
     }
 }

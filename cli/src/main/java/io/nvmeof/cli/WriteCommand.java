@@ -8,37 +8,22 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /** {@code nvmeof write URI --offset N --input FILE}. */
 @Command(name = "write", mixinStandardHelpOptions = true,
         description = "Copy a local file onto a remote namespace at a byte offset.")
-final class WriteCommand implements Callable<Integer> {
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
-    @Parameters(index = "0", paramLabel = "URI", description = ConnectionOptions.URI_HELP)
-    String uri;
-
+final class WriteCommand extends ConnectedCommand {
     @Option(names = {"-o", "--offset"}, required = true, description = "Byte offset; a multiple of the block size.")
     long offset;
 
     @Option(names = {"-d", "--input"}, required = true, description = "File to read from.")
     Path input;
 
-    @Mixin
-    ConnectionOptions connection;
-
     @Override
-    public Integer call() throws Exception {
-        PrintWriter out = spec.commandLine().getOut();
-        try (Controller c = Controller.connect(Devices.parse(uri), connection.toOptions());
-             FileChannel in = FileChannel.open(input, StandardOpenOption.READ)) {
+    void run(Controller c, PrintWriter out) throws Exception {
+        try (FileChannel in = FileChannel.open(input, StandardOpenOption.READ)) {
             BlockDevice dev = Devices.open(c);
             int bs = dev.blockSize();
             long length = in.size();
@@ -81,6 +66,5 @@ final class WriteCommand implements Callable<Integer> {
             out.println("wrote " + length + " bytes at offset " + offset + " of " + c.uri().subsystemNqn()
                     + " nsid " + dev.nsid());
         }
-        return 0;
     }
 }

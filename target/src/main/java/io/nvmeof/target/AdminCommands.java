@@ -33,14 +33,14 @@ final class AdminCommands {
 
     /** The admin commands of an I/O controller. */
     static final CommandSet SET = new CommandSet("admin",
-            new CommandSet.Handler(AdminOpcode.IDENTIFY.code, "Identify", 0, false, AdminCommands::identify),
-            new CommandSet.Handler(AdminOpcode.GET_LOG_PAGE.code, "Get Log Page", 0, false, AdminCommands::getLogPage),
-            new CommandSet.Handler(AdminOpcode.SET_FEATURES.code, "Set Features", 0, false, AdminCommands::setFeatures),
-            new CommandSet.Handler(AdminOpcode.GET_FEATURES.code, "Get Features", 0, false, AdminCommands::getFeatures),
-            new CommandSet.Handler(AdminOpcode.KEEP_ALIVE.code, "Keep Alive", 0, false, AdminCommands::keepAlive),
-            new CommandSet.Handler(AdminOpcode.ASYNC_EVENT_REQUEST.code, "Asynchronous Event Request", 0, false,
+            new CommandSet.Handler(AdminOpcode.IDENTIFY.code, "Identify", AdminCommands::identify),
+            new CommandSet.Handler(AdminOpcode.GET_LOG_PAGE.code, "Get Log Page", AdminCommands::getLogPage),
+            new CommandSet.Handler(AdminOpcode.SET_FEATURES.code, "Set Features", AdminCommands::setFeatures),
+            new CommandSet.Handler(AdminOpcode.GET_FEATURES.code, "Get Features", AdminCommands::getFeatures),
+            new CommandSet.Handler(AdminOpcode.KEEP_ALIVE.code, "Keep Alive", AdminCommands::keepAlive),
+            new CommandSet.Handler(AdminOpcode.ASYNC_EVENT_REQUEST.code, "Asynchronous Event Request",
                     AdminCommands::asyncEventRequest),
-            new CommandSet.Handler(AdminOpcode.ABORT.code, "Abort", 0, false, AdminCommands::abort));
+            new CommandSet.Handler(AdminOpcode.ABORT.code, "Abort", AdminCommands::abort));
 
     static void keepAlive(Request r, Controller c) {
         r.queue.complete(r, Status.SUCCESS);

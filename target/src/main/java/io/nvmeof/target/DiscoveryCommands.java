@@ -21,12 +21,12 @@ final class DiscoveryCommands {
     }
 
     static final CommandSet SET = new CommandSet("discovery",
-            new CommandSet.Handler(AdminOpcode.IDENTIFY.code, "Identify", 0, false, DiscoveryCommands::identify),
-            new CommandSet.Handler(AdminOpcode.GET_LOG_PAGE.code, "Get Log Page", 0, false, DiscoveryCommands::getLogPage),
-            new CommandSet.Handler(AdminOpcode.SET_FEATURES.code, "Set Features", 0, false, DiscoveryCommands::setFeatures),
-            new CommandSet.Handler(AdminOpcode.GET_FEATURES.code, "Get Features", 0, false, DiscoveryCommands::getFeatures),
-            new CommandSet.Handler(AdminOpcode.KEEP_ALIVE.code, "Keep Alive", 0, false, AdminCommands::keepAlive),
-            new CommandSet.Handler(AdminOpcode.ASYNC_EVENT_REQUEST.code, "Asynchronous Event Request", 0, false,
+            new CommandSet.Handler(AdminOpcode.IDENTIFY.code, "Identify", DiscoveryCommands::identify),
+            new CommandSet.Handler(AdminOpcode.GET_LOG_PAGE.code, "Get Log Page", DiscoveryCommands::getLogPage),
+            new CommandSet.Handler(AdminOpcode.SET_FEATURES.code, "Set Features", DiscoveryCommands::setFeatures),
+            new CommandSet.Handler(AdminOpcode.GET_FEATURES.code, "Get Features", DiscoveryCommands::getFeatures),
+            new CommandSet.Handler(AdminOpcode.KEEP_ALIVE.code, "Keep Alive", AdminCommands::keepAlive),
+            new CommandSet.Handler(AdminOpcode.ASYNC_EVENT_REQUEST.code, "Asynchronous Event Request",
                     AdminCommands::asyncEventRequest));
 
     private static void identify(Request r, Controller c) {

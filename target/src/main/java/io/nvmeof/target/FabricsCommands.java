@@ -18,27 +18,22 @@ final class FabricsCommands {
     private FabricsCommands() {
     }
 
-    static void execute(Request r, QueuePair q) {
-        SubmissionQueueEntry sqe = r.sqe;
-        FabricsCommandType type = FabricsCommandType.of(sqe.fctype());
-        if (type == FabricsCommandType.CONNECT) {
-            connect(r, q);
-            return;
-        }
-        if (q.qid() != 0 || type == null) {
-            q.complete(r, Status.INVALID_OPCODE);
-            return;
-        }
-        switch (type) {
-            case PROPERTY_GET:
-                propertyGet(r, q);
-                break;
-            case PROPERTY_SET:
-                propertySet(r, q);
-                break;
-            default:
-                q.complete(r, Status.INVALID_OPCODE);
-        }
+    /**
+     * What an admin queue takes: Connect (its first command), Property Get and Set. Chosen by
+     * FCTYPE when the command is parsed; the handlers run with the queue's controller, which is
+     * null before the Connect.
+     */
+    static final CommandSet ADMIN = new CommandSet("Fabrics (admin queue)",
+            new CommandSet.Handler(FabricsCommandType.CONNECT.code, "Connect", (r, c) -> connect(r, r.queue)),
+            new CommandSet.Handler(FabricsCommandType.PROPERTY_GET.code, "Property Get", FabricsCommands::propertyGet),
+            new CommandSet.Handler(FabricsCommandType.PROPERTY_SET.code, "Property Set", FabricsCommands::propertySet));
+
+    /** What any other queue takes (an I/O queue, or one not yet connected): Connect only. */
+    static final CommandSet OTHER = new CommandSet("Fabrics", ADMIN.handler(FabricsCommandType.CONNECT.code));
+
+    /** The handler of a Fabrics command of type {@code fctype} on queue {@code qid}, or null: Invalid Command Opcode. */
+    static CommandSet.Handler handler(int fctype, int qid) {
+        return (qid == 0 ? ADMIN : OTHER).handler(fctype);
     }
 
     private static void invalidParameter(Request r, QueuePair q, int offset, int attr, String why) {
@@ -133,9 +128,9 @@ final class FabricsCommands {
         q.complete(r, Status.SUCCESS);
     }
 
-    private static void propertyGet(Request r, QueuePair q) {
+    private static void propertyGet(Request r, Controller c) {
         SubmissionQueueEntry sqe = r.sqe;
-        Controller c = q.controller();
+        QueuePair q = r.queue;
         long ofst = sqe.propertyOffset();
         int size = Registers.sizeOf(ofst);
         if (size < 0 || size != sqe.propertySize()) {
@@ -157,13 +152,14 @@ final class FabricsCommands {
         q.complete(r, Status.SUCCESS);
     }
 
-    private static void propertySet(Request r, QueuePair q) {
+    private static void propertySet(Request r, Controller c) {
         SubmissionQueueEntry sqe = r.sqe;
+        QueuePair q = r.queue;
         if (sqe.propertyOffset() != Registers.CC || sqe.propertySize() != 4) {
             q.complete(r, Status.INVALID_FIELD);
             return;
         }
-        q.controller().writeCc((int) sqe.propertyValue());
+        c.writeCc((int) sqe.propertyValue());
         q.complete(r, Status.SUCCESS);
     }
 }

@@ -7,7 +7,6 @@ import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.Map;
 
 /**
  * The NVM command set on I/O queues (NVM Command Set 1.0, 3.2): validation before any data
@@ -20,15 +19,21 @@ final class IoCommands {
     private IoCommands() {
     }
 
-    /** The NVM commands this target executes; each one calls the namespace's backend. */
+    /** The NVM commands this target executes: each checks its fields, then calls the namespace's backend. */
     static final CommandSet SET = new CommandSet("NVM",
-            new CommandSet.Handler(NvmOpcode.FLUSH.code, "Flush", 0, true, IoCommands::execute),
-            new CommandSet.Handler(NvmOpcode.WRITE.code, "Write", CommandSet.LBCC, true, IoCommands::execute),
-            new CommandSet.Handler(NvmOpcode.READ.code, "Read", 0, true, IoCommands::execute),
-            new CommandSet.Handler(NvmOpcode.COMPARE.code, "Compare", 0, true, IoCommands::execute),
-            new CommandSet.Handler(NvmOpcode.WRITE_ZEROES.code, "Write Zeroes", CommandSet.LBCC, true, IoCommands::execute),
-            new CommandSet.Handler(NvmOpcode.DATASET_MANAGEMENT.code, "Dataset Management", CommandSet.LBCC, true,
-                    IoCommands::execute));
+            nvm(NvmOpcode.FLUSH, "Flush", 0, (r, ns) -> null, IoCommands::flush),
+            nvm(NvmOpcode.WRITE, "Write", CommandSet.LBCC, IoCommands::checkWrite, IoCommands::write),
+            nvm(NvmOpcode.READ, "Read", 0, IoCommands::checkTransfer, IoCommands::read),
+            nvm(NvmOpcode.COMPARE, "Compare", 0, IoCommands::checkTransfer, IoCommands::compare),
+            nvm(NvmOpcode.WRITE_ZEROES, "Write Zeroes", CommandSet.LBCC, IoCommands::checkWriteZeroes,
+                    IoCommands::writeZeroes),
+            nvm(NvmOpcode.DATASET_MANAGEMENT, "Dataset Management", CommandSet.LBCC, IoCommands::checkDatasetManagement,
+                    IoCommands::datasetManagement));
+
+    private static CommandSet.Handler nvm(NvmOpcode op, String name, int effects, CommandSet.Check check,
+                                          CommandSet.BackendCall call) {
+        return new CommandSet.Handler(op.code, name, effects, IoCommands::execute, check, call);
+    }
 
     /** CDW12 bit 25 of Write Zeroes: deallocate (DEAC); CDW11 bit 2 of Dataset Management: deallocate (AD). */
     static final int WRITE_ZEROES_DEAC = 1 << 25;
@@ -36,61 +41,71 @@ final class IoCommands {
     /** Dataset Management ranges are 16 bytes: attributes, length in blocks, starting LBA. */
     static final int DSM_RANGE_SIZE = 16;
 
-    /** Checks namespace, LBA range and transfer length; returns an error or null. */
+    /**
+     * Finds the command's namespace and runs its handler's field checks; returns an error or
+     * null. Only a Flush may name all namespaces.
+     */
     static Status prepare(Request r, Subsystem subsystem) {
-        SubmissionQueueEntry sqe = r.sqe;
-        NvmOpcode op = NvmOpcode.of(sqe.opcode());
-        int fuse = sqe.fuse();
-        if (op == NvmOpcode.FLUSH && sqe.nsid() == ALL_NAMESPACES) {
-            return null;
-        }
-        Namespace ns = subsystem.namespace(sqe.nsid());
+        int nsid = r.sqe.nsid();
+        Namespace ns = subsystem.namespace(nsid);
         if (ns == null) {
-            return Status.INVALID_NAMESPACE;
+            return nsid == ALL_NAMESPACES && r.handler.opcode() == NvmOpcode.FLUSH.code ? null : Status.INVALID_NAMESPACE;
         }
-        switch (op) {
-            case READ:
-            case WRITE:
-            case COMPARE:
-            case WRITE_ZEROES: {
-                long slba = sqe.slba();
-                int blocks = sqe.blockCount();
-                if (slba < 0 || slba + blocks > ns.blocks() || slba + blocks < 0) {
-                    return Status.LBA_OUT_OF_RANGE;
-                }
-                long bytes = (long) blocks << ns.blockShift();
-                if (op != NvmOpcode.WRITE_ZEROES && bytes != r.length) {
-                    return Status.DATA_SGL_LENGTH_INVALID;
-                }
-                if (fuse != SubmissionQueueEntry.FUSE_NORMAL && blocks > FusedCommands.ATOMIC_BLOCKS) {
-                    return Status.INVALID_FIELD;
-                }
-                if ((op == NvmOpcode.WRITE || op == NvmOpcode.WRITE_ZEROES) && ns.readOnly()) {
-                    return Status.NAMESPACE_WRITE_PROTECTED;
-                }
-                r.byteOffset = slba << ns.blockShift();
-                break;
-            }
-            case DATASET_MANAGEMENT: {
-                int ranges = (sqe.cdw10() & 0xff) + 1;
-                if (r.length < ranges * DSM_RANGE_SIZE) {
-                    // at least the ranges announced; more is allowed, as the kernel target allows it
-                    return Status.DATA_SGL_LENGTH_INVALID;
-                }
-                if ((sqe.cdw11() & DSM_DEALLOCATE) != 0 && ns.readOnly()) {
-                    return Status.NAMESPACE_WRITE_PROTECTED;
-                }
-                break;
-            }
-            case FLUSH:
-                break;
-            default:
-                return Status.INVALID_OPCODE;
+        Status s = r.handler.check().check(r, ns);
+        if (s != null) {
+            return s;
         }
         if (!ns.acquire()) {
             return Status.INVALID_NAMESPACE; // being removed
         }
         r.namespace = ns;
+        return null;
+    }
+
+    /** Read and Compare: the LBA range, and data exactly as long as the blocks. */
+    private static Status checkTransfer(Request r, Namespace ns) {
+        return checkRange(r, ns, true);
+    }
+
+    private static Status checkWrite(Request r, Namespace ns) {
+        Status s = checkRange(r, ns, true);
+        return s != null ? s : ns.readOnly() ? Status.NAMESPACE_WRITE_PROTECTED : null;
+    }
+
+    private static Status checkWriteZeroes(Request r, Namespace ns) {
+        Status s = checkRange(r, ns, false);
+        return s != null ? s : ns.readOnly() ? Status.NAMESPACE_WRITE_PROTECTED : null;
+    }
+
+    /**
+     * The LBA range within the namespace, the data as long as the blocks where {@code transfers},
+     * and within the atomic unit for a fused half; sets the byte offset.
+     */
+    private static Status checkRange(Request r, Namespace ns, boolean transfers) {
+        long slba = r.sqe.slba();
+        int blocks = r.sqe.blockCount();
+        if (slba < 0 || slba + blocks > ns.blocks() || slba + blocks < 0) {
+            return Status.LBA_OUT_OF_RANGE;
+        }
+        if (transfers && ((long) blocks << ns.blockShift()) != r.length) {
+            return Status.DATA_SGL_LENGTH_INVALID;
+        }
+        if (r.sqe.fuse() != SubmissionQueueEntry.FUSE_NORMAL && blocks > FusedCommands.ATOMIC_BLOCKS) {
+            return Status.INVALID_FIELD;
+        }
+        r.byteOffset = slba << ns.blockShift();
+        return null;
+    }
+
+    private static Status checkDatasetManagement(Request r, Namespace ns) {
+        int ranges = (r.sqe.cdw10() & 0xff) + 1;
+        if (r.length < ranges * DSM_RANGE_SIZE) {
+            // at least the ranges announced; more is allowed, as the kernel target allows it
+            return Status.DATA_SGL_LENGTH_INVALID;
+        }
+        if ((r.sqe.cdw11() & DSM_DEALLOCATE) != 0 && ns.readOnly()) {
+            return Status.NAMESPACE_WRITE_PROTECTED;
+        }
         return null;
     }
 
@@ -147,58 +162,28 @@ final class IoCommands {
      * does not block, on the I/O executor ({@link QueuePair#offload}) for one that does.
      */
     static void runBackend(Request r) {
-        NvmOpcode op = NvmOpcode.of(r.sqe.opcode());
         try {
             if (r.partner != null) {
                 FusedCommands.compareAndWrite(r, r.partner);
                 return;
             }
-            switch (op) {
-                case READ:
-                    r.namespace.backend().read(r.byteOffset, r.dataNio(r.length));
-                    r.namespace.counters().read(r.length);
-                    break;
-                case WRITE:
-                    write(r);
-                    break;
-                case COMPARE:
-                    r.status = compare(r);
-                    return;
-                case WRITE_ZEROES:
-                    r.namespace.writersSharedLock().lock();
-                    try {
-                        r.namespace.backend().writeZeroes(r.byteOffset, (long) r.sqe.blockCount() << r.namespace.blockShift());
-                    } finally {
-                        r.namespace.writersSharedLock().unlock();
-                    }
-                    if (r.sqe.fua()) {
-                        r.namespace.backend().flush();
-                    }
-                    break;
-                case DATASET_MANAGEMENT:
-                    r.status = datasetManagement(r);
-                    return;
-                default: // FLUSH
-                    if (r.namespace != null) {
-                        r.namespace.backend().flush();
-                    } else {
-                        for (Map.Entry<Integer, Namespace> e : r.queue.controller().subsystem().namespaces().entrySet()) {
-                            if (!e.getValue().readOnly()) {
-                                e.getValue().backend().flush();
-                            }
-                        }
-                    }
-            }
-            r.status = Status.SUCCESS;
+            r.status = r.handler.backend().run(r);
         } catch (Throwable t) {
-            r.status = StorageErrors.toStatus(t, op != NvmOpcode.READ && op != NvmOpcode.COMPARE);
+            int op = r.sqe.opcode();
+            r.status = StorageErrors.toStatus(t, op != NvmOpcode.READ.code && op != NvmOpcode.COMPARE.code);
             System.getLogger(IoCommands.class.getName()).log(System.Logger.Level.WARNING,
                     "I/O error on " + r.namespace + ": " + t);
         }
     }
 
+    private static Status read(Request r) throws IOException {
+        r.namespace.backend().read(r.byteOffset, r.dataNio(r.length));
+        r.namespace.counters().read(r.length);
+        return Status.SUCCESS;
+    }
+
     /** A write; taken under the namespace's shared lock so a fused Compare and Write is atomic against it. */
-    private static void write(Request r) throws IOException {
+    private static Status write(Request r) throws IOException {
         r.namespace.writersSharedLock().lock();
         try {
             r.namespace.backend().write(r.byteOffset, r.dataNio(r.length));
@@ -210,6 +195,34 @@ final class IoCommands {
             r.namespace.backend().flush();
         }
         r.namespace.counters().write(r.length);
+        return Status.SUCCESS;
+    }
+
+    private static Status writeZeroes(Request r) throws IOException {
+        r.namespace.writersSharedLock().lock();
+        try {
+            r.namespace.backend().writeZeroes(r.byteOffset, (long) r.sqe.blockCount() << r.namespace.blockShift());
+        } finally {
+            r.namespace.writersSharedLock().unlock();
+        }
+        if (r.sqe.fua()) {
+            r.namespace.backend().flush();
+        }
+        return Status.SUCCESS;
+    }
+
+    /** Flush of one namespace, or of every writable one (NSID FFFFFFFFh). */
+    private static Status flush(Request r) throws IOException {
+        if (r.namespace != null) {
+            r.namespace.backend().flush();
+        } else {
+            for (Namespace ns : r.queue.controller().subsystem().namespaces().values()) {
+                if (!ns.readOnly()) {
+                    ns.backend().flush();
+                }
+            }
+        }
+        return Status.SUCCESS;
     }
 
     /** Compare: reads the range and compares it with the host's data (NVM Command Set 1.0, 3.2.1). */

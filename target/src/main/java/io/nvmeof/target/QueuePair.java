@@ -125,9 +125,10 @@ public final class QueuePair {
         Status s = r.dataCorrupt ? Status.TRANSIENT_TRANSPORT_ERROR : checkState(sqe);
         boolean fabrics = sqe.opcode() == AdminOpcode.FABRICS.code;
         r.handler = null;
-        if (s == null && !fabrics) {
+        if (s == null) {
             // parsed once: the handler chosen here is what runs the command
-            r.handler = (qid == 0 ? controller.adminCommands() : IoCommands.SET).handler(sqe.opcode());
+            r.handler = fabrics ? FabricsCommands.handler(sqe.fctype(), qid)
+                    : (qid == 0 ? controller.adminCommands() : IoCommands.SET).handler(sqe.opcode());
             if (r.handler == null) {
                 s = Status.INVALID_OPCODE;
             }
@@ -265,12 +266,7 @@ public final class QueuePair {
 
     private void execute(Request r) {
         r.state = Request.State.EXECUTING;
-        SubmissionQueueEntry sqe = r.sqe;
-        if (r.handler == null) {
-            FabricsCommands.execute(r, this);
-        } else {
-            r.handler.execute().run(r, controller);
-        }
+        r.handler.execute().run(r, controller);
     }
 
     /** Runs {@code r}'s backend call on the I/O executor (a blocking backend's). */

@@ -1,11 +1,14 @@
 package io.nvmeof.target;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.FabricsCommandType;
 import io.nvmeof.protocol.NvmOpcode;
 import java.nio.ByteBuffer;
 import java.util.Set;
@@ -39,6 +42,29 @@ class CommandSetsTest {
     }
 
     @Test
+    void fabricsCommandsAreChosenByTypeAndQueue() {
+        assertEquals("Connect", FabricsCommands.handler(FabricsCommandType.CONNECT.code, -1).name(), "before Connect");
+        assertEquals("Connect", FabricsCommands.handler(FabricsCommandType.CONNECT.code, 3).name());
+        assertEquals("Property Get", FabricsCommands.handler(FabricsCommandType.PROPERTY_GET.code, 0).name());
+        assertEquals("Property Set", FabricsCommands.handler(FabricsCommandType.PROPERTY_SET.code, 0).name());
+        assertNull(FabricsCommands.handler(FabricsCommandType.PROPERTY_GET.code, 1), "properties: admin queue only");
+        assertNull(FabricsCommands.handler(FabricsCommandType.PROPERTY_SET.code, 1));
+        assertNull(FabricsCommands.handler(0x05, 0), "Authentication Send is not implemented: Invalid Opcode");
+    }
+
+    @Test
+    void nvmCommandsCheckTheirFieldsAndCallTheBackend() {
+        for (CommandSet.Handler h : IoCommands.SET.handlers()) {
+            assertNotNull(h.check(), h.name());
+            assertTrue(h.callsBackend(), h.name());
+        }
+        for (CommandSet.Handler h : AdminCommands.SET.handlers()) {
+            assertNull(h.check(), h.name());
+            assertFalse(h.callsBackend(), h.name());
+        }
+    }
+
+    @Test
     void theEffectsLogIsGeneratedFromTheHandlers() {
         ByteBuffer log = AdminCommands.commandsSupportedAndEffects();
         for (CommandSet.Handler h : AdminCommands.SET.handlers()) {
@@ -56,7 +82,7 @@ class CommandSetsTest {
 
     @Test
     void anOpcodeHasOneHandler() {
-        CommandSet.Handler h = new CommandSet.Handler(1, "x", 0, false, (r, c) -> { });
+        CommandSet.Handler h = new CommandSet.Handler(1, "x", (r, c) -> { });
         assertThrows(IllegalArgumentException.class, () -> new CommandSet("twice", h, h));
     }
 }

@@ -3,6 +3,8 @@ package io.nvmeof.fabric.rdma;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -74,6 +76,7 @@ public abstract class AbstractRdmaConnection implements RdmaConnection {
     private ScheduledFuture<?> quietTimer;
     private volatile int wakeScheduled;
     private final Runnable drainTask = this::drain;
+    private volatile RdmaEnds ends = RdmaEnds.NONE;
 
     /**
      * @param loop       the connection's event loop (null: set later with {@link #eventLoop(EventLoop)})
@@ -137,6 +140,21 @@ public abstract class AbstractRdmaConnection implements RdmaConnection {
     protected abstract void destroy(Runnable done);
 
     // ---- for the provider
+
+    /** Records the two ends' addresses (a connecting side knows the peer first, both once routed). */
+    protected final void addresses(InetSocketAddress peer, InetSocketAddress local) {
+        ends = ends.withAddresses(peer, local);
+    }
+
+    /** Records what the peer said while connecting: its private data (kept, not copied) and the initiator depth. */
+    protected final void negotiated(ByteBuffer privateData, int initiatorDepth) {
+        ends = ends.withNegotiated(privateData, initiatorDepth);
+    }
+
+    @Override
+    public final RdmaEnds ends() {
+        return ends;
+    }
 
     /** Sizes the work request tables (when the queue pair is created). */
     protected final void size(int sendDepth, int recvDepth) {

@@ -1,7 +1,6 @@
 package io.nvmeof.fabric.rdma;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -9,23 +8,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 /** An incoming connect request, to be accepted or rejected exactly once. */
-public interface ConnectRequest {
-    InetSocketAddress peer();
-
-    InetSocketAddress localAddress();
-
-    /**
-     * The requester's private data (read-only, little-endian), or null when the provider cannot
-     * see it (DiSNI hands none to Java).
-     */
-    ByteBuffer privateData();
-
-    /**
-     * How many RDMA READs this side may have outstanding toward the requester: the requester's
-     * responder resources, already capped by this device.
-     */
-    int initiatorDepth();
-
+public interface ConnectRequest extends RdmaEnds.Known {
     /**
      * Creates the queue pair ({@code sendDepth} send and {@code recvDepth} receive work
      * requests), accepts with {@code privateData} (null: none) and negotiates {@code

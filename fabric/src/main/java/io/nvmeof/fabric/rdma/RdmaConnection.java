@@ -1,31 +1,19 @@
 package io.nvmeof.fabric.rdma;
 
 import io.netty.channel.EventLoop;
-import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 
 /**
  * One reliable-connected queue pair. Post methods are called on {@link #eventLoop()}; their
  * completions come back to the {@link RdmaHandler} there. A post on a connection that has
  * ended is dropped (the handler has been told, or is about to be).
  */
-public interface RdmaConnection {
+public interface RdmaConnection extends RdmaEnds.Known {
     /** No key to invalidate. */
     long NO_INVALIDATE = -1;
 
     EventLoop eventLoop();
 
     ProtectionDomain pd();
-
-    InetSocketAddress peer();
-
-    InetSocketAddress localAddress();
-
-    /** Private data the peer sent with its accept (connecting side) or request (accepting side); may be null. */
-    ByteBuffer privateData();
-
-    /** RDMA READs this side may have outstanding at once. */
-    int initiatorDepth();
 
     /** Posts a receive buffer of {@code length} bytes at {@code offset} of {@code mr}. */
     void postRecv(long wrId, MemoryRegion mr, int offset, int length);

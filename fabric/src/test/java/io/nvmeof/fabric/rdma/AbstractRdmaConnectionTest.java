@@ -10,7 +10,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netty.channel.DefaultEventLoop;
 import io.netty.channel.EventLoop;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -141,26 +140,6 @@ class AbstractRdmaConnectionTest {
         @Override
         public ProtectionDomain pd() {
             return pd;
-        }
-
-        @Override
-        public InetSocketAddress peer() {
-            return null;
-        }
-
-        @Override
-        public InetSocketAddress localAddress() {
-            return null;
-        }
-
-        @Override
-        public ByteBuffer privateData() {
-            return null;
-        }
-
-        @Override
-        public int initiatorDepth() {
-            return 1;
         }
     }
 

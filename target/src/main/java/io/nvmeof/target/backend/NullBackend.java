@@ -3,15 +3,10 @@ package io.nvmeof.target.backend;
 import java.nio.ByteBuffer;
 
 /** A namespace with no storage: reads return zeros, writes are dropped. For benchmarks of the fabric alone. */
-public final class NullBackend extends AbstractBackend {
+public final class NullBackend extends MemoryBackend {
 
     public NullBackend(long size, int blockSize) {
         super("null", size, blockSize);
-    }
-
-    @Override
-    public boolean blocking() {
-        return false;
     }
 
     @Override
@@ -27,23 +22,5 @@ public final class NullBackend extends AbstractBackend {
 
     @Override
     public void writeZeroes(long offset, long length) {
-    }
-
-    @Override
-    public boolean deallocatedReadsZeroes() {
-        return true;
-    }
-
-    @Override
-    public void flush() {
-    }
-
-    @Override
-    public String describe() {
-        return "null:" + size;
-    }
-
-    @Override
-    public void close() {
     }
 }

@@ -6,23 +6,18 @@ import java.nio.ByteBuffer;
  * Volatile memory namespace in off-heap segments of up to 1 GiB, so it may exceed 2 GiB.
  * Copies are cheap and never block, so it runs on the event loop.
  */
-public final class RamBackend extends AbstractBackend {
+public final class RamBackend extends MemoryBackend {
     private static final int SEGMENT_SHIFT = 30;
     private static final long SEGMENT = 1L << SEGMENT_SHIFT;
     private final ByteBuffer[] segments;
 
     public RamBackend(long size, int blockSize) {
-        super("RAM", size, blockSize);
+        super("ram", size, blockSize);
         int n = (int) ((size + SEGMENT - 1) >>> SEGMENT_SHIFT);
         segments = new ByteBuffer[n];
         for (int i = 0; i < n; i++) {
             segments[i] = ByteBuffer.allocateDirect((int) Math.min(SEGMENT, size - ((long) i << SEGMENT_SHIFT)));
         }
-    }
-
-    @Override
-    public boolean blocking() {
-        return false;
     }
 
     @Override
@@ -64,25 +59,5 @@ public final class RamBackend extends AbstractBackend {
     @Override
     public void deallocate(long offset, long length) {
         writeZeroes(offset, length);
-    }
-
-    @Override
-    public boolean deallocatedReadsZeroes() {
-        return true;
-    }
-
-    @Override
-    public void flush() {
-        // nothing volatile beyond the memory itself
-    }
-
-    @Override
-    public String describe() {
-        return "ram:" + size;
-    }
-
-    @Override
-    public void close() {
-        // direct buffers are freed with the object
     }
 }

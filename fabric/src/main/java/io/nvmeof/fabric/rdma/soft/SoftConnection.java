@@ -8,6 +8,7 @@ import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.util.internal.PlatformDependent;
 import io.nvmeof.fabric.rdma.AbstractRdmaConnection;
 import io.nvmeof.fabric.rdma.ConnectAcceptor;
+import io.nvmeof.fabric.rdma.AbstractConnectRequest;
 import io.nvmeof.fabric.rdma.ConnectRequest;
 import io.nvmeof.fabric.rdma.ConnectionState;
 import io.nvmeof.fabric.rdma.MemoryRegion;
@@ -63,13 +64,12 @@ final class SoftConnection extends AbstractRdmaConnection {
     private ByteBuffer connectPrivateData;
     private int requestInitiatorDepth;
     private int requestResponderResources;
-    private ByteBuffer peerPrivateData;
-    private int initiatorDepth;
     /** Data frames may flow (this side accepted, or its connect was accepted). */
     private boolean open;
     /** No frame is handled any more. */
     private boolean ended;
-    private boolean requestAnswered;
+    /** The connect request this accepting side received, once it did. */
+    private Request request;
 
     // posted receives, in the order they were posted: the connection's ids
     private long[] recvId = new long[0];
@@ -142,34 +142,20 @@ final class SoftConnection extends AbstractRdmaConnection {
         }
         int responderResources = in.getUnsignedShortLE(at);
         int initiator = in.getUnsignedShortLE(at + 2);
-        peerPrivateData = privateData(in, at + 4, end);
+        ByteBuffer data = privateData(in, at + 4, end);
         // from this side's point of view: we may read as deep as the peer serves
         this.requestInitiatorDepth = responderResources;
         this.requestResponderResources = initiator;
+        negotiated(data, 0);
         ConnectAcceptor a = acceptor;
         acceptor = null;
-        a.onConnectRequest(new Request());
+        request = new Request(data);
+        a.onConnectRequest(request);
     }
 
-    private final class Request implements ConnectRequest {
-        @Override
-        public InetSocketAddress peer() {
-            return SoftConnection.this.peer();
-        }
-
-        @Override
-        public InetSocketAddress localAddress() {
-            return SoftConnection.this.localAddress();
-        }
-
-        @Override
-        public ByteBuffer privateData() {
-            return SoftConnection.this.privateData();
-        }
-
-        @Override
-        public int initiatorDepth() {
-            return requestInitiatorDepth;
+    private final class Request extends AbstractConnectRequest {
+        Request(ByteBuffer privateData) {
+            super(SoftConnection.this.peer(), SoftConnection.this.localAddress(), privateData, requestInitiatorDepth);
         }
 
         @Override
@@ -181,7 +167,7 @@ final class SoftConnection extends AbstractRdmaConnection {
             }
             SoftConnection c = SoftConnection.this;
             c.sizeQueues(sendDepth, recvDepth, Math.max(depth, 1));
-            c.initiatorDepth = depth;
+            c.negotiated(c.privateData(), depth);
             c.handler(h);
             int len = checkedLength(privateData);
             ByteBuf out = ctx.alloc().directBuffer(HEADER + 3 + len);
@@ -217,15 +203,6 @@ final class SoftConnection extends AbstractRdmaConnection {
                 out.writeBytes(privateData.duplicate());
             }
             runOnLoop(() -> ctx.writeAndFlush(out).addListener(f -> ctx.close()));
-        }
-
-        private void answer() {
-            synchronized (this) {
-                if (requestAnswered) {
-                    throw new IllegalStateException("connect request already answered");
-                }
-                requestAnswered = true;
-            }
         }
     }
 
@@ -265,8 +242,7 @@ final class SoftConnection extends AbstractRdmaConnection {
             throw new IOException("peer accepted with initiator depth " + depth + " above our responder resources "
                     + requestResponderResources);
         }
-        peerPrivateData = privateData(in, at + 2, end);
-        initiatorDepth = requestInitiatorDepth;
+        negotiated(privateData(in, at + 2, end), requestInitiatorDepth);
         open = true;
         established();
     }
@@ -422,10 +398,12 @@ final class SoftConnection extends AbstractRdmaConnection {
         public void handlerAdded(ChannelHandlerContext c) {
             ctx = c;
             eventLoop(c.channel().eventLoop());
+            addresses((InetSocketAddress) c.channel().remoteAddress(), (InetSocketAddress) c.channel().localAddress());
         }
 
         @Override
         public void channelActive(ChannelHandlerContext c) throws Exception {
+            addresses((InetSocketAddress) c.channel().remoteAddress(), (InetSocketAddress) c.channel().localAddress());
             if (connecting() != null) {
                 int len = connectPrivateData == null ? 0 : connectPrivateData.remaining();
                 ByteBuf out = c.alloc().directBuffer(HEADER + 5 + len);
@@ -444,7 +422,7 @@ final class SoftConnection extends AbstractRdmaConnection {
             while (!ended && in.readableBytes() >= HEADER) {
                 int start = in.readerIndex();
                 long len = in.getUnsignedIntLE(start);
-                boolean data = open || connecting() == null && requestAnswered;
+                boolean data = open || connecting() == null && request != null && request.answered();
                 if (len < 1 || len > (data ? MAX_FRAME : MAX_CM_FRAME)) {
                     // (before the connection is established only connection management is allowed,
                     // so nobody can make this side hold 16 MiB without being accepted first)
@@ -506,7 +484,7 @@ final class SoftConnection extends AbstractRdmaConnection {
                     rejected(in, at, end);
                     return true;
                 default:
-                    if (connecting() == null && requestAnswered) {
+                    if (connecting() == null && request != null && request.answered()) {
                         stalled = true; // accepted, the loop has yet to mark it established
                         return false;
                     }
@@ -693,26 +671,6 @@ final class SoftConnection extends AbstractRdmaConnection {
     @Override
     public ProtectionDomain pd() {
         return pd;
-    }
-
-    @Override
-    public InetSocketAddress peer() {
-        return ctx == null ? null : (InetSocketAddress) ctx.channel().remoteAddress();
-    }
-
-    @Override
-    public InetSocketAddress localAddress() {
-        return ctx == null ? null : (InetSocketAddress) ctx.channel().localAddress();
-    }
-
-    @Override
-    public ByteBuffer privateData() {
-        return peerPrivateData == null ? null : peerPrivateData.asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
-    }
-
-    @Override
-    public int initiatorDepth() {
-        return initiatorDepth;
     }
 
     @Override

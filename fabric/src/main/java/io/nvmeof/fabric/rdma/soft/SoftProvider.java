@@ -16,7 +16,6 @@ import io.nvmeof.fabric.rdma.RdmaHandler;
 import io.nvmeof.fabric.rdma.RdmaListener;
 import io.nvmeof.fabric.rdma.RdmaProvider;
 import io.nvmeof.fabric.rdma.RdmaProviderType;
-import io.nvmeof.fabric.rdma.RdmaUnavailableException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
@@ -113,16 +112,9 @@ public final class SoftProvider implements RdmaProvider {
     }
 
     /** {@code soft} as a provider type, found by {@link io.nvmeof.fabric.rdma.RdmaProviders}. */
-    public static final class Type implements RdmaProviderType {
-        @Override
-        public String name() {
-            return "soft";
-        }
-
-        @Override
-        public RdmaProvider open(EventLoopGroup group)
-                throws RdmaUnavailableException {
-            return new SoftProvider(group);
+    public static final class Type extends RdmaProviderType {
+        public Type() {
+            super("soft", SoftProvider::new);
         }
     }
 }

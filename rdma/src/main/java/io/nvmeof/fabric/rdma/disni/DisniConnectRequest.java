@@ -1,14 +1,13 @@
 package io.nvmeof.fabric.rdma.disni;
 
 import com.ibm.disni.verbs.RdmaCmId;
-import io.nvmeof.fabric.rdma.ConnectRequest;
+import io.nvmeof.fabric.rdma.AbstractConnectRequest;
 import io.nvmeof.fabric.rdma.RdmaConnection;
 import io.nvmeof.fabric.rdma.RdmaHandler;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.function.Consumer;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A connect request as DiSNI shows it: only the ids. The requester's private data, its responder
@@ -16,42 +15,17 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * #initiatorDepth()} an assumption), the accept carries no private data, and there is no reject:
  * {@link #reject} destroys the request's CM id.
  */
-final class DisniConnectRequest implements ConnectRequest, DisniProvider.CmEndpoint {
+final class DisniConnectRequest extends AbstractConnectRequest implements DisniProvider.CmEndpoint {
     private static final System.Logger LOG = System.getLogger(DisniConnectRequest.class.getName());
 
     private final DisniProvider provider;
     final RdmaCmId id;
-    private final InetSocketAddress peer;
-    private final InetSocketAddress local;
-    private final AtomicBoolean answered = new AtomicBoolean();
 
+    /** Private data is always null: DiSNI copies only the event type and the ids of a CM event to Java. */
     DisniConnectRequest(DisniProvider provider, RdmaCmId id, InetSocketAddress peer, InetSocketAddress local) {
+        super(peer, local, null, DisniProvider.ASSUMED_INITIATOR_DEPTH);
         this.provider = provider;
         this.id = id;
-        this.peer = peer;
-        this.local = local;
-    }
-
-    @Override
-    public InetSocketAddress peer() {
-        return peer;
-    }
-
-    @Override
-    public InetSocketAddress localAddress() {
-        return local;
-    }
-
-    /** Always null: DiSNI copies only the event type and the ids of a CM event to Java. */
-    @Override
-    public ByteBuffer privateData() {
-        return null;
-    }
-
-    /** {@link DisniProvider#ASSUMED_INITIATOR_DEPTH}: the requester's responder resources are not visible. */
-    @Override
-    public int initiatorDepth() {
-        return DisniProvider.ASSUMED_INITIATOR_DEPTH;
     }
 
     @Override
@@ -63,28 +37,24 @@ final class DisniConnectRequest implements ConnectRequest, DisniProvider.CmEndpo
         if (initiatorDepth < 0) {
             throw new IllegalArgumentException("initiator depth " + initiatorDepth);
         }
-        if (!answered.compareAndSet(false, true)) {
-            throw new IllegalStateException("the connect request from " + peer + " was answered already");
-        }
+        answer();
         if (privateData != null && privateData.hasRemaining()) {
-            provider.warnAcceptPrivateData(privateData.remaining(), peer);
+            provider.warnAcceptPrivateData(privateData.remaining(), peer());
         }
         return provider.accept(this, sendDepth, recvDepth, Math.min(initiatorDepth, initiatorDepth()), handler, beforeAccept);
     }
 
     @Override
     public void reject(ByteBuffer privateData) {
-        if (!answered.compareAndSet(false, true)) {
-            throw new IllegalStateException("the connect request from " + peer + " was answered already");
-        }
-        provider.warnReject(peer, privateData == null ? 0 : privateData.remaining());
+        answer();
+        provider.warnReject(peer(), privateData == null ? 0 : privateData.remaining());
         destroyOnCmThread();
     }
 
     /** Rejects unless answered already (the acceptor failed). */
     void rejectIfOpen() {
-        if (answered.compareAndSet(false, true)) {
-            provider.warnReject(peer, 0);
+        if (answerIfOpen()) {
+            provider.warnReject(peer(), 0);
             destroyOnCmThread();
         }
     }
@@ -98,9 +68,9 @@ final class DisniConnectRequest implements ConnectRequest, DisniProvider.CmEndpo
 
     @Override
     public void onCmEvent(int event) {
-        LOG.log(System.Logger.Level.DEBUG, "{0} for the unanswered connect request from {1}", CmEvents.name(event), peer);
+        LOG.log(System.Logger.Level.DEBUG, "{0} for the unanswered connect request from {1}", CmEvents.name(event), peer());
         if (CmEvents.isConnectFailure(event) || event == CmEvents.DISCONNECTED) {
-            answered.set(true);
+            answerIfOpen();
             provider.forget(id, this);
             DisniProvider.destroyQuietly(id);
         }
@@ -108,7 +78,7 @@ final class DisniConnectRequest implements ConnectRequest, DisniProvider.CmEndpo
 
     @Override
     public void abandonOnClose() {
-        if (answered.compareAndSet(false, true)) {
+        if (answerIfOpen()) {
             provider.forget(id, this);
             DisniProvider.destroyQuietly(id);
         }
@@ -116,6 +86,6 @@ final class DisniConnectRequest implements ConnectRequest, DisniProvider.CmEndpo
 
     @Override
     public String toString() {
-        return "DiSNI connect request from " + peer + " to " + local;
+        return "DiSNI connect request from " + peer() + " to " + localAddress();
     }
 }

@@ -59,7 +59,6 @@ final class DisniConnection extends AbstractRdmaConnection implements DisniProvi
     final RdmaCmId id;
     private final int sendDepth;
     private final int recvDepth;
-    private final int initiatorDepth;
 
     // connecting side
     private final InetSocketAddress target;
@@ -73,8 +72,6 @@ final class DisniConnection extends AbstractRdmaConnection implements DisniProvi
     private int tag;
     private int reservedCqes;
     private IbvQP qp;
-    private volatile InetSocketAddress peer;
-    private volatile InetSocketAddress local;
 
     // CM thread
     private boolean disconnected;
@@ -98,8 +95,7 @@ final class DisniConnection extends AbstractRdmaConnection implements DisniProvi
     DisniConnection(DisniProvider provider, EventLoop loop, RdmaCmId id, int sendDepth, int recvDepth, int initiatorDepth,
                     RdmaHandler handler, InetSocketAddress peer, InetSocketAddress local) {
         this(provider, loop, id, sendDepth, recvDepth, initiatorDepth, handler, null, null, 0, null);
-        this.peer = peer;
-        this.local = local;
+        addresses(peer, local);
     }
 
     /** Connecting side. */
@@ -107,7 +103,7 @@ final class DisniConnection extends AbstractRdmaConnection implements DisniProvi
                     int timeoutMs, RdmaHandler handler, CompletableFuture<RdmaConnection> connecting) {
         this(provider, loop, id, params.sendDepth(), params.recvDepth(), Math.max(1, params.initiatorDepth()),
                 handler, target, params, timeoutMs, connecting);
-        this.peer = target;
+        addresses(target, null);
     }
 
     private DisniConnection(DisniProvider provider, EventLoop loop, RdmaCmId id, int sendDepth, int recvDepth,
@@ -118,7 +114,7 @@ final class DisniConnection extends AbstractRdmaConnection implements DisniProvi
         this.id = id;
         this.sendDepth = sendDepth;
         this.recvDepth = recvDepth;
-        this.initiatorDepth = initiatorDepth;
+        negotiated(null, initiatorDepth);
         this.target = target;
         this.params = params;
         this.timeoutMs = timeoutMs;
@@ -219,8 +215,8 @@ final class DisniConnection extends AbstractRdmaConnection implements DisniProvi
                     }
                     return;
                 case CmEvents.ESTABLISHED:
-                    local = DisniProvider.socketAddress(id.getSource(), local);
-                    peer = DisniProvider.socketAddress(id.getDestination(), peer);
+                    addresses(DisniProvider.socketAddress(id.getDestination(), peer()),
+                            DisniProvider.socketAddress(id.getSource(), localAddress()));
                     onLoop(() -> {
                         cancelConnectTimer();
                         established();
@@ -547,28 +543,7 @@ final class DisniConnection extends AbstractRdmaConnection implements DisniProvi
     }
 
     @Override
-    public InetSocketAddress peer() {
-        return peer;
-    }
-
-    @Override
-    public InetSocketAddress localAddress() {
-        return local;
-    }
-
-    /** Always null: DiSNI shows Java neither a request's nor an accept's private data. */
-    @Override
-    public ByteBuffer privateData() {
-        return null;
-    }
-
-    @Override
-    public int initiatorDepth() {
-        return initiatorDepth;
-    }
-
-    @Override
     public String toString() {
-        return "DiSNI RDMA connection " + local + " <-> " + peer;
+        return "DiSNI RDMA connection " + localAddress() + " <-> " + peer();
     }
 }

@@ -466,16 +466,9 @@ public final class DisniProvider implements RdmaProvider {
     }
 
     /** {@code disni} as a provider type, found by {@link io.nvmeof.fabric.rdma.RdmaProviders}. */
-    public static final class Type implements RdmaProviderType {
-        @Override
-        public String name() {
-            return "disni";
-        }
-
-        @Override
-        public RdmaProvider open(EventLoopGroup group)
-                throws RdmaUnavailableException {
-            return DisniProvider.open(group);
+    public static final class Type extends RdmaProviderType {
+        public Type() {
+            super("disni", DisniProvider::open);
         }
     }
 }

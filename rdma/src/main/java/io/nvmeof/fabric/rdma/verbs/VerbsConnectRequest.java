@@ -1,10 +1,10 @@
 package io.nvmeof.fabric.rdma.verbs;
 
+import io.nvmeof.fabric.rdma.AbstractConnectRequest;
 import io.nvmeof.fabric.rdma.ConnectRequest;
 import io.nvmeof.fabric.rdma.RdmaConnection;
 import io.nvmeof.fabric.rdma.RdmaHandler;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.function.Consumer;
 
@@ -13,17 +13,12 @@ import java.util.function.Consumer;
  * the id's CM target: events before the answer (the requester gave up) are remembered, events
  * after an accept are passed on to the connection.
  */
-final class VerbsConnectRequest implements ConnectRequest, VerbsProvider.CmTarget {
+final class VerbsConnectRequest extends AbstractConnectRequest implements VerbsProvider.CmTarget {
     private static final System.Logger LOG = System.getLogger(VerbsConnectRequest.class.getName());
     private final VerbsProvider provider;
     private final VerbsDevice device;
     final long id;
-    private final ByteBuffer privateData;
     private final int responderResources;
-    private final int initiatorDepth;
-    private final InetSocketAddress peer;
-    private final InetSocketAddress local;
-    private boolean answered;
     private CmEvent gone;
     private VerbsConnection connection;
 
@@ -32,34 +27,12 @@ final class VerbsConnectRequest implements ConnectRequest, VerbsProvider.CmTarge
     private final long received = System.nanoTime();
 
     VerbsConnectRequest(VerbsProvider provider, VerbsDevice device, CmEvent e) {
+        super(SockAddr.read(e.id() + Abi.CM_ID_DST_ADDR), SockAddr.read(e.id() + Abi.CM_ID_SRC_ADDR),
+                e.privateDataBuffer(), Math.min(e.initiatorDepth(), device.maxQpInitRdAtom));
         this.provider = provider;
         this.device = device;
         this.id = e.id();
-        this.privateData = e.privateDataBuffer();
         this.responderResources = Math.min(e.responderResources(), device.maxQpRdAtom);
-        this.initiatorDepth = Math.min(e.initiatorDepth(), device.maxQpInitRdAtom);
-        this.peer = SockAddr.read(id + Abi.CM_ID_DST_ADDR);
-        this.local = SockAddr.read(id + Abi.CM_ID_SRC_ADDR);
-    }
-
-    @Override
-    public InetSocketAddress peer() {
-        return peer;
-    }
-
-    @Override
-    public InetSocketAddress localAddress() {
-        return local;
-    }
-
-    @Override
-    public ByteBuffer privateData() {
-        return privateData == null ? null : privateData.duplicate().order(privateData.order());
-    }
-
-    @Override
-    public int initiatorDepth() {
-        return initiatorDepth;
     }
 
     @Override
@@ -71,10 +44,10 @@ final class VerbsConnectRequest implements ConnectRequest, VerbsProvider.CmTarge
             if (gone != null) {
                 provider.forget(id);
                 provider.libs.cm.rdma_destroy_id(id);
-                throw new IOException("RDMA connect request from " + peer + " ended before the accept: rdma_cm "
+                throw new IOException("RDMA connect request from " + peer() + " ended before the accept: rdma_cm "
                         + gone.describe());
             }
-            int depth = Math.max(0, Math.min(initiatorDepth, this.initiatorDepth));
+            int depth = Math.max(0, Math.min(initiatorDepth, initiatorDepth()));
             c = new VerbsConnection(provider, provider.nextLoop(), handler, id, privateData(), depth);
             long[] t = new long[3];
             provider.track(c);
@@ -88,13 +61,13 @@ final class VerbsConnectRequest implements ConnectRequest, VerbsProvider.CmTarge
                 c.accept(acceptData, responderResources, depth);
                 long total = (System.nanoTime() - received) / 1_000_000;
                 LOG.log(total > SLOW_ACCEPT_MS ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
-                        "verbs: accepted {0} {1}{2}", peer, timing(t),
+                        "verbs: accepted {0} {1}{2}", peer(), timing(t),
                         total > SLOW_ACCEPT_MS ? "; hosts such as SPDK give up after 1 s" : "");
             } catch (IOException | RuntimeException e) {
                 connection = null;
                 provider.libs.cm.rdma_reject(id, 0, 0);
                 c.destroy();
-                LOG.log(System.Logger.Level.WARNING, "verbs: refused the connection from {0} {1}: {2}", peer, timing(t),
+                LOG.log(System.Logger.Level.WARNING, "verbs: refused the connection from {0} {1}: {2}", peer(), timing(t),
                         e.getMessage());
                 throw e;
             }
@@ -137,13 +110,6 @@ final class VerbsConnectRequest implements ConnectRequest, VerbsProvider.CmTarge
         return b.append(", then ").append((now - prev) / 1_000_000).append(" ms)").toString();
     }
 
-    private void answer() {
-        if (answered) {
-            throw new IllegalStateException("the connect request from " + peer + " was already answered");
-        }
-        answered = true;
-    }
-
     @Override
     public void onCmEvent(CmEvent e) {
         VerbsConnection c;
@@ -161,10 +127,8 @@ final class VerbsConnectRequest implements ConnectRequest, VerbsProvider.CmTarge
 
     /** The provider closes before an answer came: reject. */
     void shutdown() {
-        synchronized (this) {
-            if (answered) {
-                return;
-            }
+        if (answered()) {
+            return;
         }
         try {
             reject(null);
@@ -175,6 +139,6 @@ final class VerbsConnectRequest implements ConnectRequest, VerbsProvider.CmTarge
 
     @Override
     public String toString() {
-        return "verbs connect request " + peer + " -> " + local + " on " + device.name;
+        return "verbs connect request " + peer() + " -> " + localAddress() + " on " + device.name;
     }
 }

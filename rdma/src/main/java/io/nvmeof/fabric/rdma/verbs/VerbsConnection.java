@@ -64,10 +64,6 @@ final class VerbsConnection extends AbstractRdmaConnection implements VerbsProvi
     private long qp;
     private int qpNum;
     private NativeBlock scratch;
-    private ByteBuffer privateData;
-    private int initiatorDepth;
-    private InetSocketAddress peer;
-    private InetSocketAddress local;
     private boolean destroyed;
 
     private static final System.Logger LOG = System.getLogger(VerbsConnection.class.getName());
@@ -103,8 +99,7 @@ final class VerbsConnection extends AbstractRdmaConnection implements VerbsProvi
         this.busyPoll = provider.busyPoll;
         this.target = null;
         this.params = null;
-        this.privateData = privateData;
-        this.initiatorDepth = initiatorDepth;
+        negotiated(privateData, initiatorDepth);
         readAddresses();
     }
 
@@ -175,8 +170,7 @@ final class VerbsConnection extends AbstractRdmaConnection implements VerbsProvi
     }
 
     private void readAddresses() {
-        this.peer = SockAddr.read(id + Abi.CM_ID_DST_ADDR);
-        this.local = SockAddr.read(id + Abi.CM_ID_SRC_ADDR);
+        addresses(SockAddr.read(id + Abi.CM_ID_DST_ADDR), SockAddr.read(id + Abi.CM_ID_SRC_ADDR));
     }
 
     /** Accepting side: the QP exists; sends the accept. Any thread, before the connection is handed out. */
@@ -190,7 +184,7 @@ final class VerbsConnection extends AbstractRdmaConnection implements VerbsProvi
             MEM.putByte(param + Abi.CONN_RETRY_COUNT, (byte) 7);
             MEM.putByte(param + Abi.CONN_RNR_RETRY_COUNT, (byte) 7);
             if (libs.cm.rdma_accept(id, param) != 0) {
-                throw new IOException(libs.error("rdma_accept from " + peer));
+                throw new IOException(libs.error("rdma_accept from " + peer()));
             }
         } finally {
             Native.free(param);
@@ -284,10 +278,8 @@ final class VerbsConnection extends AbstractRdmaConnection implements VerbsProvi
                     break;
                 }
                 cancelTimer();
-                privateData = e.privateDataBuffer();
-                if (e.initiatorDepth() > 0) {
-                    initiatorDepth = Math.min(initiatorDepth, e.initiatorDepth());
-                }
+                negotiated(e.privateDataBuffer(), e.initiatorDepth() > 0
+                        ? Math.min(initiatorDepth(), e.initiatorDepth()) : initiatorDepth());
                 readAddresses();
                 if (busyPoll) {
                     startPolling();
@@ -316,7 +308,8 @@ final class VerbsConnection extends AbstractRdmaConnection implements VerbsProvi
 
     private void connect(VerbsDevice dev) throws IOException {
         int resp = Math.min(Math.min(params.responderResources(), dev.maxQpRdAtom), 255);
-        initiatorDepth = Math.min(Math.min(params.initiatorDepth(), dev.maxQpInitRdAtom), 255);
+        int initiatorDepth = Math.min(Math.min(params.initiatorDepth(), dev.maxQpInitRdAtom), 255);
+        negotiated(null, initiatorDepth);
         long param = Native.calloc(Abi.CONN_PARAM_SIZE + 256);
         try {
             putPrivateData(param, params.privateData());
@@ -360,7 +353,7 @@ final class VerbsConnection extends AbstractRdmaConnection implements VerbsProvi
             case Abi.EV_TIMEWAIT_EXIT:
                 return;
             default:
-                beginClose(new IOException("RDMA connection with " + peer + " ended: rdma_cm " + e.describe()));
+                beginClose(new IOException("RDMA connection with " + peer() + " ended: rdma_cm " + e.describe()));
         }
     }
 
@@ -580,29 +573,8 @@ final class VerbsConnection extends AbstractRdmaConnection implements VerbsProvi
     }
 
     @Override
-    public InetSocketAddress peer() {
-        return peer;
-    }
-
-    @Override
-    public InetSocketAddress localAddress() {
-        return local;
-    }
-
-    @Override
-    public ByteBuffer privateData() {
-        ByteBuffer p = privateData;
-        return p == null ? null : p.duplicate().order(p.order());
-    }
-
-    @Override
-    public int initiatorDepth() {
-        return initiatorDepth;
-    }
-
-    @Override
     public String toString() {
-        return "verbs connection " + local + " -> " + peer + (device != null ? " on " + device.name : "")
+        return "verbs connection " + localAddress() + " -> " + peer() + (device != null ? " on " + device.name : "")
                 + (qpNum != 0 ? " qp " + qpNum : "");
     }
 }

@@ -385,16 +385,9 @@ public final class VerbsProvider implements RdmaProvider {
     }
 
     /** {@code verbs} as a provider type, found by {@link io.nvmeof.fabric.rdma.RdmaProviders} (busy polling with {@code -Dnvmeof.rdma.busyPoll=true}). */
-    public static final class Type implements RdmaProviderType {
-        @Override
-        public String name() {
-            return "verbs";
-        }
-
-        @Override
-        public RdmaProvider open(EventLoopGroup group)
-                throws RdmaUnavailableException {
-            return VerbsProvider.open(group);
+    public static final class Type extends RdmaProviderType {
+        public Type() {
+            super("verbs", VerbsProvider::open);
         }
     }
 }
