@@ -25,9 +25,9 @@ final class DiscoveryCommands {
             new CommandSet.Handler(AdminOpcode.GET_LOG_PAGE.code, "Get Log Page", DiscoveryCommands::getLogPage),
             new CommandSet.Handler(AdminOpcode.SET_FEATURES.code, "Set Features", DiscoveryCommands::setFeatures),
             new CommandSet.Handler(AdminOpcode.GET_FEATURES.code, "Get Features", DiscoveryCommands::getFeatures),
-            new CommandSet.Handler(AdminOpcode.KEEP_ALIVE.code, "Keep Alive", AdminCommands::keepAlive),
-            new CommandSet.Handler(AdminOpcode.ASYNC_EVENT_REQUEST.code, "Asynchronous Event Request",
-                    AdminCommands::asyncEventRequest));
+            // the same as an I/O controller's
+            AdminCommands.SET.handler(AdminOpcode.KEEP_ALIVE.code),
+            AdminCommands.SET.handler(AdminOpcode.ASYNC_EVENT_REQUEST.code));
 
     private static void identify(Request r, Controller c) {
         if (r.sqe.identifyCns() != IdentifyCns.CONTROLLER) {
