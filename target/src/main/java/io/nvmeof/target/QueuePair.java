@@ -122,8 +122,11 @@ public final class QueuePair {
             return;
         }
         // The order of checks follows the kernel target: state, opcode, data pointer, fields.
-        Status s = r.dataCorrupt ? Status.TRANSIENT_TRANSPORT_ERROR : checkState(sqe);
         boolean fabrics = sqe.opcode() == AdminOpcode.FABRICS.code;
+        Status s = r.dataCorrupt ? Status.TRANSIENT_TRANSPORT_ERROR
+                : !fabrics && sqe.psdt() != SubmissionQueueEntry.PSDT_SGL_MPTR_CONTIGUOUS
+                ? Status.INVALID_FIELD // fabrics carry data by SGL only; checked first, as nvmet_req_init does
+                : checkState(sqe);
         r.handler = null;
         if (s == null) {
             // parsed once: the handler chosen here is what runs the command
@@ -208,9 +211,6 @@ public final class QueuePair {
         r.direction = xfer == 3 ? Request.XFER_NONE : xfer;
         if (xfer == 3) {
             return Status.INVALID_FIELD; // bidirectional transfers are not supported
-        }
-        if (opcode != AdminOpcode.FABRICS.code && sqe.psdt() != SubmissionQueueEntry.PSDT_SGL_MPTR_CONTIGUOUS) {
-            return Status.INVALID_FIELD; // fabrics carry data by SGL only
         }
         if (r.direction == Request.XFER_NONE) {
             return null;

@@ -1,6 +1,7 @@
 package io.nvmeof.target.config;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nvmeof.protocol.Nqn;
@@ -320,10 +321,16 @@ public final class ConfigLoader {
         for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
             String f = it.next();
             if (!ok.contains(f)) {
-                throw new ConfigException((at.isEmpty() ? "" : at + ".") + f, "unknown field (known: "
+                throw new ConfigException((at.isEmpty() ? "" : at + ".") + fieldName(f), "unknown field (known: "
                         + String.join(", ", fields) + ")");
             }
         }
+    }
+
+    /** A field name as an error shows it: as it is when it is a plain name, else quoted as in JSON ({@code ""}). */
+    static String fieldName(String f) {
+        return f.matches("[A-Za-z_][A-Za-z0-9_]*") ? f
+                : "\"" + new String(JsonStringEncoder.getInstance().quoteAsString(f)) + "\"";
     }
 
     private static JsonNode object(JsonNode n, String at) {

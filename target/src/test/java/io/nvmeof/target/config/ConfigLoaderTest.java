@@ -96,6 +96,8 @@ class ConfigLoaderTest {
         return Stream.of(
                 Arguments.of("not JSON", "{\"ports\": [", "(document)"),
                 Arguments.of("unknown top-level field", GOOD.replace("\"ports\"", "\"portz\""), "portz"),
+                Arguments.of("a field named by the empty string (found by fuzzing)", "{\"\": 1}", "\"\""),
+                Arguments.of("a field name with a quote", "{\"ports\": [], \"a\\\"b\": 1}", "\"a\\\"b\""),
                 Arguments.of("bad NQN", GOOD.replace("\"nqn\": \"nqn.2026-11.io.nvmeof:a\"", "\"nqn\": \"disk-a\""),
                         "subsystems[0].nqn"),
                 Arguments.of("nsid 0", GOOD.replace("\"nsid\": 1,", "\"nsid\": 0,"), "subsystems[0].namespaces[0].nsid"),

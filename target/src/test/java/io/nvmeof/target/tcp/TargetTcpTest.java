@@ -30,6 +30,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.Base64;
 import java.util.Random;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
@@ -534,6 +535,47 @@ class TargetTcpTest {
             CompletionQueueEntry cqe = io.connect(1, NQN, RawHost.HOST_NQN, cntlid + 1000).cqe();
             assertEquals(Status.CONNECT_INVALID_PARAMETERS, cqe.status());
             assertEquals(16, cqe.dw0() & 0xffff, "IPO names CNTLID");
+        }
+    }
+
+    /**
+     * The SQE an external NVMe fuzzer sent through another host (opcode 74h, reserved bits in
+     * CDW0, PSDT 11b, a data pointer), byte for byte: it stalled the target once. Every queue
+     * answers it with its own status, and the queue serves on.
+     */
+    static ByteBuffer fuzzerFoundSqe() {
+        ByteBuffer b = Flyweight.allocate(SubmissionQueueEntry.SIZE);
+        b.put(0, (byte) 0x74).put(1, (byte) (2 << 2 | 3 << 6)).putShort(2, (short) 47293).putInt(4, 2)
+                .putInt(8, (int) 3970961851L).putInt(12, (int) 3697910604L).putLong(16, 1566724744L)
+                .put(24, Base64.getDecoder().decode("+QLCUld6iROiz9P8fK2DKg=="));
+        long[] cdw = {732724870L, 1081535892L, 3083063182L, 2297664069L, 673100775L, 1459873953L};
+        for (int i = 0; i < cdw.length; i++) {
+            b.putInt(40 + 4 * i, (int) cdw[i]);
+        }
+        return b;
+    }
+
+    @Test
+    void theFuzzersCommandIsAnsweredOnEveryQueue() throws IOException {
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address);
+             RawHost fresh = new RawHost(address)) {
+            int cntlid = admin.bringUpAdmin(NQN);
+            io.bringUpIo(NQN, 1, cntlid);
+            fresh.icreq();
+            for (RawHost h : new RawHost[] {admin, io, fresh}) {
+                CompletionQueueEntry cqe = h.command(s -> s.buffer().put(s.offset(), fuzzerFoundSqe(), 0,
+                        SubmissionQueueEntry.SIZE), null).cqe();
+                assertEquals(47293, cqe.cid());
+                // PSDT 11b is an Invalid Field on a fabric, checked before anything else, as the kernel does
+                assertEquals(Status.INVALID_FIELD, cqe.status(), h == admin ? "admin" : h == io ? "I/O" : "before Connect");
+            }
+            assertTrue(admin.command(RawHost::keepAlive, null).cqe().status().isSuccess(), "the admin queue serves on");
+            assertTrue(io.command(s -> s.opcode(NvmOpcode.FLUSH.code).psdt(1).nsid(1), null).cqe().status().isSuccess(),
+                    "the I/O queue serves on");
+            assertEquals(Status.INVALID_OPCODE, admin.command(s -> {
+                s.buffer().put(s.offset(), fuzzerFoundSqe(), 0, SubmissionQueueEntry.SIZE);
+                s.psdt(1);
+            }, null).cqe().status(), "with PSDT 01b: opcode 74h is implemented by nobody");
         }
     }
 }
