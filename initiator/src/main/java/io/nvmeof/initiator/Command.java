@@ -41,7 +41,7 @@ public class Command extends CompletableFuture<Command> implements Runnable {
     boolean exemptFromTimeout;
     /** Passed its timeout once: an Abort was asked for; the next time it fails. */
     boolean timedOut;
-    /** Bytes of controller-to-host data received so far. */
+    /** Bytes of data moved so far: controller-to-host received, or host-to-controller sent. */
     int received;
     /** Controller-to-host data arrived damaged (data digest mismatch). */
     boolean dataCorrupt;

@@ -4,6 +4,7 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
@@ -65,8 +66,9 @@ final class TcpQueue extends HostQueue {
         }
     };
 
-    private TcpQueue(int qid, int depth, int inCapsuleLimit, boolean hd, boolean dd, long commandTimeoutNanos,
-                     int connectTimeoutMillis) {
+    /** A queue not yet on a channel: {@link #open} puts it on a socket, tests on an embedded channel ({@link #handler()}). */
+    TcpQueue(int qid, int depth, int inCapsuleLimit, boolean hd, boolean dd, long commandTimeoutNanos,
+             int connectTimeoutMillis) {
         super(qid, depth, inCapsuleLimit, commandTimeoutNanos, connectTimeoutMillis);
         this.wantHeaderDigest = hd;
         this.wantDataDigest = dd;
@@ -94,6 +96,16 @@ final class TcpQueue extends HostQueue {
             }
         });
         return q.ready;
+    }
+
+    /** The channel handler that is this queue's end of the connection. */
+    ChannelHandler handler() {
+        return handler;
+    }
+
+    /** Completes when the ICResp has come. */
+    CompletableFuture<HostQueue> ready() {
+        return ready;
     }
 
     @Override
@@ -146,6 +158,7 @@ final class TcpQueue extends HostQueue {
             unsent(c, new IOException(c.name() + ": " + e, e));
             return;
         }
+        c.received = dataLen; // in-capsule data is sent; R2Ts ask for the rest, in order
         write(out);
     }
 
@@ -247,6 +260,12 @@ final class TcpQueue extends HostQueue {
             throw new PduException(FatalErrorStatus.DATA_TRANSFER_OUT_OF_RANGE, R2TPdu.R2TO_OFFSET,
                     "R2T " + offset + "+" + length + " outside command " + c);
         }
+        if (offset != c.received) {
+            // R2Ts come in order and never ask twice (NVMe/TCP 1.0, 3.6.2.9): R2TO is what was sent so far
+            throw new PduException(FatalErrorStatus.DATA_TRANSFER_OUT_OF_RANGE, R2TPdu.R2TO_OFFSET,
+                    "R2T " + offset + "+" + length + " for " + c + ", which has sent " + c.received + " bytes");
+        }
+        c.received += (int) length;
         int ttag = pdu.ttag();
         int cccid = pdu.cccid();
         long sent = 0;
