@@ -546,14 +546,36 @@ public final class Controller implements AutoCloseable {
     /** A block device for namespace {@code nsid}; the same object each time, its size kept current. */
     public BlockDevice namespace(int nsid) throws IOException {
         IdentifyNamespace ns = identifyNamespace(nsid);
-        if (ns.nsze() == 0) {
-            throw new IOException("namespace " + Integer.toUnsignedString(nsid) + " of " + uri.subsystemNqn()
-                    + " is not active");
-        }
-        NamespaceDevice d = devices.computeIfAbsent(nsid, n -> new NamespaceDevice(this, n, ns.nsze(), ns.blockSize(),
-                maxTransferBytes(ns.blockSize())));
+        int blockSize = checkedBlockSize(ns, "namespace " + Integer.toUnsignedString(nsid) + " of " + uri.subsystemNqn());
+        NamespaceDevice d = devices.computeIfAbsent(nsid, n -> new NamespaceDevice(this, n, ns.nsze(), blockSize,
+                maxTransferBytes(blockSize)));
         d.resize(ns.nsze());
         return d;
+    }
+
+    /**
+     * The block size of a namespace as its Identify Namespace data gives it, checked: active
+     * (NSZE not 0), FLBAS naming one of the NLBAF + 1 formats, LBADS from 512 bytes to 64 KiB
+     * (the NVM Command Set allows no less than 9), and a capacity in bytes that fits in a long.
+     * Whatever a target sends, a namespace it describes wrongly is an IOException naming the field.
+     */
+    static int checkedBlockSize(IdentifyNamespace ns, String what) throws IOException {
+        if (ns.nsze() == 0) {
+            throw new IOException(what + " is not active");
+        }
+        int format = ns.flbas() & 0xf;
+        if (format > ns.nlbaf()) {
+            throw new IOException(what + ": FLBAS selects LBA format " + format + " of " + (ns.nlbaf() + 1));
+        }
+        int lbads = ns.lbaDataSizeLog2(format);
+        if (lbads < 9 || lbads > 16) {
+            throw new IOException(what + ": LBADS " + lbads + " (block size 2^" + lbads + ") is not 9 to 16");
+        }
+        if (ns.nsze() < 0 || ns.nsze() > Long.MAX_VALUE >>> lbads) {
+            throw new IOException(what + ": NSZE " + Long.toUnsignedString(ns.nsze()) + " blocks of " + (1 << lbads)
+                    + " bytes is beyond 2^63 bytes");
+        }
+        return 1 << lbads;
     }
 
     /** Block devices for every active namespace. */

@@ -29,6 +29,16 @@ public final class Discovery {
         return b;
     }
 
+    /** The {@code numrec} entries of a discovery log page read through {@code via}. */
+    static List<DiscoveryEntry> entries(ByteBuffer page, int numrec, NvmeofUri via) {
+        List<DiscoveryEntry> entries = new ArrayList<>(numrec);
+        DiscoveryLogEntry view = new DiscoveryLogEntry();
+        for (int i = 0; i < numrec; i++) {
+            entries.add(DiscoveryEntry.of(view.wrap(page, DiscoveryLogEntry.HEADER_SIZE + i * DiscoveryLogEntry.SIZE), via));
+        }
+        return entries;
+    }
+
     /** Reads the log from a connected discovery controller. */
     public static Log read(Controller c) throws IOException {
         if (!c.isDiscovery()) {
@@ -41,14 +51,10 @@ public final class Discovery {
             if (numrec < 0 || numrec > 4096) {
                 throw new IOException("discovery log claims " + numrec + " records");
             }
-            List<DiscoveryEntry> entries = new ArrayList<>();
+            List<DiscoveryEntry> entries = List.of();
             if (numrec > 0) {
                 ByteBuffer all = read(c, 0, (int) (DiscoveryLogEntry.HEADER_SIZE + numrec * DiscoveryLogEntry.SIZE));
-                DiscoveryLogEntry view = new DiscoveryLogEntry();
-                for (int i = 0; i < numrec; i++) {
-                    entries.add(DiscoveryEntry.of(view.wrap(all, DiscoveryLogEntry.HEADER_SIZE + i * DiscoveryLogEntry.SIZE),
-                            c.uri()));
-                }
+                entries = entries(all, (int) numrec, c.uri());
                 if (all.getLong(DiscoveryLogEntry.GENCTR_OFFSET) != generation) {
                     continue;
                 }
