@@ -333,7 +333,7 @@ final class AdminCommands {
                 q.complete(r, Status.COMMAND_SEQUENCE_ERROR); // set by Connect on fabrics
                 return;
             case FeatureId.KEEP_ALIVE_TIMER:
-                c.keepAlive(cdw11 & 0xffffffffL);
+                c.keepAlive(r.queue.target().grantedKato(cdw11 & 0xffffffffL, c.subsystem().isDiscovery()));
                 q.complete(r, Status.SUCCESS);
                 return;
             case FeatureId.ARBITRATION:

@@ -96,7 +96,8 @@ final class FabricsCommands {
                 invalidParameter(r, q, ConnectData.CNTLID_OFFSET, IN_DATA, "static controller id " + data.cntlid());
                 return;
             }
-            Controller c = subsystem.newController(target, hostnqn, data.hostId(), sqe.connectKato());
+            Controller c = subsystem.newController(target, hostnqn, data.hostId(),
+                    target.grantedKato(sqe.connectKato(), subsystem.isDiscovery()));
             if (c == null) {
                 q.complete(r, Status.CONNECT_CONTROLLER_BUSY);
                 return;

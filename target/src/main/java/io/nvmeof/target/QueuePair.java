@@ -1,6 +1,7 @@
 package io.nvmeof.target;
 
 import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.ConnectData;
 import io.nvmeof.protocol.FabricsCommandType;
 import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.Status;
@@ -26,11 +27,11 @@ public final class QueuePair {
     private final ArrayDeque<Request> free = new ArrayDeque<>();
     private final List<Request> all = new ArrayList<>();
     /**
-     * Before Connect only the Connect itself may arrive; afterwards the queue size. A request
-     * is freed as its response is queued, and the host reuses a slot only after it saw that
-     * response, so a well-behaved host never exceeds it.
+     * Before Connect one command at a time, the Connect itself (as nvmet); afterwards the
+     * queue size. A request is freed as its response is queued, and the host reuses a slot
+     * only after it saw that response, so a well-behaved host never exceeds it.
      */
-    private int limit = 4;
+    private int limit = 1;
 
     private int qid = -1;
     private int size;
@@ -138,6 +139,10 @@ public final class QueuePair {
         }
         if (s == null) {
             s = parseDataPointer(r, sqe);
+        }
+        if (s == null && fabrics && sqe.fctype() == FabricsCommandType.CONNECT.code && r.length != ConnectData.SIZE) {
+            // before a byte is allocated for it: Connect data is 1024 bytes, whatever the SGL claims
+            s = Status.DATA_SGL_LENGTH_INVALID;
         }
         if (s == null) {
             s = fused.check(r, qid);

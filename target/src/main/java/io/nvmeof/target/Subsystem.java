@@ -17,6 +17,7 @@ import java.util.concurrent.CopyOnWriteArraySet;
  * controllers currently associated with hosts (cntlid allocated here).
  */
 public final class Subsystem implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(Subsystem.class.getName());
     /** Dynamic controller IDs: 1..0xffef (0xfff0.. are reserved; NVMe-oF 1.1, 4.2). */
     private static final int MAX_CNTLID = 0xffef;
     private final String nqn;
@@ -133,17 +134,31 @@ public final class Subsystem implements AutoCloseable {
     public void allowAnyHost(boolean any) {
         this.allowAnyHost = any;
         onChange.run();
+        revokeDisallowed();
     }
 
     public void allowHost(String hostNqn) {
         allowedHosts.add(Nqn.require(hostNqn));
         allowAnyHost = false;
         onChange.run();
+        revokeDisallowed();
     }
 
     public void disallowHost(String hostNqn) {
         allowedHosts.remove(hostNqn);
         onChange.run();
+        revokeDisallowed();
+    }
+
+    /** A host no longer allowed in loses its controllers at once (their connections close). */
+    private void revokeDisallowed() {
+        for (Controller c : controllers.values()) {
+            if (!allows(c.hostNqn())) {
+                LOG.log(System.Logger.Level.INFO, "{0}: host {1} is no longer allowed; {2} disconnected", nqn,
+                        c.hostNqn(), c);
+                c.destroy();
+            }
+        }
     }
 
     public Set<String> allowedHosts() {
@@ -160,6 +175,17 @@ public final class Subsystem implements AutoCloseable {
 
     /** Creates a controller for a host with a fresh cntlid; null if all are in use. */
     synchronized Controller newController(Target target, String hostNqn, UUID hostId, long katoMillis) {
+        int held = 0;
+        for (Controller c : controllers.values()) {
+            if (c.hostNqn().equals(hostNqn)) {
+                held++;
+            }
+        }
+        if (held >= target.maxControllersPerHost()) {
+            LOG.log(System.Logger.Level.WARNING, "{0}: host {1} already holds {2} controllers, the most one host may",
+                    nqn, hostNqn, held);
+            return null;
+        }
         for (int i = 0; i < MAX_CNTLID; i++) {
             int id = nextCntlid;
             nextCntlid = nextCntlid == MAX_CNTLID ? 1 : nextCntlid + 1;

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -61,7 +62,18 @@ public final class Target implements AutoCloseable {
         public int readyTimeoutHalfSeconds = 15;
         /** Extra time past KATO before a silent host's controller is torn down. */
         public long keepAliveGraceMillis = 2000;
+        /** A connection that has not completed ICReq and Connect within this time is closed. */
+        public long connectDeadlineMillis = 10_000;
+        /** The least KATO granted when a host asks for one (a host asking for 100 ms gets this). */
+        public long minKeepAliveMillis = 1000;
+        /** Controllers one host NQN may hold in one subsystem at once (Linux multipath uses one per path). */
+        public int maxControllersPerHost = 16;
+        /** Connections (queues) open on the target at once, over all ports and hosts. */
+        public int maxConnections = 16384;
     }
+
+    /** KATO of a discovery controller whose host asks for none (nvmet's and SPDK's NVMET_DISC_KATO_MS). */
+    public static final long DISCOVERY_KATO_MILLIS = 120_000;
 
     public Target() {
         this(new Options());
@@ -243,6 +255,53 @@ public final class Target implements AutoCloseable {
 
     public long keepAliveGraceMillis() {
         return options.keepAliveGraceMillis;
+    }
+
+    public long connectDeadlineMillis() {
+        return options.connectDeadlineMillis;
+    }
+
+    public int maxControllersPerHost() {
+        return options.maxControllersPerHost;
+    }
+
+    /**
+     * The KATO granted for {@code askedMillis}: a discovery controller asked for none gets 120 s
+     * (so a host that vanishes does not keep it for ever), any other request at least {@link
+     * Options#minKeepAliveMillis}; 0 (no keep-alive) stays 0 on an I/O controller.
+     */
+    public long grantedKato(long askedMillis, boolean discovery) {
+        if (askedMillis == 0) {
+            return discovery ? DISCOVERY_KATO_MILLIS : 0;
+        }
+        return Math.max(askedMillis, options.minKeepAliveMillis);
+    }
+
+    private final AtomicInteger connections = new AtomicInteger();
+
+    /**
+     * Counts a new connection in, or refuses it (false) when {@link Options#maxConnections} are
+     * open; each one counted in is counted out by {@link #connectionClosed()}.
+     */
+    public boolean admitConnection() {
+        while (true) {
+            int n = connections.get();
+            if (n >= options.maxConnections) {
+                return false;
+            }
+            if (connections.compareAndSet(n, n + 1)) {
+                return true;
+            }
+        }
+    }
+
+    public void connectionClosed() {
+        connections.decrementAndGet();
+    }
+
+    /** Connections open now. */
+    public int connectionCount() {
+        return connections.get();
     }
 
     @Override

@@ -41,6 +41,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -203,13 +204,38 @@ public final class RdmaTransport implements TargetTransport {
     }
 
     private void request(Port port, ConnectRequest req, Set<RdmaConnection> connections) {
+        if (!target.admitConnection()) {
+            reject(req, RdmaCmReject.NO_RESOURCES, target.connectionCount() + " connections open, the most the target takes");
+            return;
+        }
+        AtomicBoolean counted = new AtomicBoolean(true);
+        Runnable uncount = () -> {
+            if (counted.compareAndSet(true, false)) {
+                target.connectionClosed();
+            }
+        };
+        boolean accepted = false;
+        try {
+            accepted = answer(port, req, connections, uncount);
+        } finally {
+            if (!accepted) {
+                uncount.run();
+            }
+        }
+    }
+
+    /**
+     * Rejects or accepts a request (counted in by {@link Target#admitConnection()}); true when
+     * accepted, and then {@code uncount} runs once the connection has ended.
+     */
+    private boolean answer(Port port, ConnectRequest req, Set<RdmaConnection> connections, Runnable uncount) {
         ByteBuffer pd = req.privateData();
         int qid = -1;
         int size = target.maxQueueSize();
         if (pd != null) {
             if (pd.remaining() < RdmaCmRequest.SIZE) {
                 reject(req, RdmaCmReject.INVALID_LENGTH, "private data of " + pd.remaining() + " bytes");
-                return;
+                return false;
             }
             ByteBuffer copy = Flyweight.allocate(RdmaCmRequest.SIZE);
             copy.put(0, pd, pd.position(), RdmaCmRequest.SIZE);
@@ -217,19 +243,19 @@ public final class RdmaTransport implements TargetTransport {
             int max = cm.qid() == 0 ? MAX_ADMIN_QUEUE : target.maxQueueSize();
             if (cm.recfmt() != RdmaCmRequest.RECFMT_1_0) {
                 reject(req, RdmaCmReject.INVALID_RECFMT, "RECFMT " + cm.recfmt());
-                return;
+                return false;
             }
             if (cm.qid() > target.maxIoQueues()) {
                 reject(req, RdmaCmReject.INVALID_QID, "QID " + cm.qid());
-                return;
+                return false;
             }
             if (cm.hsqsize() < 1 || cm.hsqsize() + 1 > max) {
                 reject(req, RdmaCmReject.INVALID_HSQSIZE, "HSQSIZE " + cm.hsqsize() + " (queue of at most " + max + ")");
-                return;
+                return false;
             }
             if (cm.hrqsize() < 1) {
                 reject(req, RdmaCmReject.INVALID_HRQSIZE, "HRQSIZE " + cm.hrqsize());
-                return;
+                return false;
             }
             qid = cm.qid();
             size = cm.hsqsize() + 1;
@@ -251,8 +277,12 @@ public final class RdmaTransport implements TargetTransport {
                             throw new UncheckedIOException("no registered memory for the queue: " + e.getMessage(), e);
                         }
                         connections.add(c);
-                        queue.start(c, () -> connections.remove(c));
+                        queue.start(c, () -> {
+                            connections.remove(c);
+                            uncount.run();
+                        });
                     });
+            return true;
         } catch (IOException | RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "cannot accept RDMA connection from {0} (QID {1}, queue size {2}): {3}",
                     req.peer(), qid < 0 ? "unknown" : qid, size, e.getMessage());
@@ -261,6 +291,7 @@ public final class RdmaTransport implements TargetTransport {
                 connections.remove(c);
             }
             queue.release();
+            return false;
         }
     }
 

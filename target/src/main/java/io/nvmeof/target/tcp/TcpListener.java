@@ -17,6 +17,7 @@ import java.net.InetSocketAddress;
 
 /** An NVMe/TCP port of the target: accepts connections, one queue each. */
 public final class TcpListener implements PortListener {
+    private static final System.Logger LOG = System.getLogger(TcpListener.class.getName());
     private final Channel server;
     private final ChannelGroup connections;
 
@@ -42,6 +43,13 @@ public final class TcpListener implements PortListener {
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
+                        if (!target.admitConnection()) {
+                            LOG.log(System.Logger.Level.WARNING, "refused a connection from {0}: {1} connections open, "
+                                    + "the most the target takes", ch.remoteAddress(), target.connectionCount());
+                            ch.close();
+                            return;
+                        }
+                        ch.closeFuture().addListener(f -> target.connectionClosed());
                         connections.add(ch);
                         ch.pipeline().addLast("nvme-tcp", new TcpQueue(target, port));
                     }

@@ -23,6 +23,7 @@ import io.nvmeof.target.Request;
 import io.nvmeof.target.Target;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The controller side of one NVMe/TCP connection (one queue): connection initialization,
@@ -54,6 +55,15 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
+        // a host gets this long to complete ICReq and Connect; then the socket is closed
+        long deadline = target.connectDeadlineMillis();
+        ctx.executor().schedule(() -> {
+            if (queue.qid() < 0 && ctx.channel().isOpen()) {
+                LOG.log(System.Logger.Level.INFO, "closing the connection from {0}: no Connect within {1} ms", peer(),
+                        deadline);
+                ctx.close();
+            }
+        }, deadline, TimeUnit.MILLISECONDS);
     }
 
     // ---- decoder side ----

@@ -96,14 +96,6 @@ class ReloadTest {
                 assertEquals(Status.INVALID_NAMESPACE, read(io, 1).withDnr(true));
                 assertTrue(read(io, 2).isSuccess());
 
-                // only another host is allowed from now on: new connections are refused, this one stays
-                applier.apply(ConfigLoader.parse(config(NS2, "\"allowed_hosts\": [\"nqn.2026-11.io.nvmeof:other\"],")));
-                try (RawHost late = new RawHost(address)) {
-                    late.icreq();
-                    assertEquals(Status.CONNECT_INVALID_HOST, late.connect(0, NQN, RawHost.HOST_NQN, 0xffff).cqe().status());
-                }
-                assertTrue(read(io, 2).isSuccess());
-
                 // active namespace list follows
                 admin.send(admin.capsule(s -> s.opcode(AdminOpcode.IDENTIFY.code).psdt(1)
                         .identifyCns(IdentifyCns.ACTIVE_NAMESPACE_LIST).sgl(0, 4096, Sgl.TCP_TRANSPORT), null));
@@ -113,6 +105,16 @@ class ReloadTest {
                 assertEquals(2, b.getInt(pdo));
                 assertEquals(0, b.getInt(pdo + 4));
                 admin.receive();
+
+                // only another host is allowed from now on: this host's controller goes at once
+                // (its admin and I/O connections close), and it cannot come back
+                applier.apply(ConfigLoader.parse(config(NS2, "\"allowed_hosts\": [\"nqn.2026-11.io.nvmeof:other\"],")));
+                assertTrue(admin.closedByPeer(), "the revoked host's admin queue is closed");
+                assertTrue(io.closedByPeer(), "and its I/O queue");
+                try (RawHost late = new RawHost(address)) {
+                    late.icreq();
+                    assertEquals(Status.CONNECT_INVALID_HOST, late.connect(0, NQN, RawHost.HOST_NQN, 0xffff).cqe().status());
+                }
             }
         }
     }

@@ -1,0 +1,197 @@
+package io.nvmeof.target.tcp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.CompletionQueueEntry;
+import io.nvmeof.protocol.FeatureId;
+import io.nvmeof.protocol.Nqn;
+import io.nvmeof.protocol.Registers;
+import io.nvmeof.protocol.Sgl;
+import io.nvmeof.protocol.Status;
+import io.nvmeof.protocol.tcp.FatalErrorStatus;
+import io.nvmeof.protocol.tcp.PduType;
+import io.nvmeof.target.Namespace;
+import io.nvmeof.target.Subsystem;
+import io.nvmeof.target.Target;
+import io.nvmeof.target.backend.RamBackend;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** What one host may take from the target before and after it connects, and how it is told. */
+class LimitsTest {
+    static final String NQN = "nqn.2026-11.io.nvmeof:limits";
+    Target target;
+    Subsystem subsystem;
+    InetSocketAddress address;
+
+    @BeforeEach
+    void start() throws IOException {
+        Target.Options o = new Target.Options();
+        o.eventLoopThreads = 2;
+        o.connectDeadlineMillis = 400;
+        o.maxControllersPerHost = 2;
+        o.maxConnections = 6;
+        o.minKeepAliveMillis = 1000;
+        target = new Target(o);
+        subsystem = new Subsystem(NQN, "LIM1", "limits", "1.0");
+        subsystem.addNamespace(new Namespace(NQN, 1, new RamBackend(1 << 20, 4096), false, null));
+        target.addSubsystem(subsystem);
+        address = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
+    }
+
+    @AfterEach
+    void stop() throws IOException {
+        target.close();
+    }
+
+    private static long elapsedMs(long t0) {
+        return (System.nanoTime() - t0) / 1_000_000;
+    }
+
+    @Test
+    void aSocketThatDoesNotConnectIsClosedAtTheDeadline() throws IOException {
+        try (RawHost silent = new RawHost(address); RawHost icreqOnly = new RawHost(address)) {
+            long t0 = System.nanoTime();
+            icreqOnly.icreq();
+            assertTrue(silent.closedByPeer(), "a socket that sends nothing");
+            assertTrue(icreqOnly.closedByPeer(), "a socket that sends ICReq and no Connect");
+            long ms = elapsedMs(t0);
+            assertTrue(ms >= 300 && ms < 5000, "closed after " + ms + " ms");
+        }
+        try (RawHost h = new RawHost(address)) {
+            h.bringUpAdmin(NQN);
+            sleep(800);
+            assertTrue(h.command(RawHost::keepAlive, null).cqe().status().isSuccess(), "a connected host stays");
+        }
+    }
+
+    @Test
+    void connectDataLengthIsCheckedBeforeAnyBufferAndOneCommandAtATime() throws IOException {
+        try (RawHost h = new RawHost(address)) {
+            h.icreq();
+            // a Connect whose SGL claims 1 MiB to be fetched by R2T: refused at once, no R2T
+            RawHost.Received r = h.command(s -> s.connect(0, 32, 0, 0).sgl(0, 1 << 20, Sgl.TCP_TRANSPORT),
+                    null);
+            assertEquals(PduType.CAPSULE_RESP, r.type());
+            assertEquals(Status.DATA_SGL_LENGTH_INVALID, r.cqe().status());
+            // a Connect fetching its 1024 bytes by R2T, and a second command before it is done
+            r = h.command(s -> s.connect(0, 32, 0, 0).sgl(0, 1024, Sgl.TCP_TRANSPORT), null);
+            assertEquals(PduType.R2T, r.type());
+            h.send(h.capsule(RawHost::keepAlive, null));
+            RawHost.Received term = h.receive();
+            assertEquals(PduType.C2H_TERM_REQ, term.type());
+            assertEquals(FatalErrorStatus.PDU_SEQUENCE_ERROR.code, term.u16(8));
+            assertTrue(h.closedByPeer());
+        }
+    }
+
+    @Test
+    void oneHostHoldsAtMostItsShareOfControllers() throws IOException {
+        List<RawHost> held = new ArrayList<>();
+        try {
+            for (int i = 0; i < 2; i++) {
+                RawHost h = new RawHost(address);
+                held.add(h);
+                h.bringUpAdmin(NQN);
+            }
+            try (RawHost third = new RawHost(address)) {
+                third.icreq();
+                assertEquals(Status.CONNECT_CONTROLLER_BUSY,
+                        third.connect(0, NQN, RawHost.HOST_NQN, 0xffff).cqe().status());
+                assertTrue(third.connect(0, NQN, "nqn.2026-11.io.nvmeof:another-host", 0xffff).cqe().status()
+                        .isSuccess(), "another host is not held back");
+            }
+        } finally {
+            for (RawHost h : held) {
+                h.close();
+            }
+        }
+    }
+
+    @Test
+    void connectionsBeyondTheTargetsLimitAreRefusedAndComeBack() throws Exception {
+        List<RawHost> open = new ArrayList<>();
+        try {
+            for (int i = 0; i < 6; i++) {
+                RawHost h = new RawHost(address);
+                open.add(h);
+                h.icreq();
+                assertTrue(h.connect(0, NQN, "nqn.2026-11.io.nvmeof:host-" + i, 0xffff).cqe().status().isSuccess());
+            }
+            try (RawHost seventh = new RawHost(address)) {
+                assertTrue(seventh.closedByPeer(), "the seventh connection is closed at once");
+            }
+            open.remove(0).close();
+            long t0 = System.nanoTime();
+            while (target.connectionCount() > 5 && elapsedMs(t0) < 5000) {
+                sleep(20);
+            }
+            try (RawHost again = new RawHost(address)) {
+                again.bringUpAdmin(NQN);
+            }
+        } finally {
+            for (RawHost h : open) {
+                h.close();
+            }
+        }
+    }
+
+    private static long kato(RawHost h) throws IOException {
+        CompletionQueueEntry cqe = h.command(s -> s.opcode(AdminOpcode.GET_FEATURES.code).psdt(1)
+                .featureId(FeatureId.KEEP_ALIVE_TIMER), null).cqe();
+        assertTrue(cqe.status().isSuccess());
+        return cqe.dw0() & 0xffffffffL;
+    }
+
+    private static void connect(RawHost h, String nqn, long kato) throws IOException {
+        h.icreq();
+        CompletionQueueEntry cqe = h.command(s -> s.connect(0, 32, 0, kato).sgl(0, 1024, Sgl.IN_CAPSULE),
+                RawHost.connectData(nqn, RawHost.HOST_NQN, 0xffff)).cqe();
+        assertTrue(cqe.status().isSuccess(), cqe.status().toString());
+        assertTrue(h.command(s -> s.propertySet(Registers.CC, 4, Registers.ccEnable()), null).cqe().status().isSuccess());
+    }
+
+    @Test
+    void keepAliveTimeoutsAreBounded() throws IOException {
+        try (RawHost discovery = new RawHost(address); RawHost quick = new RawHost(address);
+             RawHost none = new RawHost(address)) {
+            connect(discovery, Nqn.DISCOVERY, 0);
+            assertEquals(Target.DISCOVERY_KATO_MILLIS, kato(discovery), "a discovery controller asked for no KATO");
+            connect(quick, NQN, 100);
+            assertEquals(1000, kato(quick), "KATO 100 ms is raised to the minimum");
+            connect(none, NQN, 0);
+            assertEquals(0, kato(none), "an I/O controller may have none");
+        }
+    }
+
+    @Test
+    void aHostNoLongerAllowedIsDisconnectedAtOnce() throws IOException {
+        subsystem.allowHost(RawHost.HOST_NQN);
+        try (RawHost h = new RawHost(address); RawHost other = new RawHost(address)) {
+            h.bringUpAdmin(NQN);
+            other.icreq();
+            assertEquals(Status.CONNECT_INVALID_HOST,
+                    other.connect(0, NQN, "nqn.2026-11.io.nvmeof:stays", 0xffff).cqe().status(), "not allowed yet");
+            subsystem.allowHost("nqn.2026-11.io.nvmeof:stays");
+            subsystem.disallowHost(RawHost.HOST_NQN);
+            long t0 = System.nanoTime();
+            assertTrue(h.closedByPeer(), "the revoked host's connection is closed");
+            assertTrue(elapsedMs(t0) < 2000, "at once, not at a keep-alive timeout");
+        }
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
