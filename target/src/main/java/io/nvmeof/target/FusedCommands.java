@@ -118,6 +118,8 @@ final class FusedCommands {
         first.partner.state = Request.State.EXECUTING;
         if (first.namespace.backend().blocking()) {
             try {
+                first.offloaded = true;
+                first.partner.offloaded = true;
                 q.target().ioExecutor().execute(first);
             } catch (RejectedExecutionException e) {
                 first.status = Status.COMMAND_INTERRUPTED;

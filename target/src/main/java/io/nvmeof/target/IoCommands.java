@@ -139,13 +139,39 @@ final class IoCommands {
             return;
         }
         boolean blocking = r.handler.callsBackend() && (r.namespace == null ? anyBlocking(q.controller().subsystem())
-                : r.namespace.backend().blocking());
+                : r.namespace.backend().blocking() || longWork(r));
         if (blocking) {
             q.offload(r);
         } else {
             runBackend(r);
             q.complete(r, r.status);
         }
+    }
+
+    /**
+     * Bytes of work a non-blocking backend may do on the event loop for one command. Reads and
+     * writes are bounded by MDTS; Write Zeroes (up to 65536 blocks) and a deallocate (up to 256
+     * ranges of 2^32 blocks) are not, and zero-filling that much memory would stall every other
+     * queue on the loop: beyond this they run on the I/O executor, as a file's I/O does.
+     */
+    static final long LOOP_WORK_BYTES = 1 << 20;
+
+    /** Whether {@code r}'s backend work is too much for the event loop whatever its backend. */
+    static boolean longWork(Request r) {
+        int op = r.sqe.opcode();
+        Namespace ns = r.namespace;
+        if (op == NvmOpcode.WRITE_ZEROES.code) {
+            return ((long) r.sqe.blockCount() << ns.blockShift()) > LOOP_WORK_BYTES;
+        }
+        if (op == NvmOpcode.DATASET_MANAGEMENT.code && (r.sqe.cdw11() & DSM_DEALLOCATE) != 0 && r.data != null) {
+            int ranges = (r.sqe.cdw10() & 0xff) + 1;
+            long blocks = 0;
+            for (int i = 0; i < ranges; i++) {
+                blocks += r.data.getUnsignedIntLE(r.dataOffset + i * DSM_RANGE_SIZE + 4);
+            }
+            return (blocks << ns.blockShift()) > LOOP_WORK_BYTES || blocks < 0;
+        }
+        return false;
     }
 
     private static boolean anyBlocking(Subsystem s) {

@@ -277,6 +277,7 @@ public final class QueuePair {
     /** Runs {@code r}'s backend call on the I/O executor (a blocking backend's). */
     void offload(Request r) {
         try {
+            r.offloaded = true;
             target.ioExecutor().execute(r);
         } catch (RejectedExecutionException e) {
             // The backend is saturated (or the target is stopping): the host may retry.
@@ -351,6 +352,22 @@ public final class QueuePair {
         this.limit = size;
     }
 
+    /**
+     * Fails the writes whose host-to-controller data is overdue at {@code now} (a host that
+     * answers R2T with nothing, keeping its connection alive with Keep Alive, gets its buffers
+     * taken back): Data Transfer Error. Data that still comes for them later ends the connection.
+     */
+    public void expireOverdueData(long now) {
+        for (Request r : all) {
+            if (r.state == Request.State.TRANSFERRING_H2C && now - r.dataDeadline > 0) {
+                LOG.log(System.Logger.Level.WARNING, "{0}: queue {1} failed command {2}: its data did not come within {3} ms",
+                        transport.peer(), qid, r.cid(), target.dataTimeoutMillis());
+                r.releaseData();
+                complete(r, Status.DATA_TRANSFER_ERROR);
+            }
+        }
+    }
+
     /** The connection is gone: drop requests, detach from the controller. Idempotent. */
     public void closed() {
         if (closed) {
@@ -358,8 +375,8 @@ public final class QueuePair {
         }
         closed = true;
         for (Request r : all) {
-            if (r.state != Request.State.EXECUTING || r.namespace == null || !r.namespace.backend().blocking()) {
-                // a blocking call still running owns its request; ioFinished() frees it
+            if (r.state != Request.State.EXECUTING || !r.offloaded) {
+                // a backend call running on the I/O executor owns its request; ioFinished() frees it
                 r.releaseData();
                 releaseNamespace(r);
             }

@@ -47,6 +47,8 @@ public final class Request implements Runnable {
     CommandSet.Handler handler;
     /** The other half of a fused pair (Compare + Write), once both arrived. */
     Request partner;
+    /** Its backend call was handed to the I/O executor, which owns it (and its data) until {@code ioFinished}. */
+    boolean offloaded;
     /** Set when the command must fail once its data has arrived (e.g. its fused partner is missing). */
     Status failWith;
 
@@ -57,6 +59,8 @@ public final class Request implements Runnable {
     public long result;
     /** Bytes of data to send back (may be shorter than {@link #length}, e.g. for log pages). */
     public int c2hLength;
+    /** {@link System#nanoTime()} by which the host must have sent the data it was asked for. */
+    public long dataDeadline;
 
     Request(QueuePair queue, int tag) {
         this.queue = queue;
@@ -97,6 +101,7 @@ public final class Request implements Runnable {
         transportCursor = 0;
         dataCorrupt = false;
         partner = null;
+        offloaded = false;
         failWith = null;
         namespace = null;
         byteOffset = 0;

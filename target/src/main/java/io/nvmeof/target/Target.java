@@ -62,6 +62,12 @@ public final class Target implements AutoCloseable {
         public int readyTimeoutHalfSeconds = 15;
         /** Extra time past KATO before a silent host's controller is torn down. */
         public long keepAliveGraceMillis = 2000;
+        /**
+         * A write whose data the host owes (after an R2T) and has not sent within this time fails
+         * with Data Transfer Error and gives its buffer back (the Linux host times a command out
+         * after 30 s itself).
+         */
+        public long dataTimeoutMillis = 30_000;
         /** A connection that has not completed ICReq and Connect within this time is closed. */
         public long connectDeadlineMillis = 10_000;
         /** The least KATO granted when a host asks for one (a host asking for 100 ms gets this). */
@@ -255,6 +261,10 @@ public final class Target implements AutoCloseable {
 
     public long keepAliveGraceMillis() {
         return options.keepAliveGraceMillis;
+    }
+
+    public long dataTimeoutMillis() {
+        return options.dataTimeoutMillis;
     }
 
     public long connectDeadlineMillis() {

@@ -23,6 +23,7 @@ import io.nvmeof.target.Request;
 import io.nvmeof.target.Target;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -42,6 +43,7 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
     private final CompletionQueueEntry cqeView = new CompletionQueueEntry();
     private ChannelHandlerContext ctx;
     private boolean initialized;
+    private ScheduledFuture<?> dataCheck;
     private boolean reading;
     private boolean flushPending;
     /** Where C2HData data starts: header, header digest, padding to the host's HPDA. */
@@ -132,6 +134,10 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
         headerDigest = hd;
         dataDigest = dd;
         initialized = true;
+        // writes whose data is overdue are failed; checked a few times per timeout, no work per command
+        long period = Math.max(50, target.dataTimeoutMillis() / 4);
+        dataCheck = ctx.executor().scheduleAtFixedRate(() -> queue.expireOverdueData(System.nanoTime()), period, period,
+                TimeUnit.MILLISECONDS);
     }
 
     private void capsule(ByteBuf in, int start, int dataStart, int dataLength) throws PduException {
@@ -213,6 +219,7 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
         int offset = r.received;
         int length = r.length - offset;
         r.transportCursor = r.length;
+        r.dataDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(target.dataTimeoutMillis());
         R2TPdu pdu = r2tView.wrap(scratch, 0);
         pdu.encode(r.cid(), r.tag, offset, length, headerDigest);
         ByteBuf out = ctx.alloc().directBuffer(R2TPdu.SIZE + Pdu.DIGEST_SIZE);
@@ -354,6 +361,9 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        if (dataCheck != null) {
+            dataCheck.cancel(false);
+        }
         queue.closed();
         super.channelInactive(ctx);
     }

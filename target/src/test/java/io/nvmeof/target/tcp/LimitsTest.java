@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.nvmeof.protocol.AdminOpcode;
 import io.nvmeof.protocol.CompletionQueueEntry;
 import io.nvmeof.protocol.FeatureId;
+import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Nqn;
 import io.nvmeof.protocol.Registers;
 import io.nvmeof.protocol.Sgl;
@@ -39,6 +40,7 @@ class LimitsTest {
         o.maxControllersPerHost = 2;
         o.maxConnections = 6;
         o.minKeepAliveMillis = 1000;
+        o.dataTimeoutMillis = 400;
         target = new Target(o);
         subsystem = new Subsystem(NQN, "LIM1", "limits", "1.0");
         subsystem.addNamespace(new Namespace(NQN, 1, new RamBackend(1 << 20, 4096), false, null));
@@ -140,6 +142,29 @@ class LimitsTest {
             for (RawHost h : open) {
                 h.close();
             }
+        }
+    }
+
+    @Test
+    void dataOwedAfterAnR2tThatNeverComesFailsTheCommandNotTheQueue() throws IOException {
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+            int cntlid = admin.bringUpAdmin(NQN);
+            io.bringUpIo(NQN, 1, cntlid);
+            RawHost.Received r2t = io.command(x -> x.blocks(NvmOpcode.WRITE, 0, 2).psdt(1).nsid(1).cid(11)
+                    .sgl(0, 8192, Sgl.TCP_TRANSPORT), null);
+            assertEquals(PduType.R2T, r2t.type());
+            long t0 = System.nanoTime();
+            // the host keeps its controller alive and sends no data
+            assertTrue(admin.command(RawHost::keepAlive, null).cqe().status().isSuccess());
+            RawHost.Received failed = io.receive();
+            long ms = elapsedMs(t0);
+            assertEquals(11, failed.cqe().cid());
+            assertEquals(Status.DATA_TRANSFER_ERROR, failed.cqe().status().withDnr(false));
+            assertTrue(ms >= 300 && ms < 5000, "failed after " + ms + " ms");
+            // the queue serves on: a write whose data comes
+            byte[] data = new byte[4096];
+            assertTrue(io.command(x -> x.blocks(NvmOpcode.WRITE, 0, 1).psdt(1).nsid(1).sgl(0, 4096, Sgl.IN_CAPSULE),
+                    data).cqe().status().isSuccess());
         }
     }
 
