@@ -114,6 +114,9 @@ final class IoCommands {
         QueuePair q = r.queue;
         int opcode = r.sqe.opcode();
         if (opcode == NvmOpcode.READ.code) {
+            if (r.reserved == 0 && !q.reserveData(r, r.length)) {
+                return; // waits for a buffer; runs again once one is reserved
+            }
             r.data = q.transport().allocateData(r, r.length);
             if (r.data == null) {
                 q.complete(r, Status.COMMAND_INTERRUPTED);

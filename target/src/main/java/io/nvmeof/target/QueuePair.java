@@ -164,18 +164,53 @@ public final class QueuePair {
             fused.accepted(r);
         }
         if (r.direction == Request.XFER_H2C && r.length > 0 && r.received < r.length) {
-            if (r.data == null) {
-                r.data = transport.allocateData(r, r.length);
-                if (r.data == null) {
-                    complete(r, Status.COMMAND_INTERRUPTED);
-                    return;
-                }
+            if (r.data == null && !reserveData(r, r.length)) {
+                return; // waits for a buffer; bufferReady() fetches the data then
             }
-            r.state = Request.State.TRANSFERRING_H2C;
-            transport.fetchData(r);
+            fetchData(r);
             return;
         }
         execute(r);
+    }
+
+    /** Allocates a write's buffer (its budget reserved) and asks the host for the data. */
+    private void fetchData(Request r) {
+        if (r.data == null) {
+            r.data = transport.allocateData(r, r.length);
+            if (r.data == null) {
+                complete(r, Status.COMMAND_INTERRUPTED);
+                return;
+            }
+        }
+        r.state = Request.State.TRANSFERRING_H2C;
+        transport.fetchData(r);
+    }
+
+    /**
+     * Reserves {@code bytes} of the target's buffer budget for {@code r}; false when it must
+     * wait (NEED_BUFFER) until {@link #bufferReady} resumes it where it stopped.
+     */
+    boolean reserveData(Request r, int bytes) {
+        if (target.bufferBudget().reserve(r, bytes)) {
+            return true;
+        }
+        r.resumeState = r.state;
+        r.state = Request.State.NEED_BUFFER;
+        return false;
+    }
+
+    /** A waiting request's buffer is reserved: on with it, on this queue's loop. */
+    void bufferReady(Request r) {
+        if (closed || r.state != Request.State.NEED_BUFFER) {
+            target.bufferBudget().release(r);
+            return;
+        }
+        r.state = r.resumeState;
+        if (r.state == Request.State.EXECUTING) {
+            r.handler.execute().run(r, controller);
+        } else {
+            fetchData(r);
+        }
     }
 
     /** The transport has all host-to-controller data of {@code r}. */
@@ -375,6 +410,9 @@ public final class QueuePair {
         }
         closed = true;
         for (Request r : all) {
+            if (r.state == Request.State.NEED_BUFFER) {
+                target.bufferBudget().cancel(r);
+            }
             if (r.state != Request.State.EXECUTING || !r.offloaded) {
                 // a backend call running on the I/O executor owns its request; ioFinished() frees it
                 r.releaseData();

@@ -14,7 +14,7 @@ import java.util.concurrent.RejectedExecutionException;
  */
 public final class Request implements Runnable {
     /** Where the request is in its life (STYLE: an explicit state per request). */
-    public enum State { FREE, NEW, TRANSFERRING_H2C, WAITING_FUSED, EXECUTING, TRANSFERRING_C2H, COMPLETED }
+    public enum State { FREE, NEW, NEED_BUFFER, TRANSFERRING_H2C, WAITING_FUSED, EXECUTING, TRANSFERRING_C2H, COMPLETED }
 
     /** Data direction from the opcode's low bits (NVMe Base 2.0, Figure 88). */
     public static final int XFER_NONE = 0;
@@ -61,6 +61,15 @@ public final class Request implements Runnable {
     public int c2hLength;
     /** {@link System#nanoTime()} by which the host must have sent the data it was asked for. */
     public long dataDeadline;
+    /** Bytes of the target's {@link BufferBudget} this request holds, and wants while it waits. */
+    long reserved;
+    int wanted;
+    /** Its offloaded backend call has run; the next {@link #run} finishes it on the event loop. */
+    private boolean backendDone;
+    /** The state a request waiting for a buffer goes back to. */
+    State resumeState;
+    /** What goes on once a buffer is reserved for a waiting request (made once: no allocation per wait). */
+    final Runnable bufferReady = () -> queue().bufferReady(this);
 
     Request(QueuePair queue, int tag) {
         this.queue = queue;
@@ -102,6 +111,7 @@ public final class Request implements Runnable {
         dataCorrupt = false;
         partner = null;
         offloaded = false;
+        backendDone = false;
         failWith = null;
         namespace = null;
         byteOffset = 0;
@@ -117,15 +127,23 @@ public final class Request implements Runnable {
             data = null;
             d.release();
         }
+        if (reserved != 0) {
+            queue.target().bufferBudget().release(this);
+        }
     }
 
-    /** Runs a blocking backend call on the I/O executor, or finishes it on the event loop. */
+    /**
+     * Twice per offloaded command: first on the I/O executor, the backend call; then, handed back,
+     * on the event loop, the finish.
+     */
     @Override
     public void run() {
-        if (queue.transport().eventLoop().inEventLoop()) {
+        if (backendDone) {
+            backendDone = false;
             queue.ioFinished(this);
         } else {
             IoCommands.runBackend(this);
+            backendDone = true;
             try {
                 queue.transport().eventLoop().execute(this);
             } catch (RejectedExecutionException e) {

@@ -1,6 +1,7 @@
 package io.nvmeof.target;
 
 import io.netty.channel.EventLoopGroup;
+import io.netty.util.internal.PlatformDependent;
 import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.protocol.Nqn;
 import java.io.IOException;
@@ -13,7 +14,6 @@ import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -48,6 +48,11 @@ public final class Target implements AutoCloseable {
         public int eventLoopThreads = 0;
         /** Threads for blocking backend I/O. */
         public int ioThreads = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
+        /**
+         * Where blocking backend calls (and long work of any backend) run; null: a pool of {@link
+         * #ioThreads} the target owns and shuts down. One given here is the embedder's to shut down.
+         */
+        public ExecutorService ioExecutor;
         /** CAP.MQES + 1. */
         public int maxQueueSize = 128;
         public int maxIoQueues = 64;
@@ -68,6 +73,16 @@ public final class Target implements AutoCloseable {
          * after 30 s itself).
          */
         public long dataTimeoutMillis = 30_000;
+        /**
+         * Bytes of command data buffers the target holds at once, over all hosts ({@link
+         * BufferBudget}); 0: half of the JVM's direct memory.
+         */
+        public long maxBufferMemory = 0;
+        /**
+         * A slab of registered RDMA data buffers none of whose buffers has been used for this
+         * long is deregistered and freed: the pool grows with a burst and shrinks back after it.
+         */
+        public long rdmaPoolIdleMillis = 30_000;
         /** A connection that has not completed ICReq and Connect within this time is closed. */
         public long connectDeadlineMillis = 10_000;
         /** The least KATO granted when a host asks for one (a host asking for 100 ms gets this). */
@@ -90,6 +105,9 @@ public final class Target implements AutoCloseable {
             throw new IllegalArgumentException("maxH2cData must be at least 4096 and a multiple of 4");
         }
         this.options = options;
+        this.ioExecutor = options.ioExecutor;
+        this.bufferBudget = new BufferBudget(options.maxBufferMemory > 0 ? options.maxBufferMemory
+                : defaultMaxBufferMemory());
     }
 
     public synchronized void addSubsystem(Subsystem s) {
@@ -124,6 +142,8 @@ public final class Target implements AutoCloseable {
     private synchronized void startThreads() {
         if (group == null) {
             group = EventLoops.newGroup(options.eventLoopThreads, "nvmeof-target");
+        }
+        if (ioExecutor == null) {
             AtomicInteger n = new AtomicInteger();
             // A bounded array queue: no allocation per queued command, and ample room for
             // every queue's depth at once.
@@ -263,6 +283,21 @@ public final class Target implements AutoCloseable {
         return options.keepAliveGraceMillis;
     }
 
+    /** How long a registered RDMA slab stays unused before it is given back. */
+    public long rdmaPoolIdleMillis() {
+        return options.rdmaPoolIdleMillis;
+    }
+
+    /** The budget of command data buffers. */
+    public BufferBudget bufferBudget() {
+        return bufferBudget;
+    }
+
+    /** The default buffer budget: half of the JVM's direct memory as Netty sees it. */
+    public static long defaultMaxBufferMemory() {
+        return Math.max(64L << 20, PlatformDependent.maxDirectMemory() / 2);
+    }
+
     public long dataTimeoutMillis() {
         return options.dataTimeoutMillis;
     }
@@ -288,6 +323,7 @@ public final class Target implements AutoCloseable {
     }
 
     private final AtomicInteger connections = new AtomicInteger();
+    private final BufferBudget bufferBudget;
 
     /**
      * Counts a new connection in, or refuses it (false) when {@link Options#maxConnections} are
@@ -324,7 +360,7 @@ public final class Target implements AutoCloseable {
             l.close();
         }
         ports.clear();
-        if (group != null) {
+        if (ioExecutor != null && ioExecutor != options.ioExecutor) {
             // Backend calls still running hand their requests back to the event loops, which
             // release them; so the executor drains before the loops stop.
             ioExecutor.shutdown();
@@ -335,6 +371,8 @@ public final class Target implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+        }
+        if (group != null) {
             group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         }
         Closeables.closeAll(transports.values());

@@ -13,8 +13,10 @@ import java.util.List;
 /**
  * Buffers in registered memory, in power-of-two size classes from 4 KiB to a maximum: slabs are
  * registered once, as they are first needed, and their buffers come back to the pool when
- * released, so the data path neither registers nor allocates. Buffers start 4 KiB aligned
- * (O_DIRECT can use them). Safe for use from any thread.
+ * released, so the data path neither registers nor allocates. A slab none of whose buffers has
+ * been out for a while is deregistered and freed by {@link #trim} (a burst's memory goes back
+ * once the burst is over). Buffers start 4 KiB aligned (O_DIRECT can use them). Safe for use from
+ * any thread.
  */
 public final class RegisteredBufferPool implements AutoCloseable {
     private static final int MIN_SHIFT = 12;
@@ -24,7 +26,8 @@ public final class RegisteredBufferPool implements AutoCloseable {
     private final int access;
     private final int maxShift;
     private final SizeClass[] classes;
-    private final List<MemoryRegion> slabs = new ArrayList<>();
+    private final List<Slab> slabs = new ArrayList<>();
+    private long registeredBytes;
     private boolean closed;
 
     /**
@@ -85,11 +88,43 @@ public final class RegisteredBufferPool implements AutoCloseable {
             ByteBuffer aligned = raw.alignedSlice(4096);
             ByteBuffer slab = aligned.limit(bytes).slice().order(ByteOrder.LITTLE_ENDIAN);
             MemoryRegion mr = pd.register(slab, access);
-            slabs.add(mr);
+            Slab s = new Slab(c, mr, System.nanoTime());
+            slabs.add(s);
+            registeredBytes += bytes;
             for (int off = 0; off + c.size <= bytes; off += c.size) {
                 ByteBuffer piece = slab.duplicate().position(off).limit(off + c.size).slice();
-                c.give(new Buf(c, mr, off, piece));
+                c.add(new Buf(c, s, off, piece));
             }
+        }
+    }
+
+    /** Bytes of memory registered now. */
+    public synchronized long registeredBytes() {
+        return registeredBytes;
+    }
+
+    /**
+     * Deregisters and frees every slab none of whose buffers has been out for {@code idleNanos}:
+     * no work request can refer to its memory, and none will, since its buffers leave the free
+     * lists with it; the garbage collector frees the memory. Returns the bytes given back.
+     */
+    public long trim(long idleNanos) {
+        long now = System.nanoTime();
+        List<Slab> idle = new ArrayList<>();
+        synchronized (this) {
+            for (Slab s : slabs) {
+                if (s.sizeClass.retire(s, now, idleNanos)) {
+                    idle.add(s);
+                }
+            }
+            long freed = 0;
+            for (Slab s : idle) {
+                slabs.remove(s);
+                pd.deregister(s.region);
+                freed += s.region.length();
+            }
+            registeredBytes -= freed;
+            return freed;
         }
     }
 
@@ -97,10 +132,25 @@ public final class RegisteredBufferPool implements AutoCloseable {
     @Override
     public synchronized void close() {
         closed = true;
-        for (MemoryRegion mr : slabs) {
-            pd.deregister(mr);
+        for (Slab s : slabs) {
+            pd.deregister(s.region);
         }
         slabs.clear();
+        registeredBytes = 0;
+    }
+
+    /** One registered slab, cut into buffers of one size class; its counts are the class's to keep. */
+    private static final class Slab {
+        final SizeClass sizeClass;
+        final MemoryRegion region;
+        int out;
+        long idleSince;
+
+        Slab(SizeClass sizeClass, MemoryRegion region, long now) {
+            this.sizeClass = sizeClass;
+            this.region = region;
+            this.idleSince = now;
+        }
     }
 
     private static final class SizeClass {
@@ -118,33 +168,58 @@ public final class RegisteredBufferPool implements AutoCloseable {
             }
             Buf b = free[--count];
             free[count] = null;
+            b.slab.out++;
             return b;
         }
 
         synchronized void give(Buf b) {
+            Slab s = b.slab;
+            if (--s.out == 0) {
+                s.idleSince = System.nanoTime();
+            }
+            add(b);
+        }
+
+        synchronized void add(Buf b) {
             if (count == free.length) {
                 free = Arrays.copyOf(free, count * 2);
             }
             free[count++] = b;
+        }
+
+        /** Takes all of an idle slab's buffers off the free list; false if any is out or it is not idle long enough. */
+        synchronized boolean retire(Slab s, long now, long idleNanos) {
+            if (s.out != 0 || now - s.idleSince < idleNanos) {
+                return false;
+            }
+            int kept = 0;
+            for (int i = 0; i < count; i++) {
+                if (free[i].slab != s) {
+                    free[kept++] = free[i];
+                }
+            }
+            Arrays.fill(free, kept, count, null);
+            count = kept;
+            return true;
         }
     }
 
     /** A buffer of the pool: a Netty buffer over registered memory that returns to the pool on its last release. */
     public static final class Buf extends UnpooledDirectByteBuf {
         private final SizeClass sizeClass;
-        private final MemoryRegion region;
+        private final Slab slab;
         private final int regionOffset;
 
-        Buf(SizeClass sizeClass, MemoryRegion region, int regionOffset, ByteBuffer memory) {
+        Buf(SizeClass sizeClass, Slab slab, int regionOffset, ByteBuffer memory) {
             super(UnpooledByteBufAllocator.DEFAULT, memory, memory.capacity());
             this.sizeClass = sizeClass;
-            this.region = region;
+            this.slab = slab;
             this.regionOffset = regionOffset;
         }
 
         /** The registered region the buffer lies in. */
         public MemoryRegion region() {
-            return region;
+            return slab.region;
         }
 
         /** Where byte {@code index} of this buffer lies in {@link #region()}. */
@@ -154,7 +229,7 @@ public final class RegisteredBufferPool implements AutoCloseable {
 
         /** The native address of byte {@code index}. */
         public long address(int index) {
-            return region.address() + regionOffset + index;
+            return slab.region.address() + regionOffset + index;
         }
 
         @Override

@@ -124,12 +124,12 @@ final class EmbeddedHost implements AutoCloseable {
     }
 
     /** H2CData answering an R2T: {@code length} bytes of {@code fill} at {@code offset}, the last PDU of the burst. */
-    ByteBuf h2cData(int cccid, int ttag, long offset, int length, byte fill) {
+    ByteBuf h2cData(int cccid, int ttag, long offset, int length, boolean last, byte fill) {
         int hdr = DataPdu.SIZE + (headerDigest ? 4 : 0);
         int plen = hdr + length + (dataDigest ? 4 : 0);
         ByteBuf b = Unpooled.buffer(plen).order(ByteOrder.LITTLE_ENDIAN);
         ByteBuffer head = Flyweight.allocate(DataPdu.SIZE);
-        new DataPdu().<DataPdu>wrap(head, 0).encode(PduType.H2C_DATA, Pdu.FLAG_LAST_PDU, cccid, ttag, offset, length,
+        new DataPdu().<DataPdu>wrap(head, 0).encode(PduType.H2C_DATA, last ? Pdu.FLAG_LAST_PDU : 0, cccid, ttag, offset, length,
                 headerDigest, dataDigest);
         b.writeBytes(head);
         if (headerDigest) {

@@ -26,6 +26,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.AbstractExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
@@ -53,7 +55,38 @@ class TargetWireFuzzTest {
     static void start() {
         Target.Options o = new Target.Options();
         o.eventLoopThreads = 1;
-        o.ioThreads = 1;
+        // offloaded backend calls run on the fuzzing thread, their finish on the embedded loop:
+        // deterministic, and nothing touches the embedded channel from another thread
+        o.ioExecutor = new AbstractExecutorService() {
+            @Override
+            public void execute(Runnable command) {
+                command.run();
+            }
+
+            @Override
+            public void shutdown() {
+            }
+
+            @Override
+            public List<Runnable> shutdownNow() {
+                return List.of();
+            }
+
+            @Override
+            public boolean isShutdown() {
+                return false;
+            }
+
+            @Override
+            public boolean isTerminated() {
+                return false;
+            }
+
+            @Override
+            public boolean awaitTermination(long timeout, TimeUnit unit) {
+                return true;
+            }
+        };
         target = new Target(o);
         Subsystem s = new Subsystem(NQN, "FUZZ1", "fuzz", "1.0");
         s.addNamespace(new Namespace(NQN, 1, new RamBackend(1 << 20, 512), false, null));
@@ -230,8 +263,13 @@ class TargetWireFuzzTest {
                     p.getBytes(0, head);
                     R2TPdu r2t = new R2TPdu().wrap(head.flip(), 0);
                     assertTrue(open.containsKey(r2t.cccid()), "R2T for CID " + r2t.cccid() + ", which is not open");
-                    assertTrue(r2t.r2tl() > 0 && r2t.r2tl() <= target.maxH2cData(), "R2TL " + r2t.r2tl());
-                    h.sendRaw(h.h2cData(r2t.cccid(), r2t.ttag(), r2t.r2to(), (int) r2t.r2tl(), (byte) 0x5a));
+                    assertTrue(r2t.r2tl() > 0, "R2TL 0");
+                    // as a host does: H2CData PDUs of at most MAXH2CDATA for what the R2T asks
+                    long end = r2t.r2to() + r2t.r2tl();
+                    for (long at = r2t.r2to(); at < end; at += target.maxH2cData()) {
+                        int n = (int) Math.min(target.maxH2cData(), end - at);
+                        h.sendRaw(h.h2cData(r2t.cccid(), r2t.ttag(), at, n, at + n == end, (byte) 0x5a));
+                    }
                 } else if (t == PduType.C2H_TERM_REQ) {
                     h.ch.runPendingTasks();
                     assertTrue(!h.ch.isActive(), "the target sent a C2HTermReq and kept the connection");

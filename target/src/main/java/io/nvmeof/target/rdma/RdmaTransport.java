@@ -39,6 +39,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -63,9 +64,36 @@ public final class RdmaTransport implements TargetTransport {
     private final Map<String, RdmaProvider> providers = new ConcurrentHashMap<>();
     private final Map<ProtectionDomain, RegisteredBufferPool> pools = new ConcurrentHashMap<>();
 
+    /** Gives idle registered slabs back (see {@link Target#rdmaPoolIdleMillis}). */
+    private final ScheduledFuture<?> trimming;
+
     RdmaTransport(Target target, EventLoopGroup group) {
         this.target = target;
         this.group = group;
+        long idle = target.rdmaPoolIdleMillis();
+        this.trimming = group.next().scheduleWithFixedDelay(() -> trimPools(TimeUnit.MILLISECONDS.toNanos(idle)),
+                idle, idle, TimeUnit.MILLISECONDS);
+    }
+
+    /** Deregisters the slabs of every pool that have been idle for {@code idleNanos}; returns the bytes freed. */
+    long trimPools(long idleNanos) {
+        long freed = 0;
+        for (RegisteredBufferPool p : pools.values()) {
+            freed += p.trim(idleNanos);
+        }
+        if (freed > 0) {
+            LOG.log(System.Logger.Level.DEBUG, "gave back {0} bytes of idle registered buffers", freed);
+        }
+        return freed;
+    }
+
+    /** Bytes registered for data buffers now, over every protection domain. */
+    public long registeredBufferBytes() {
+        long n = 0;
+        for (RegisteredBufferPool p : pools.values()) {
+            n += p.registeredBytes();
+        }
+        return n;
     }
 
     /** Starts listening for {@code port}. */
@@ -310,6 +338,7 @@ public final class RdmaTransport implements TargetTransport {
 
     @Override
     public void close() {
+        trimming.cancel(false);
         for (RegisteredBufferPool p : pools.values()) {
             p.close();
         }

@@ -1,5 +1,6 @@
 package io.nvmeof.target.tcp;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,7 +13,10 @@ import io.nvmeof.protocol.Registers;
 import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.tcp.FatalErrorStatus;
+import io.nvmeof.protocol.tcp.Pdu;
 import io.nvmeof.protocol.tcp.PduType;
+import io.nvmeof.protocol.tcp.R2TPdu;
+import io.nvmeof.target.BufferBudget;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
@@ -20,7 +24,11 @@ import io.nvmeof.target.backend.RamBackend;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -41,6 +49,7 @@ class LimitsTest {
         o.maxConnections = 6;
         o.minKeepAliveMillis = 1000;
         o.dataTimeoutMillis = 400;
+        o.maxBufferMemory = 64 << 10;
         target = new Target(o);
         subsystem = new Subsystem(NQN, "LIM1", "limits", "1.0");
         subsystem.addNamespace(new Namespace(NQN, 1, new RamBackend(1 << 20, 4096), false, null));
@@ -166,6 +175,64 @@ class LimitsTest {
             assertTrue(io.command(x -> x.blocks(NvmOpcode.WRITE, 0, 1).psdt(1).nsid(1).sgl(0, 4096, Sgl.IN_CAPSULE),
                     data).cqe().status().isSuccess());
         }
+    }
+
+    @Test
+    void commandsWaitForABufferInsteadOfFailing() throws Exception {
+        BufferBudget budget = target.bufferBudget();
+        byte[] data = new byte[32 << 10];
+        new Random(3).nextBytes(data);
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+            int cntlid = admin.bringUpAdmin(NQN);
+            io.bringUpIo(NQN, 1, cntlid);
+            // 64 KiB of budget: writes 1 and 2 (32 KiB each) hold it all; write 3 and read 4 wait
+            for (int cid = 1; cid <= 3; cid++) {
+                long lba = (cid - 1) * 8L;
+                int c = cid;
+                io.send(io.capsule(x -> x.blocks(NvmOpcode.WRITE, lba, 8).psdt(1).nsid(1).cid(c)
+                        .sgl(0, 32 << 10, Sgl.TCP_TRANSPORT), null));
+            }
+            io.send(io.capsule(x -> x.blocks(NvmOpcode.READ, 0, 8).psdt(1).nsid(1).cid(4)
+                    .sgl(0, 32 << 10, Sgl.TCP_TRANSPORT), null));
+            Map<Integer, RawHost.Received> r2ts = new HashMap<>();
+            for (int i = 0; i < 2; i++) {
+                RawHost.Received r = io.receive();
+                assertEquals(PduType.R2T, r.type());
+                r2ts.put(r.u16(R2TPdu.CCCID_OFFSET), r);
+            }
+            assertEquals(Set.of(1, 2), r2ts.keySet());
+            long t0 = System.nanoTime();
+            while (budget.waiting() < 2 && elapsedMs(t0) < 5000) {
+                sleep(10);
+            }
+            assertEquals(2, budget.waiting(), "write 3 and read 4 wait for a buffer");
+            assertTrue(budget.waits() >= 2);
+
+            // data for write 1: it completes, its 32 KiB go to write 3 (first come, first served)
+            io.answer(r2ts.get(1), data);
+            RawHost.Received done = io.receive();
+            assertEquals(1, done.cqe().cid());
+            assertTrue(done.cqe().status().isSuccess());
+            RawHost.Received r2t3 = io.receive();
+            assertEquals(PduType.R2T, r2t3.type());
+            assertEquals(3, r2t3.u16(R2TPdu.CCCID_OFFSET));
+            // write 2 completes: the read gets its buffer and reads write 1's data
+            io.answer(r2ts.get(2), data);
+            assertTrue(io.receive().cqe().status().isSuccess());
+            RawHost.Received read = io.receive();
+            assertEquals(PduType.C2H_DATA, read.type());
+            byte[] back = new byte[32 << 10];
+            read.bytes().get(read.u8(Pdu.PDO_OFFSET), back);
+            assertArrayEquals(data, back);
+            assertEquals(4, io.receive().cqe().cid());
+            io.answer(r2t3, data);
+            assertTrue(io.receive().cqe().status().isSuccess());
+        }
+        long t0 = System.nanoTime();
+        while (budget.used() != 0 && elapsedMs(t0) < 5000) {
+            sleep(10);
+        }
+        assertEquals(0, budget.used(), "every buffer came back");
     }
 
     private static long kato(RawHost h) throws IOException {

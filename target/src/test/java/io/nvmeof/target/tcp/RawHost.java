@@ -10,6 +10,8 @@ import io.nvmeof.protocol.SubmissionQueueEntry;
 import io.nvmeof.protocol.tcp.ICReqPdu;
 import io.nvmeof.protocol.tcp.Pdu;
 import io.nvmeof.protocol.tcp.PduType;
+import io.nvmeof.protocol.tcp.R2TPdu;
+import io.nvmeof.protocol.tcp.DataPdu;
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
@@ -189,6 +191,24 @@ public final class RawHost implements AutoCloseable {
         if (!cqe.status().isSuccess()) {
             throw new IOException("I/O Connect failed: " + cqe.status());
         }
+    }
+
+    /** Answers an R2T with all its data in one H2CData PDU (digests as negotiated). */
+    public void answer(Received r2t, byte[] data) throws IOException {
+        int n = (int) r2t.u32(R2TPdu.R2TL_OFFSET);
+        int hdr = DataPdu.SIZE + (headerDigest ? 4 : 0);
+        boolean dd = dataDigest && n > 0;
+        ByteBuffer b = Flyweight.allocate(hdr + n + (dd ? 4 : 0));
+        new DataPdu().<DataPdu>wrap(b, 0).encode(PduType.H2C_DATA, Pdu.FLAG_LAST_PDU, r2t.u16(R2TPdu.CCCID_OFFSET),
+                r2t.u16(R2TPdu.TTAG_OFFSET), r2t.u32(R2TPdu.R2TO_OFFSET), n, headerDigest, dd);
+        if (headerDigest) {
+            b.putInt(DataPdu.SIZE, crc32c(b, 0, DataPdu.SIZE));
+        }
+        b.put(hdr, data, (int) r2t.u32(R2TPdu.R2TO_OFFSET), n);
+        if (dd) {
+            b.putInt(hdr + n, crc32c(b, hdr, n));
+        }
+        send(b);
     }
 
     public static void keepAlive(SubmissionQueueEntry s) {
