@@ -41,6 +41,12 @@ public final class QueuePair {
     private boolean closed;
     /** Fused Compare and Write pairing on this queue. */
     private final FusedCommands fused = new FusedCommands(this);
+    /**
+     * Bytes of write data this queue has asked the host for (or is about to) and not yet
+     * received, and the writes waiting for room in that window ({@link Target.Options#maxQueueWriteData}).
+     */
+    private long h2cPending;
+    private final ArrayDeque<Request> h2cWaiting = new ArrayDeque<>();
 
     public QueuePair(Target target, QueueTransport transport, Port port) {
         this.target = target;
@@ -164,13 +170,48 @@ public final class QueuePair {
             fused.accepted(r);
         }
         if (r.direction == Request.XFER_H2C && r.length > 0 && r.received < r.length) {
-            if (r.data == null && !reserveData(r, r.length)) {
-                return; // waits for a buffer; bufferReady() fetches the data then
+            if (h2cPending > 0 && h2cPending + r.length > target.maxQueueWriteData()) {
+                // the host owes this queue enough data already: wait, holding no buffer
+                r.resumeState = r.state;
+                r.state = Request.State.NEED_BUFFER;
+                h2cWaiting.addLast(r);
+                return;
             }
-            fetchData(r);
+            askForData(r);
             return;
         }
         execute(r);
+    }
+
+    /** Counts a write's missing data into the queue's window, reserves its buffer, asks for the data. */
+    private void askForData(Request r) {
+        r.h2cWindow = r.length - r.received;
+        h2cPending += r.h2cWindow;
+        if (r.data == null && !reserveData(r, r.length)) {
+            return; // waits for a buffer; bufferReady() fetches the data then
+        }
+        fetchData(r);
+    }
+
+    /** {@code r} no longer waits for host data: its share of the window goes to the writes waiting. */
+    private void leaveWindow(Request r) {
+        int owed = r.h2cWindow;
+        r.h2cWindow = 0;
+        windowFreed(owed);
+    }
+
+    private void windowFreed(int bytes) {
+        if (bytes == 0) {
+            return;
+        }
+        h2cPending -= bytes;
+        Request w;
+        while (!closed && (w = h2cWaiting.peekFirst()) != null
+                && (h2cPending == 0 || h2cPending + w.length <= target.maxQueueWriteData())) {
+            h2cWaiting.pollFirst();
+            w.state = w.resumeState;
+            askForData(w);
+        }
     }
 
     /** Allocates a write's buffer (its budget reserved) and asks the host for the data. */
@@ -215,6 +256,7 @@ public final class QueuePair {
 
     /** The transport has all host-to-controller data of {@code r}. */
     public void dataReceived(Request r) {
+        leaveWindow(r);
         if (r.failWith != null) {
             complete(r, r.failWith);
             return;
@@ -339,6 +381,14 @@ public final class QueuePair {
 
     /** Completes {@code r} with {@code status}: the transport sends data (on success) and the response. */
     public void complete(Request r, Status status) {
+        if (r.state == Request.State.NEED_BUFFER) {
+            // ended while waiting (an abort, a controller reset): it waits no more
+            h2cWaiting.remove(r);
+            target.bufferBudget().cancel(r);
+        }
+        // the next writes are asked for after this response: a host sees the failure first
+        int owed = r.h2cWindow;
+        r.h2cWindow = 0;
         // A fused half that ends on its own takes the pairing state with it.
         fused.completing(r, status);
         if (!status.isSuccess() && controller != null && r.sqe.opcode() != AdminOpcode.ASYNC_EVENT_REQUEST.code) {
@@ -358,6 +408,7 @@ public final class QueuePair {
         }
         r.state = r.c2hLength > 0 ? Request.State.TRANSFERRING_C2H : Request.State.COMPLETED;
         transport.sendCompletion(r);
+        windowFreed(owed);
     }
 
     private static void releaseNamespace(Request r) {
@@ -409,6 +460,7 @@ public final class QueuePair {
             return;
         }
         closed = true;
+        h2cWaiting.clear();
         for (Request r : all) {
             if (r.state == Request.State.NEED_BUFFER) {
                 target.bufferBudget().cancel(r);

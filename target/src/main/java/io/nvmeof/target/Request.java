@@ -61,6 +61,8 @@ public final class Request implements Runnable {
     public int c2hLength;
     /** {@link System#nanoTime()} by which the host must have sent the data it was asked for. */
     public long dataDeadline;
+    /** Bytes of its queue's write-data window this request counts for. */
+    int h2cWindow;
     /** Bytes of the target's {@link BufferBudget} this request holds, and wants while it waits. */
     long reserved;
     int wanted;
@@ -112,6 +114,7 @@ public final class Request implements Runnable {
         partner = null;
         offloaded = false;
         backendDone = false;
+        h2cWindow = 0;
         failWith = null;
         namespace = null;
         byteOffset = 0;

@@ -79,6 +79,13 @@ public final class Target implements AutoCloseable {
          */
         public long maxBufferMemory = 0;
         /**
+         * Bytes of write data one queue may have asked its host for (R2T) and not yet received;
+         * further writes wait, holding no buffer. A host that never answers R2T thus holds at
+         * most this much of {@link #maxBufferMemory} per queue until the data timeout. One
+         * write alone always goes, however large.
+         */
+        public long maxQueueWriteData = 4 << 20;
+        /**
          * A slab of registered RDMA data buffers none of whose buffers has been used for this
          * long is deregistered and freed: the pool grows with a burst and shrinks back after it.
          */
@@ -286,6 +293,10 @@ public final class Target implements AutoCloseable {
     /** How long a registered RDMA slab stays unused before it is given back. */
     public long rdmaPoolIdleMillis() {
         return options.rdmaPoolIdleMillis;
+    }
+
+    public long maxQueueWriteData() {
+        return options.maxQueueWriteData;
     }
 
     /** The budget of command data buffers. */

@@ -165,7 +165,11 @@ public final class RawHost implements AutoCloseable {
     }
 
     public Received connect(int qid, String subnqn, String hostnqn, int cntlid) throws IOException {
-        return command(s -> s.connect(qid, 32, 0, qid == 0 ? 5000 : 0).sgl(0, 1024, Sgl.IN_CAPSULE),
+        return connect(qid, 32, subnqn, hostnqn, cntlid);
+    }
+
+    public Received connect(int qid, int queueSize, String subnqn, String hostnqn, int cntlid) throws IOException {
+        return command(s -> s.connect(qid, queueSize, 0, qid == 0 ? 5000 : 0).sgl(0, 1024, Sgl.IN_CAPSULE),
                 connectData(subnqn, hostnqn, cntlid));
     }
 
@@ -186,8 +190,13 @@ public final class RawHost implements AutoCloseable {
 
     /** ICReq and I/O queue Connect for an existing controller. */
     public void bringUpIo(String subnqn, int qid, int cntlid) throws IOException {
+        bringUpIo(subnqn, qid, cntlid, 32);
+    }
+
+    /** ICReq and I/O queue Connect, {@code queueSize} entries, for an existing controller. */
+    public void bringUpIo(String subnqn, int qid, int cntlid, int queueSize) throws IOException {
         icreq();
-        CompletionQueueEntry cqe = connect(qid, subnqn, HOST_NQN, cntlid).cqe();
+        CompletionQueueEntry cqe = connect(qid, queueSize, subnqn, HOST_NQN, cntlid).cqe();
         if (!cqe.status().isSuccess()) {
             throw new IOException("I/O Connect failed: " + cqe.status());
         }
