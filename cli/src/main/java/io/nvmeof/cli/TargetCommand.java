@@ -68,6 +68,12 @@ final class TargetCommand implements Callable<Integer> {
     @Option(names = "--model", description = "Model number (default: ${DEFAULT-VALUE}).")
     String model = "nvmeof-java";
 
+    @Option(names = "--max-buffer-memory", paramLabel = "SIZE",
+            description = "Memory for command data buffers over all hosts, e.g. 512M or 4G (default: half of the"
+                    + " JVM's direct memory). Commands wait for a buffer when it is in use; none fails. Overrides"
+                    + " limits.max_buffer_memory of --config.")
+    String maxBufferMemory;
+
     static URI parseListen(String s, String flag) {
         try {
             URI u = new URI(s);
@@ -121,7 +127,7 @@ final class TargetCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--config replaces --listen, --discovery, --subsystem, --namespace and"
                     + " --rdma-provider (ports[].rdma_provider)");
         }
-        TargetConfig initial = config != null ? ConfigLoader.load(config) : fromFlags();
+        TargetConfig initial = withFlags(config != null ? ConfigLoader.load(config) : fromFlags());
         CountDownLatch stopped = new CountDownLatch(1);
         try (Target target = new Target()) {
             ConfigApplier applier = new ConfigApplier(target);
@@ -139,6 +145,7 @@ final class TargetCommand implements Callable<Integer> {
                             + "-byte blocks" + (ns.readOnly() ? ", read-only" : ""));
                 }
             }
+            out.println("  command data buffers: at most " + target.bufferBudget().limit() / (1 << 20) + " MiB in use");
             out.flush();
             if (config != null) {
                 Signals.onReload(() -> reload(applier, out));
@@ -155,9 +162,18 @@ final class TargetCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** {@code c} with the limits given by flags over its own. */
+    private TargetConfig withFlags(TargetConfig c) {
+        if (maxBufferMemory == null) {
+            return c;
+        }
+        return new TargetConfig(c.ports(), c.subsystems(),
+                c.limits().withMaxBufferMemory(BackendSpec.parseSize(maxBufferMemory, "--max-buffer-memory")));
+    }
+
     private void reload(ConfigApplier applier, PrintWriter out) {
         try {
-            ConfigApplier.Changes c = applier.apply(ConfigLoader.load(config));
+            ConfigApplier.Changes c = applier.apply(withFlags(ConfigLoader.load(config)));
             out.println("nvmeof target reloaded " + config + ": " + c);
         } catch (Exception e) {
             out.println("nvmeof target kept its configuration; reloading " + config + " failed: " + Main.describe(e));

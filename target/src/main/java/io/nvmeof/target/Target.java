@@ -18,6 +18,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 /**
  * The NVMe-oF target: subsystems and the ports they are served on. Build it, add
@@ -37,13 +38,14 @@ public final class Target implements AutoCloseable {
     private final Map<String, TargetTransport> transports = new ConcurrentHashMap<>();
     private final Subsystem discovery = new Subsystem(Nqn.DISCOVERY, "discovery", "nvmeof-java discovery", "0.1", true);
     private final AtomicLong discoveryGeneration = new AtomicLong(1);
-    private final Options options;
+    /** Replaced whole by {@link #update} (a reload), never changed in place by the target. */
+    private volatile Options options;
     private EventLoopGroup group;
     private ExecutorService ioExecutor;
     private boolean closed;
 
     /** Tunables, with the defaults a Linux host works well with. */
-    public static final class Options {
+    public static final class Options implements Cloneable {
         /** Event loop threads; 0 means one per core. */
         public int eventLoopThreads = 0;
         /** Threads for blocking backend I/O. */
@@ -98,6 +100,14 @@ public final class Target implements AutoCloseable {
         public int maxControllersPerHost = 16;
         /** Connections (queues) open on the target at once, over all ports and hosts. */
         public int maxConnections = 16384;
+
+        Options copy() {
+            try {
+                return (Options) clone();
+            } catch (CloneNotSupportedException e) {
+                throw new AssertionError(e);
+            }
+        }
     }
 
     /** KATO of a discovery controller whose host asks for none (nvmet's and SPDK's NVMET_DISC_KATO_MS). */
@@ -113,8 +123,24 @@ public final class Target implements AutoCloseable {
         }
         this.options = options;
         this.ioExecutor = options.ioExecutor;
-        this.bufferBudget = new BufferBudget(options.maxBufferMemory > 0 ? options.maxBufferMemory
-                : defaultMaxBufferMemory());
+        this.bufferBudget = new BufferBudget(budgetOf(options));
+    }
+
+    private static long budgetOf(Options o) {
+        return o.maxBufferMemory > 0 ? o.maxBufferMemory : defaultMaxBufferMemory();
+    }
+
+    /**
+     * Changes limits and timeouts of a running target (a reload): {@code change} edits a copy of
+     * the options, which then replaces them. The buffer budget changes at once; timeouts and caps
+     * apply from the next connection or command on. Threads, queue sizes and wire parameters stay
+     * as the target started.
+     */
+    public synchronized void update(Consumer<Options> change) {
+        Options o = options.copy();
+        change.accept(o);
+        options = o;
+        bufferBudget.setLimit(budgetOf(o));
     }
 
     public synchronized void addSubsystem(Subsystem s) {

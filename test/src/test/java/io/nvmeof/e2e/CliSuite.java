@@ -10,8 +10,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -34,7 +36,19 @@ abstract class CliSuite {
     @BeforeAll
     void start() throws Exception {
         target = TargetProcess.start(fabric(), dir, "--listen", fabric().listen(), "--subsystem", NQN,
-                "--namespace", "ram:32M", "--namespace", "file:" + dir.resolve("ns2.img") + ",size=8M,bs=512");
+                "--namespace", "ram:32M", "--namespace", "file:" + dir.resolve("ns2.img") + ",size=8M,bs=512",
+                "--max-buffer-memory", "24M");
+    }
+
+    @Test
+    void theBufferBudgetIsTheOneAskedFor() throws Exception {
+        // a small budget serves a bench of large blocks at depth: commands wait for buffers, none fails
+        Awaitility.await().atMost(Duration.ofSeconds(10))
+                .until(() -> target.out().contains("command data buffers: at most 24 MiB in use"));
+        TargetProcess.Run b = TargetProcess.cli(90, "bench", target.uri(NQN, 1), "--rw", "randwrite", "--bs", "1M",
+                "--iodepth", "32", "--runtime", "2");
+        assertEquals(0, b.exit(), b.err());
+        assertTrue(b.out().contains("IOPS"), b.out());
     }
 
     @AfterAll

@@ -130,6 +130,12 @@ public final class ConfigApplier {
                 changes.add("port " + p.portid() + " now serves " + p.subsystems());
             }
         }
+        // a first config without limits leaves the target's options as built; limits set once and
+        // taken out later go back to the defaults
+        if (!next.limits().equals(current.limits())) {
+            target.update(next.limits()::applyTo);
+            changes.add("limits now " + next.limits());
+        }
         current = next;
         Changes c = new Changes(changes);
         if (!first) {

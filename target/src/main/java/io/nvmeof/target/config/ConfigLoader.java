@@ -32,7 +32,8 @@ import java.util.UUID;
  * <li>ours: {@code {"ports": [{"portid", "trtype", "traddr", "trsvcid", "subsystems", "rdma_provider"}],
  * "subsystems": [{"nqn", "serial", "model", "firmware", "ieee_oui", "allow_any_host",
  * "allowed_hosts", "namespaces": [{"nsid", "backend", "path", "size", "block_size",
- * "read_only", "uuid", "direct_io"}]}]}};</li>
+ * "read_only", "uuid", "direct_io"}]}], "limits": {"max_buffer_memory", "max_queue_write_data",
+ * "connect_timeout_ms", "data_timeout_ms", "max_controllers_per_host", "max_connections"}}};</li>
  * <li>what {@code nvmetcli save} writes for the Linux kernel target ({@code ports[].addr},
  * {@code subsystems[].attr}, {@code namespaces[].device}), so its users can move over.</li>
  * </ul>
@@ -89,7 +90,7 @@ public final class ConfigLoader {
     // ---- our format ----
 
     private static TargetConfig fromOurs(JsonNode root) {
-        known(root, "", "ports", "subsystems");
+        known(root, "", "ports", "subsystems", "limits");
         List<SubsystemConfig> subsystems = new ArrayList<>();
         JsonNode subs = array(root, "subsystems", "");
         for (int i = 0; i < subs.size(); i++) {
@@ -123,7 +124,24 @@ public final class ConfigLoader {
             known(p, at, "portid", "trtype", "traddr", "trsvcid", "adrfam", "subsystems", "rdma_provider");
             ports.add(port(p, at, p));
         }
-        return new TargetConfig(ports, subsystems);
+        return new TargetConfig(ports, subsystems, limits(root));
+    }
+
+    private static TargetConfig.Limits limits(JsonNode root) {
+        if (!root.has("limits")) {
+            return TargetConfig.Limits.DEFAULTS;
+        }
+        JsonNode l = object(root.get("limits"), "limits");
+        known(l, "limits", "max_buffer_memory", "max_queue_write_data", "connect_timeout_ms", "data_timeout_ms",
+                "max_controllers_per_host", "max_connections");
+        return new TargetConfig.Limits(
+                l.has("max_buffer_memory") ? size(l.get("max_buffer_memory"), "limits.max_buffer_memory") : 0,
+                l.has("max_queue_write_data") ? size(l.get("max_queue_write_data"), "limits.max_queue_write_data") : 0,
+                l.has("connect_timeout_ms") ? intIn(l.get("connect_timeout_ms"), "limits.connect_timeout_ms", 100, 3_600_000) : 0,
+                l.has("data_timeout_ms") ? intIn(l.get("data_timeout_ms"), "limits.data_timeout_ms", 100, 3_600_000) : 0,
+                l.has("max_controllers_per_host")
+                        ? intIn(l.get("max_controllers_per_host"), "limits.max_controllers_per_host", 1, 0xffef) : 0,
+                l.has("max_connections") ? intIn(l.get("max_connections"), "limits.max_connections", 1, 1 << 24) : 0);
     }
 
     private static NamespaceConfig namespace(JsonNode node, String at) {

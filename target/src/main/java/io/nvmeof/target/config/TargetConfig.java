@@ -1,5 +1,6 @@
 package io.nvmeof.target.config;
 
+import io.nvmeof.target.Target;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -9,7 +10,37 @@ import java.util.UUID;
  * The target's configuration, in the nouns of Linux nvmet: ports, subsystems, namespaces,
  * allowed hosts. Values are validated; {@link ConfigLoader} builds it from JSON.
  */
-public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems) {
+public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Limits limits) {
+
+    public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems) {
+        this(ports, subsystems, Limits.DEFAULTS);
+    }
+
+    /**
+     * What the target lets all hosts together, and each host, take ({@code "limits"} in our
+     * JSON); 0 everywhere means the default of {@link Target.Options}.
+     */
+    public record Limits(long maxBufferMemory, long maxQueueWriteData, long connectTimeoutMillis, long dataTimeoutMillis,
+                         int maxControllersPerHost, int maxConnections) {
+        public static final Limits DEFAULTS = new Limits(0, 0, 0, 0, 0, 0);
+
+        /** Sets these limits in {@code o}: those given, the defaults for the rest. */
+        public Target.Options applyTo(Target.Options o) {
+            Target.Options d = new Target.Options();
+            o.maxBufferMemory = maxBufferMemory > 0 ? maxBufferMemory : d.maxBufferMemory;
+            o.maxQueueWriteData = maxQueueWriteData > 0 ? maxQueueWriteData : d.maxQueueWriteData;
+            o.connectDeadlineMillis = connectTimeoutMillis > 0 ? connectTimeoutMillis : d.connectDeadlineMillis;
+            o.dataTimeoutMillis = dataTimeoutMillis > 0 ? dataTimeoutMillis : d.dataTimeoutMillis;
+            o.maxControllersPerHost = maxControllersPerHost > 0 ? maxControllersPerHost : d.maxControllersPerHost;
+            o.maxConnections = maxConnections > 0 ? maxConnections : d.maxConnections;
+            return o;
+        }
+
+        public Limits withMaxBufferMemory(long bytes) {
+            return new Limits(bytes, maxQueueWriteData, connectTimeoutMillis, dataTimeoutMillis, maxControllersPerHost,
+                    maxConnections);
+        }
+    }
 
     /**
      * A port: where hosts connect, and which subsystems they reach there (none: discovery only).

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.nvmeof.target.Target;
 import io.nvmeof.target.config.TargetConfig.NamespaceConfig;
 import java.util.UUID;
 import java.util.stream.Stream;
@@ -50,6 +51,22 @@ class ConfigLoaderTest {
         assertTrue(f.readOnly());
         assertEquals(UUID.fromString("0b4d2b34-3c55-4d7e-a1a7-6f9c1b1d0a11"), f.uuid());
         assertEquals(1L << 40, s.namespaces().get(2).size());
+    }
+
+    @Test
+    void readsLimitsAndLeavesTheRestAtTheirDefaults() {
+        assertEquals(TargetConfig.Limits.DEFAULTS, ConfigLoader.parse(GOOD).limits());
+        TargetConfig c = ConfigLoader.parse(GOOD.replaceFirst("\\{", "{\"limits\": {\"max_buffer_memory\": \"2G\","
+                + " \"data_timeout_ms\": 5000, \"max_controllers_per_host\": 4},"));
+        assertEquals(new TargetConfig.Limits(2L << 30, 0, 0, 5000, 4, 0), c.limits());
+        Target.Options o = c.limits().applyTo(new Target.Options());
+        assertEquals(2L << 30, o.maxBufferMemory);
+        assertEquals(5000, o.dataTimeoutMillis);
+        assertEquals(4, o.maxControllersPerHost);
+        Target.Options d = new Target.Options();
+        assertEquals(d.connectDeadlineMillis, o.connectDeadlineMillis);
+        assertEquals(d.maxQueueWriteData, o.maxQueueWriteData);
+        assertEquals(d.maxConnections, o.maxConnections);
     }
 
     /** What `nvmetcli save` writes for the kernel target. */
@@ -129,7 +146,18 @@ class ConfigLoaderTest {
                 Arguments.of("allow_any_host with a host list", GOOD.replace("\"allowed_hosts\"",
                         "\"allow_any_host\": true, \"allowed_hosts\""), "subsystems[0].allow_any_host"),
                 Arguments.of("ieee_oui too wide", GOOD.replace("0x0025b5", "0x1000000"), "subsystems[0].ieee_oui"),
-                Arguments.of("no ports", "{\"ports\": [], \"subsystems\": []}", "ports"));
+                Arguments.of("no ports", "{\"ports\": [], \"subsystems\": []}", "ports"),
+                Arguments.of("limits not an object", GOOD.replaceFirst("\\{", "{\"limits\": 5,"), "limits"),
+                Arguments.of("unknown limit", GOOD.replaceFirst("\\{", "{\"limits\": {\"max_memory\": 5},"),
+                        "limits.max_memory"),
+                Arguments.of("bad buffer memory", GOOD.replaceFirst("\\{", "{\"limits\": {\"max_buffer_memory\": \"much\"},"),
+                        "limits.max_buffer_memory"),
+                Arguments.of("negative buffer memory", GOOD.replaceFirst("\\{", "{\"limits\": {\"max_buffer_memory\": -1},"),
+                        "limits.max_buffer_memory"),
+                Arguments.of("data timeout too short", GOOD.replaceFirst("\\{", "{\"limits\": {\"data_timeout_ms\": 5},"),
+                        "limits.data_timeout_ms"),
+                Arguments.of("no controllers", GOOD.replaceFirst("\\{", "{\"limits\": {\"max_controllers_per_host\": 0},"),
+                        "limits.max_controllers_per_host"));
     }
 
     @ParameterizedTest(name = "{0}")

@@ -118,4 +118,26 @@ class ReloadTest {
             }
         }
     }
+
+    /** A reload changes the limits of a running target: the buffer budget at once, the rest from then on. */
+    @Test
+    void limitsChangeByReload() throws Exception {
+        Target.Options o = new Target.Options();
+        o.maxBufferMemory = 8 << 20;
+        try (Target target = new Target(o)) {
+            ConfigApplier applier = new ConfigApplier(target);
+            applier.apply(ConfigLoader.parse(config(NS1, "")));
+            assertEquals(8 << 20, target.bufferBudget().limit(), "a config without limits keeps the target's own");
+            String limited = config(NS1, "").replaceFirst("\\{", "{\"limits\": {\"max_buffer_memory\": \"32M\", "
+                    + "\"data_timeout_ms\": 4000},");
+            ConfigApplier.Changes c = applier.apply(ConfigLoader.parse(limited));
+            assertTrue(c.toString().contains("limits"), c.toString());
+            assertEquals(32 << 20, target.bufferBudget().limit());
+            assertEquals(4000, target.dataTimeoutMillis());
+            // taken out again: the defaults
+            applier.apply(ConfigLoader.parse(config(NS1, "")));
+            assertEquals(Target.defaultMaxBufferMemory(), target.bufferBudget().limit());
+            assertEquals(new Target.Options().dataTimeoutMillis, target.dataTimeoutMillis());
+        }
+    }
 }
