@@ -41,6 +41,8 @@ public final class Request implements Runnable {
     public int received;
     /** Transport bookkeeping: the next data offset it expects or will request. */
     public int transportCursor;
+    /** The tag the transport gave the host to send this request's data under (TCP: the TTAG of its R2T). */
+    public int transportTag;
     /** Some of the command's data arrived damaged (data digest mismatch). */
     public boolean dataCorrupt;
     /** What runs the command, chosen once as it is parsed (null: a Fabrics command). */

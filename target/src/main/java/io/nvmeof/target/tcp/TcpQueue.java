@@ -48,10 +48,18 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
     private boolean flushPending;
     /** Where C2HData data starts: header, header digest, padding to the host's HPDA. */
     private int c2hDataOffset = DataPdu.SIZE;
+    /**
+     * A TTAG is the request's slot in its low bits and a count of R2Ts in the high ones, so data
+     * a host sends late for a command that has ended (its data timed out, say) cannot land in the
+     * next command of that slot, even under the same CID: it names an unknown TTAG.
+     */
+    private final int slotBits;
+    private int r2tCount;
 
     TcpQueue(Target target, Port port) {
         this.target = target;
         this.queue = new QueuePair(target, this, port);
+        this.slotBits = 32 - Integer.numberOfLeadingZeros(Math.max(1, target.maxQueueSize() - 1));
     }
 
     @Override
@@ -157,8 +165,8 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
 
     private void h2cData(ByteBuf in, int start, int dataStart, int dataLength) throws PduException {
         DataPdu pdu = dataView.wrap(Wire.load(in, start, DataPdu.SIZE, scratch), 0);
-        Request r = queue.byTag(pdu.ttag());
-        if (r == null || r.state != Request.State.TRANSFERRING_H2C) {
+        Request r = queue.byTag(pdu.ttag() & ((1 << slotBits) - 1));
+        if (r == null || r.state != Request.State.TRANSFERRING_H2C || r.transportTag != pdu.ttag()) {
             throw new PduException(FatalErrorStatus.INVALID_HEADER_FIELD, DataPdu.TTAG_OFFSET, "unknown TTAG " + pdu.ttag());
         }
         if (r.cid() != pdu.cccid()) {
@@ -221,7 +229,8 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
         r.transportCursor = r.length;
         r.dataDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(target.dataTimeoutMillis());
         R2TPdu pdu = r2tView.wrap(scratch, 0);
-        pdu.encode(r.cid(), r.tag, offset, length, headerDigest);
+        r.transportTag = (++r2tCount << slotBits | r.tag) & 0xffff;
+        pdu.encode(r.cid(), r.transportTag, offset, length, headerDigest);
         ByteBuf out = ctx.alloc().directBuffer(R2TPdu.SIZE + Pdu.DIGEST_SIZE);
         Wire.store(scratch, R2TPdu.SIZE, out);
         if (headerDigest) {

@@ -2,6 +2,7 @@ package io.nvmeof.target.tcp;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.nvmeof.protocol.AdminOpcode;
@@ -12,10 +13,12 @@ import io.nvmeof.protocol.Nqn;
 import io.nvmeof.protocol.Registers;
 import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.Status;
+import io.nvmeof.protocol.tcp.DataPdu;
 import io.nvmeof.protocol.tcp.FatalErrorStatus;
 import io.nvmeof.protocol.tcp.Pdu;
 import io.nvmeof.protocol.tcp.PduType;
 import io.nvmeof.protocol.tcp.R2TPdu;
+import io.nvmeof.protocol.tcp.TermReqPdu;
 import io.nvmeof.target.BufferBudget;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Subsystem;
@@ -24,6 +27,7 @@ import io.nvmeof.target.backend.RamBackend;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -174,6 +178,42 @@ class LimitsTest {
             byte[] data = new byte[4096];
             assertTrue(io.command(x -> x.blocks(NvmOpcode.WRITE, 0, 1).psdt(1).nsid(1).sgl(0, 4096, Sgl.IN_CAPSULE),
                     data).cqe().status().isSuccess());
+        }
+    }
+
+    /**
+     * Data a host sends late, for a write whose data timed out, under the TTAG of that write's
+     * R2T: the slot and even the CID have gone to a new write, but the TTAG has not, so the stale
+     * data ends the connection instead of landing in the new write.
+     */
+    @Test
+    void lateDataForAnEndedWriteCannotLandInTheNextOne() throws IOException {
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+            int cntlid = admin.bringUpAdmin(NQN);
+            io.bringUpIo(NQN, 1, cntlid);
+            RawHost.Received stale = io.command(x -> x.blocks(NvmOpcode.WRITE, 0, 1).psdt(1).nsid(1).cid(5)
+                    .sgl(0, 4096, Sgl.TCP_TRANSPORT), null);
+            assertEquals(PduType.R2T, stale.type());
+            assertEquals(Status.DATA_TRANSFER_ERROR, io.receive().cqe().status().withDnr(false));
+            RawHost.Received fresh = io.command(x -> x.blocks(NvmOpcode.WRITE, 0, 1).psdt(1).nsid(1).cid(5)
+                    .sgl(0, 4096, Sgl.TCP_TRANSPORT), null);
+            assertEquals(PduType.R2T, fresh.type());
+            assertNotEquals(stale.u16(R2TPdu.TTAG_OFFSET), fresh.u16(R2TPdu.TTAG_OFFSET), "a TTAG reused");
+            byte[] old = new byte[4096];
+            Arrays.fill(old, (byte) 0xee);
+            io.answer(stale, old);
+            RawHost.Received term = io.receive();
+            assertEquals(PduType.C2H_TERM_REQ, term.type());
+            assertEquals(DataPdu.TTAG_OFFSET, term.u32(TermReqPdu.FEI_OFFSET));
+            assertTrue(io.closedByPeer());
+        }
+        // the stale bytes are nowhere
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+            io.bringUpIo(NQN, 1, admin.bringUpAdmin(NQN));
+            RawHost.Received read = io.command(x -> x.blocks(NvmOpcode.READ, 0, 1).psdt(1).nsid(1)
+                    .sgl(0, 4096, Sgl.TCP_TRANSPORT), null);
+            assertEquals(PduType.C2H_DATA, read.type());
+            assertNotEquals((byte) 0xee, read.bytes().get(read.u8(Pdu.PDO_OFFSET)));
         }
     }
 
