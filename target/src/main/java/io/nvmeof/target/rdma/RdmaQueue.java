@@ -22,6 +22,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The controller side of one NVMe/RDMA queue (NVMe/RDMA Transport 1.0): command capsules arrive
@@ -109,6 +110,13 @@ final class RdmaQueue implements QueueTransport, RdmaHandler {
         for (int i = 0; i < queueSize; i++) {
             c.postRecv(RECV | i, recvRegion, i * capsuleSize, capsuleSize);
         }
+        // as over TCP: a peer that does not send its Fabrics Connect in time loses the queue
+        long deadline = target.connectDeadlineMillis();
+        c.eventLoop().schedule(() -> {
+            if (!closed && queue.qid() < 0) {
+                fail("no Fabrics Connect within " + deadline + " ms");
+            }
+        }, deadline, TimeUnit.MILLISECONDS);
     }
 
     /** Frees the registrations when nothing can touch them any more. */

@@ -112,6 +112,24 @@ class RdmaTransportTest {
         assertEquals(RdmaCmReject.INVALID_HRQSIZE, rejectStatus(request(0, 1, 0, 31)));
     }
 
+    /** A connection that never sends its Fabrics Connect is closed at the connect deadline, as over TCP. */
+    @Test
+    void aQueueWithoutFabricsConnectIsClosedAtTheDeadline() throws Exception {
+        target.update(o -> o.connectDeadlineMillis = 500);
+        try {
+            RecordingHandler h = new RecordingHandler();
+            RdmaConnection c = host.connect(address, new ConnectParams(request(0, 0, 32, 31), 8, 8, 4, 1, 5000), h)
+                    .get(10, TimeUnit.SECONDS);
+            long t0 = System.nanoTime();
+            h.disconnected.get(10, TimeUnit.SECONDS);
+            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+            assertTrue(ms >= 300 && ms < 5000, "closed after " + ms + " ms");
+            c.close();
+        } finally {
+            target.update(o -> o.connectDeadlineMillis = new Target.Options().connectDeadlineMillis);
+        }
+    }
+
     /** A raw admin queue: the connection, a registered window with canary pages around it, response buffers. */
     static final class RawQueue implements AutoCloseable {
         final RecordingHandler handler = new RecordingHandler();
