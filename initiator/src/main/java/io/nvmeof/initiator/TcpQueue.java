@@ -10,8 +10,8 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.nvmeof.fabric.EventLoops;
-import io.nvmeof.fabric.tcp.Crc32c;
-import io.nvmeof.fabric.tcp.PduDecoder;
+import io.nvmeof.fabric.tcp.PduReader;
+import io.nvmeof.fabric.tcp.PduWriter;
 import io.nvmeof.fabric.tcp.PduException;
 import io.nvmeof.fabric.tcp.Wire;
 import io.nvmeof.protocol.CompletionQueueEntry;
@@ -54,6 +54,10 @@ final class TcpQueue extends HostQueue {
     private final R2TPdu r2tView = new R2TPdu();
     private final CapsuleCommandPdu capsuleView = new CapsuleCommandPdu();
     private final Handler handler = new Handler();
+    /** The read whose data the C2HData PDU being read carries, its CID and the data offset of the PDU. */
+    private Command receiving;
+    private int receivingCid;
+    private int receivingAt;
     private long maxH2cData;
     private ChannelHandlerContext ctx;
     private Channel channel;
@@ -140,16 +144,13 @@ final class TcpQueue extends HostQueue {
         } else {
             sqe.sgl(0, 0, Sgl.TCP_TRANSPORT);
         }
-        ByteBuf out = ctx.alloc().directBuffer(plen);
+        PduWriter writer = handler.writer();
+        ByteBuf out = writer.header(ctx.alloc(), CapsuleCommandPdu.SIZE, hd, plen - hdr);
         try {
-            Wire.store(scratch, CapsuleCommandPdu.SIZE, out);
-            if (hd) {
-                out.writeIntLE(handler.crc().compute(out, 0, CapsuleCommandPdu.SIZE));
-            }
             if (dataLen > 0) {
                 copyOut(c.data, 0, dataLen, out);
                 if (dd) {
-                    out.writeIntLE(handler.crc().compute(out, hdr, dataLen));
+                    writer.dataDigest(out, hdr, dataLen);
                 }
             }
         } catch (RuntimeException e) {
@@ -177,9 +178,9 @@ final class TcpQueue extends HostQueue {
 
     // ---- receive ----
 
-    private void icResp(ByteBuf in, int start) throws PduException {
+    private void icResp(ByteBuf header) throws PduException {
         ByteBuffer scratch = handler.scratch();
-        ICRespPdu resp = new ICRespPdu().wrap(Wire.load(in, start, ICRespPdu.SIZE, scratch), 0);
+        ICRespPdu resp = new ICRespPdu().wrap(Wire.load(header, 0, ICRespPdu.SIZE, scratch), 0);
         if (resp.pfv() != 0) {
             throw new PduException(FatalErrorStatus.UNSUPPORTED_PARAMETER, ICRespPdu.PFV_OFFSET, "PFV " + resp.pfv());
         }
@@ -210,8 +211,8 @@ final class TcpQueue extends HostQueue {
         return c;
     }
 
-    private void response(ByteBuf in, int start) throws PduException {
-        CompletionQueueEntry cqe = cqeView.wrap(Wire.load(in, start + CapsuleResponsePdu.CQE_OFFSET,
+    private void response(ByteBuf header) throws PduException {
+        CompletionQueueEntry cqe = cqeView.wrap(Wire.load(header, CapsuleResponsePdu.CQE_OFFSET,
                 CompletionQueueEntry.SIZE, handler.scratch()), 0);
         int cid = cqe.cid();
         Command c = inFlight(cid, CapsuleResponsePdu.CQE_OFFSET + CompletionQueueEntry.CID_OFFSET);
@@ -219,19 +220,21 @@ final class TcpQueue extends HostQueue {
         responded(c, cqe.status(), cqe.result());
     }
 
-    private void c2hData(ByteBuf in, int start, int flags, int dataStart, int dataLength) throws PduException {
-        DataPdu pdu = dataView.wrap(Wire.load(in, start, DataPdu.SIZE, handler.scratch()), 0);
-        int cid = pdu.cccid();
-        Command c = inFlight(cid, DataPdu.CCCID_OFFSET);
+    /** The read a C2HData PDU carries data for, once its header is checked against the command. */
+    private Command c2hCommand(ByteBuf header, int dataLength) throws PduException {
+        DataPdu pdu = dataView.wrap(Wire.load(header, 0, DataPdu.SIZE, handler.scratch()), 0);
+        Command c = inFlight(pdu.cccid(), DataPdu.CCCID_OFFSET);
         long datao = pdu.datao();
         if (c.direction != Command.FROM_CONTROLLER || pdu.datal() != dataLength || datao != c.received
                 || datao + dataLength > c.length) {
             throw new PduException(FatalErrorStatus.DATA_TRANSFER_OUT_OF_RANGE, DataPdu.DATAO_OFFSET,
                     "C2HData " + datao + "+" + dataLength + " outside command " + c);
         }
-        if (handler.dataDigestOk()) {
-            copyIn(in, dataStart, c.data, (int) datao, dataLength);
-        } else {
+        return c;
+    }
+
+    private void c2hData(Command c, int flags, int dataLength) throws PduException {
+        if (!handler.dataDigestOk()) {
             c.dataCorrupt = true;
         }
         c.received += dataLength;
@@ -241,7 +244,7 @@ final class TcpQueue extends HostQueue {
                         "SUCCESS without LAST_PDU");
             }
             if (c.received != c.length) {
-                retire(cid);
+                retire(c.cid);
                 c.completeExceptionally(new IOException(c.name() + " ended with " + c.received + " of " + c.length
                         + " bytes"));
                 return;
@@ -250,9 +253,9 @@ final class TcpQueue extends HostQueue {
         }
     }
 
-    private void r2t(ByteBuf in, int start) throws PduException {
+    private void r2t(ByteBuf header) throws PduException {
         ByteBuffer scratch = handler.scratch();
-        R2TPdu pdu = r2tView.wrap(Wire.load(in, start, R2TPdu.SIZE, scratch), 0);
+        R2TPdu pdu = r2tView.wrap(Wire.load(header, 0, R2TPdu.SIZE, scratch), 0);
         Command c = inFlight(pdu.cccid(), R2TPdu.CCCID_OFFSET);
         long offset = pdu.r2to();
         long length = pdu.r2tl();
@@ -275,16 +278,12 @@ final class TcpQueue extends HostQueue {
             boolean hd = handler.headerDigest();
             boolean dd = handler.dataDigest();
             int hdr = DataPdu.SIZE + (hd ? Pdu.DIGEST_SIZE : 0);
-            ByteBuf out = ctx.alloc().directBuffer(hdr + chunk + (dd ? Pdu.DIGEST_SIZE : 0));
             dataView.wrap(scratch, 0);
             dataView.encode(PduType.H2C_DATA, last ? Pdu.FLAG_LAST_PDU : 0, cccid, ttag, offset + sent, chunk, hd, dd);
-            Wire.store(scratch, DataPdu.SIZE, out);
-            if (hd) {
-                out.writeIntLE(handler.crc().compute(out, 0, DataPdu.SIZE));
-            }
+            ByteBuf out = handler.writer().header(ctx.alloc(), DataPdu.SIZE, hd, chunk + (dd ? Pdu.DIGEST_SIZE : 0));
             copyOut(c.data, (int) (offset + sent), chunk, out);
             if (dd) {
-                out.writeIntLE(handler.crc().compute(out, hdr, chunk));
+                handler.writer().dataDigest(out, hdr, chunk);
             }
             write(out);
             sent += chunk;
@@ -327,13 +326,13 @@ final class TcpQueue extends HostQueue {
     }
 
     /** The channel handler: PDU framing and checks, then the queue's methods above. */
-    private final class Handler extends PduDecoder {
+    private final class Handler extends PduReader {
         ByteBuffer scratch() {
             return scratch;
         }
 
-        Crc32c crc() {
-            return crc;
+        PduWriter writer() {
+            return writer;
         }
 
         boolean headerDigest() {
@@ -363,9 +362,7 @@ final class TcpQueue extends HostQueue {
         public void channelActive(ChannelHandlerContext ctx) throws Exception {
             ICReqPdu req = new ICReqPdu().wrap(scratch, 0);
             req.encode(0, wantHeaderDigest, wantDataDigest, 0);
-            ByteBuf out = ctx.alloc().directBuffer(ICReqPdu.SIZE);
-            Wire.store(scratch, ICReqPdu.SIZE, out);
-            ctx.writeAndFlush(out);
+            ctx.writeAndFlush(writer.header(ctx.alloc(), ICReqPdu.SIZE, false, 0));
             ctx.executor().schedule(() -> {
                 if (!ready.isDone()) {
                     ready.completeExceptionally(new IOException("no ICResp from " + ctx.channel().remoteAddress()
@@ -392,20 +389,48 @@ final class TcpQueue extends HostQueue {
         }
 
         @Override
-        protected void onPdu(ChannelHandlerContext ctx, PduType type, ByteBuf in, int start, int flags,
-                             int dataStart, int dataLength) throws PduException {
+        protected void beginData(ChannelHandlerContext ctx, PduType type, ByteBuf header, int flags, int dataLength)
+                throws PduException {
+            if (type != PduType.C2H_DATA) {
+                throw new PduException(FatalErrorStatus.PDU_SEQUENCE_ERROR, 0, "unexpected " + type);
+            }
+            Command c = c2hCommand(header, dataLength);
+            receiving = c;
+            receivingCid = c.cid;
+            receivingAt = c.received;
+        }
+
+        @Override
+        protected void dataChunk(ByteBuf src, int index, int length, int offset) {
+            Command c = receiving;
+            if (c == null) {
+                return;
+            }
+            if (inFlight(receivingCid) != c) {
+                // the read ended while its data was coming (timed out): the caller has its buffer
+                // back, so the rest is dropped, and the PDU's end finds the CID unknown
+                receiving = null;
+                return;
+            }
+            copyIn(src, index, c.data, receivingAt + offset, length);
+        }
+
+        @Override
+        protected void onPdu(ChannelHandlerContext ctx, PduType type, ByteBuf header, int flags, int dataLength)
+                throws PduException {
+            receiving = null;
             switch (type) {
                 case IC_RESP:
-                    icResp(in, start);
+                    icResp(header);
                     break;
                 case CAPSULE_RESP:
-                    response(in, start);
+                    response(header);
                     break;
                 case C2H_DATA:
-                    c2hData(in, start, flags, dataStart, dataLength);
+                    c2hData(c2hCommand(header, dataLength), flags, dataLength);
                     break;
                 case R2T:
-                    r2t(in, start);
+                    r2t(header);
                     break;
                 default:
                     throw new PduException(FatalErrorStatus.PDU_SEQUENCE_ERROR, 0, "unexpected " + type);

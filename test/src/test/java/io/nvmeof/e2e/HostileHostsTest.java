@@ -94,14 +94,7 @@ class HostileHostsTest {
                 Random rnd = new Random(99);
                 while (System.nanoTime() < stopAt) {
                     for (BlockDevice dev : new BlockDevice[] {c.namespace(1), c.namespace(2)}) {
-                        byte[] data = new byte[(1 + rnd.nextInt(32)) * 4096];
-                        rnd.nextBytes(data);
-                        long off = (long) rnd.nextInt((int) (dev.size() / 4096) - 32) * 4096;
-                        dev.write(off, ByteBuffer.wrap(data));
-                        ByteBuffer back = ByteBuffer.allocate(data.length);
-                        dev.read(off, back);
-                        assertEquals(ByteBuffer.wrap(data), back.flip());
-                        verified += data.length;
+                        verified += verify(dev, rnd, 1);
                     }
                 }
             }

@@ -3,7 +3,7 @@ package io.nvmeof.target.tcp;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.EventLoop;
-import io.nvmeof.fabric.tcp.PduDecoder;
+import io.nvmeof.fabric.tcp.PduReader;
 import io.nvmeof.fabric.tcp.PduException;
 import io.nvmeof.fabric.tcp.Wire;
 import io.nvmeof.protocol.CompletionQueueEntry;
@@ -32,7 +32,7 @@ import java.util.concurrent.TimeUnit;
  * termination (NVMe/TCP Transport 1.0, 3.3-3.6). Confined to the channel's event loop.
  * Responses produced while reading are flushed once per read loop.
  */
-final class TcpQueue extends PduDecoder implements QueueTransport {
+final class TcpQueue extends PduReader implements QueueTransport {
     private static final System.Logger LOG = System.getLogger(TcpQueue.class.getName());
 
     private final Target target;
@@ -55,6 +55,9 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
      */
     private final int slotBits;
     private int r2tCount;
+    /** The request whose data the PDU being read carries, and the TTAG it came under (-1: in-capsule). */
+    private Request receiving;
+    private int receivingTag;
 
     TcpQueue(Target target, Port port) {
         this.target = target;
@@ -76,7 +79,7 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
         }, deadline, TimeUnit.MILLISECONDS);
     }
 
-    // ---- decoder side ----
+    // ---- reader side ----
 
     @Override
     protected boolean allowed(PduType type) {
@@ -99,17 +102,57 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
     }
 
     @Override
-    protected void onPdu(ChannelHandlerContext ctx, PduType type, ByteBuf in, int start, int flags,
-                         int dataStart, int dataLength) throws PduException {
+    protected void beginData(ChannelHandlerContext ctx, PduType type, ByteBuf header, int flags, int dataLength)
+            throws PduException {
+        if (type == PduType.CAPSULE_CMD) {
+            Request r = newRequest(header);
+            r.data = allocateData(r, dataLength);
+            receiving = r;
+            receivingTag = -1;
+        } else if (type == PduType.H2C_DATA) {
+            Request r = h2cRequest(header, dataLength);
+            receiving = r;
+            receivingTag = r.transportTag;
+        } else {
+            throw new PduException(FatalErrorStatus.PDU_SEQUENCE_ERROR, 0, "unexpected " + type);
+        }
+    }
+
+    @Override
+    protected void dataChunk(ByteBuf src, int index, int length, int offset) {
+        Request r = receiving;
+        if (r == null) {
+            return;
+        }
+        if (receivingTag >= 0 && (r.state != Request.State.TRANSFERRING_H2C || r.transportTag != receivingTag)) {
+            // the write ended while its data was coming (its data timed out): the rest is dropped,
+            // and the PDU's end finds its TTAG unknown
+            receiving = null;
+            return;
+        }
+        r.data.setBytes(r.dataOffset + r.received + offset, src, index, length);
+    }
+
+    @Override
+    protected void onPdu(ChannelHandlerContext ctx, PduType type, ByteBuf header, int flags, int dataLength)
+            throws PduException {
+        Request r = receiving;
+        receiving = null;
         switch (type) {
             case IC_REQ:
-                initialize(in, start);
+                initialize(header);
                 break;
             case CAPSULE_CMD:
-                capsule(in, start, dataStart, dataLength);
+                if (dataLength == 0) {
+                    r = newRequest(header);
+                } else {
+                    r.received = dataLength;
+                    r.dataCorrupt = !dataDigestOk;
+                }
+                queue.start(r);
                 break;
             case H2C_DATA:
-                h2cData(in, start, dataStart, dataLength);
+                h2cData(h2cRequest(header, dataLength), dataLength);
                 break;
             default:
                 throw new PduException(FatalErrorStatus.PDU_SEQUENCE_ERROR, 0, "unexpected " + type);
@@ -121,8 +164,8 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
         LOG.log(System.Logger.Level.WARNING, "host {0} terminated the connection: {1} (field offset {2})", peer(), fes, fei);
     }
 
-    private void initialize(ByteBuf in, int start) throws PduException {
-        ICReqPdu req = new ICReqPdu().wrap(Wire.load(in, start, ICReqPdu.SIZE, scratch), 0);
+    private void initialize(ByteBuf header) throws PduException {
+        ICReqPdu req = new ICReqPdu().wrap(Wire.load(header, 0, ICReqPdu.SIZE, scratch), 0);
         if (req.pfv() != 0) {
             throw new PduException(FatalErrorStatus.UNSUPPORTED_PARAMETER, ICReqPdu.PFV_OFFSET, "PFV " + req.pfv());
         }
@@ -136,9 +179,7 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
         c2hDataOffset = (headerEnd + align - 1) / align * align;
         ICRespPdu resp = new ICRespPdu().wrap(scratch, 0);
         resp.encode(0, hd, dd, target.maxH2cData());
-        ByteBuf out = ctx.alloc().directBuffer(ICRespPdu.SIZE);
-        Wire.store(scratch, ICRespPdu.SIZE, out);
-        write(out);
+        write(writer.header(ctx.alloc(), ICRespPdu.SIZE, false, 0));
         headerDigest = hd;
         dataDigest = dd;
         initialized = true;
@@ -148,23 +189,18 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
                 TimeUnit.MILLISECONDS);
     }
 
-    private void capsule(ByteBuf in, int start, int dataStart, int dataLength) throws PduException {
+    private Request newRequest(ByteBuf header) throws PduException {
         Request r = queue.acquire();
         if (r == null) {
             throw new PduException(FatalErrorStatus.PDU_SEQUENCE_ERROR, 0, "more commands in flight than the queue holds");
         }
-        r.loadSqe(in, start + Pdu.COMMON_HEADER_SIZE);
-        if (dataLength > 0) {
-            r.data = allocateData(r, dataLength);
-            r.data.setBytes(r.dataOffset, in, dataStart, dataLength);
-            r.received = dataLength;
-            r.dataCorrupt = !dataDigestOk;
-        }
-        queue.start(r);
+        r.loadSqe(header, Pdu.COMMON_HEADER_SIZE);
+        return r;
     }
 
-    private void h2cData(ByteBuf in, int start, int dataStart, int dataLength) throws PduException {
-        DataPdu pdu = dataView.wrap(Wire.load(in, start, DataPdu.SIZE, scratch), 0);
+    /** The write an H2CData PDU carries data for, once its header is checked against what was asked. */
+    private Request h2cRequest(ByteBuf header, int dataLength) throws PduException {
+        DataPdu pdu = dataView.wrap(Wire.load(header, 0, DataPdu.SIZE, scratch), 0);
         Request r = queue.byTag(pdu.ttag() & ((1 << slotBits) - 1));
         if (r == null || r.state != Request.State.TRANSFERRING_H2C || r.transportTag != pdu.ttag()) {
             throw new PduException(FatalErrorStatus.INVALID_HEADER_FIELD, DataPdu.TTAG_OFFSET, "unknown TTAG " + pdu.ttag());
@@ -182,7 +218,10 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
                     "H2CData at " + pdu.datao() + "+" + pdu.datal() + " outside the R2T window " + r.received + ".."
                             + r.transportCursor);
         }
-        r.data.setBytes(r.dataOffset + r.received, in, dataStart, dataLength);
+        return r;
+    }
+
+    private void h2cData(Request r, int dataLength) {
         r.received += dataLength;
         r.dataCorrupt |= !dataDigestOk;
         if (r.received == r.length) {
@@ -231,12 +270,7 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
         R2TPdu pdu = r2tView.wrap(scratch, 0);
         r.transportTag = (++r2tCount << slotBits | r.tag) & 0xffff;
         pdu.encode(r.cid(), r.transportTag, offset, length, headerDigest);
-        ByteBuf out = ctx.alloc().directBuffer(R2TPdu.SIZE + Pdu.DIGEST_SIZE);
-        Wire.store(scratch, R2TPdu.SIZE, out);
-        if (headerDigest) {
-            out.writeIntLE(crc.compute(out, 0, R2TPdu.SIZE));
-        }
-        write(out);
+        write(writer.header(ctx.alloc(), R2TPdu.SIZE, headerDigest, 0));
     }
 
     @Override
@@ -254,17 +288,14 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
             dataView.pdo(c2hDataOffset).plen(c2hDataOffset + len + (dataDigest ? Pdu.DIGEST_SIZE : 0));
             int start = r.dataOffset - c2hDataOffset; // the header goes right before the data
             d.setIndex(start, start);
-            Wire.store(scratch, DataPdu.SIZE, d);
+            writer.header(d, DataPdu.SIZE, headerDigest);
             int headerEnd = DataPdu.SIZE + (headerDigest ? Pdu.DIGEST_SIZE : 0);
-            if (headerDigest) {
-                d.writeIntLE(crc.compute(d, start, DataPdu.SIZE));
-            }
             if (c2hDataOffset > headerEnd) {
                 d.setZero(start + headerEnd, c2hDataOffset - headerEnd);
             }
             d.writerIndex(r.dataOffset + len);
             if (dataDigest) {
-                d.writeIntLE(crc.compute(d, r.dataOffset, len));
+                writer.dataDigest(d, r.dataOffset, len);
             }
             write(d);
             if (successInData) {
@@ -277,11 +308,7 @@ final class TcpQueue extends PduDecoder implements QueueTransport {
                 CapsuleResponsePdu.SIZE + (headerDigest ? Pdu.DIGEST_SIZE : 0));
         respView.cqe(cqeView).result(r.result).sqhd(queue.sqhd()).sqid(Math.max(queue.qid(), 0)).cid(r.cid())
                 .status(r.status);
-        ByteBuf out = ctx.alloc().directBuffer(CapsuleResponsePdu.SIZE + Pdu.DIGEST_SIZE);
-        Wire.store(scratch, CapsuleResponsePdu.SIZE, out);
-        if (headerDigest) {
-            out.writeIntLE(crc.compute(out, 0, CapsuleResponsePdu.SIZE));
-        }
+        ByteBuf out = writer.header(ctx.alloc(), CapsuleResponsePdu.SIZE, headerDigest, 0);
         queue.release(r);
         write(out);
     }

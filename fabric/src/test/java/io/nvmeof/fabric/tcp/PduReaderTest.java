@@ -24,11 +24,17 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-class PduDecoderTest {
-    /** Accepts CapsuleCmd and H2CData; records what it saw as "TYPE:dataLength:firstDataByte". */
-    static final class Recorder extends PduDecoder {
+class PduReaderTest {
+    /**
+     * Accepts CapsuleCmd and H2CData; records what it saw as "TYPE:dataLength:firstDataByte" and
+     * collects the data as it is handed over, with the buffers it came in.
+     */
+    static final class Recorder extends PduReader {
         final List<String> seen = new ArrayList<>();
+        final List<ByteBuf> sources = new ArrayList<>();
+        ByteBuf data = Unpooled.buffer();
         boolean explode;
+        boolean hold;
 
         Recorder(boolean hd, boolean dd) {
             headerDigest = hd;
@@ -46,14 +52,37 @@ class PduDecoderTest {
         }
 
         @Override
-        protected void onPdu(ChannelHandlerContext ctx, PduType type, ByteBuf in, int start, int flags,
-                             int dataStart, int dataLength) {
+        protected boolean paused() {
+            return hold;
+        }
+
+        void release(ChannelHandlerContext ctx) {
+            hold = false;
+            resume(ctx);
+        }
+
+        @Override
+        protected void beginData(ChannelHandlerContext ctx, PduType type, ByteBuf header, int flags, int dataLength) {
+            data.clear();
+        }
+
+        @Override
+        protected void dataChunk(ByteBuf src, int index, int length, int offset) {
+            assertEquals(data.writerIndex(), offset);
+            sources.add(src);
+            data.writeBytes(src, index, length);
+        }
+
+        @Override
+        protected void onPdu(ChannelHandlerContext ctx, PduType type, ByteBuf header, int flags, int dataLength) {
             if (explode) {
                 seen.add("boom");
                 throw new IllegalStateException("handler bug");
             }
-            seen.add(type + ":" + dataLength + (dataLength > 0 ? ":" + in.getByte(dataStart) : "")
+            assertEquals(dataLength, data.writerIndex() > 0 ? data.readableBytes() : 0);
+            seen.add(type + ":" + dataLength + (dataLength > 0 ? ":" + data.getByte(0) : "")
                     + (dataDigestOk ? "" : ":bad-ddgst"));
+            data.clear();
         }
 
         @Override
@@ -207,6 +236,69 @@ class PduDecoderTest {
         assertFalse(ch.isOpen());
         ch.finishAndReleaseAll();
         assertEquals(List.of("boom"), r.seen);
+    }
+
+    /** Data goes from the buffers that came off the socket straight to its destination: no cumulation, no copy before. */
+    @Test
+    void dataIsHandedOverFromTheInboundBuffersAsItArrives() {
+        Recorder r = new Recorder(true, true);
+        EmbeddedChannel ch = new EmbeddedChannel(r);
+        ByteBuf pdu = h2cData(4000, true, true, (byte) 5);
+        List<ByteBuf> sent = new ArrayList<>();
+        // header and part of the data, then the data in three pieces, the last with the digest
+        for (int cut : new int[] {40, 1000, 3000, pdu.readableBytes()}) {
+            ByteBuf piece = pdu.readRetainedSlice(cut - pdu.readerIndex());
+            sent.add(piece);
+            ch.writeInbound(piece.retain());
+        }
+        assertEquals(List.of("H2C_DATA:4000:5"), r.seen);
+        assertEquals(sent, r.sources, "each chunk of data is read from the buffer it arrived in");
+        // the slices share the PDU's count: ours and the test's own, none held by the reader
+        assertEquals(1 + sent.size(), pdu.refCnt(), "the reader keeps no reference to what it read");
+        sent.forEach(ByteBuf::release);
+        assertTrue(pdu.release());
+        assertTrue(ch.isOpen());
+        ch.finishAndReleaseAll();
+    }
+
+    /** While paused the reader stops at a PDU boundary, keeps the rest, and goes on from there when resumed. */
+    @Test
+    void pausedReaderKeepsTheRestUntilResumed() {
+        Recorder r = new Recorder(false, false);
+        EmbeddedChannel ch = new EmbeddedChannel(r);
+        ByteBuf three = Unpooled.buffer();
+        for (int i = 1; i <= 3; i++) {
+            ByteBuf p = h2cData(64 * i, false, false, (byte) i);
+            three.writeBytes(p);
+            p.release();
+        }
+        // the first PDU whole, the second in part: pause before the third is read
+        ch.writeInbound(three.readRetainedSlice(24 + 64 + 10));
+        r.hold = true;
+        ch.writeInbound(three.readRetainedSlice(24 + 128 - 10 + 5));
+        assertEquals(List.of("H2C_DATA:64:1", "H2C_DATA:128:2"), r.seen);
+        ch.writeInbound(three.readRetainedSlice(three.readableBytes()));
+        assertEquals(2, r.seen.size(), "nothing is read while paused");
+        r.release(ch.pipeline().firstContext());
+        assertEquals(List.of("H2C_DATA:64:1", "H2C_DATA:128:2", "H2C_DATA:192:3"), r.seen);
+        three.release();
+        assertTrue(ch.isOpen());
+        assertFalse(ch.finishAndReleaseAll());
+    }
+
+    /** Bytes kept while paused are released when the connection ends. */
+    @Test
+    void keptBytesAreReleasedAtClose() {
+        Recorder r = new Recorder(false, false);
+        EmbeddedChannel ch = new EmbeddedChannel(r);
+        r.hold = true;
+        ByteBuf pdu = h2cData(64, false, false, (byte) 1);
+        ch.writeInbound(pdu.retain());
+        assertEquals(2, pdu.refCnt(), "kept while paused");
+        ch.close();
+        assertEquals(1, pdu.refCnt());
+        pdu.release();
+        assertTrue(r.seen.isEmpty());
     }
 
     @Test
