@@ -43,9 +43,13 @@ final class ConnectionOptions {
             + " instead of registering the data buffers once and letting the controller read and write them directly.")
     boolean bounceBuffers;
 
+    @Option(names = "--busy-poll", description = "Event loops poll without sleeping, as SPDK does: the lowest latency,"
+            + " a whole core per I/O queue's loop.")
+    boolean busyPoll;
+
     ConnectOptions toOptions() {
         ConnectOptions o = ConnectOptions.defaults().ioQueues(ioQueues).queueSize(queueSize).registerUserBuffers(!bounceBuffers)
-                .headerDigest(headerDigest).dataDigest(dataDigest)
+                .headerDigest(headerDigest).dataDigest(dataDigest).busyPoll(busyPoll)
                 .commandTimeout(Duration.ofSeconds(timeoutSeconds))
                 .connectTimeout(Duration.ofSeconds(Math.min(10, timeoutSeconds)))
                 .controllerLossTimeout(Duration.ofSeconds(ctrlLossSeconds)).reconnectDelay(Duration.ofSeconds(reconnectDelaySeconds));

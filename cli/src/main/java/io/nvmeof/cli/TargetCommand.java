@@ -74,6 +74,13 @@ final class TargetCommand implements Callable<Integer> {
                     + " limits.max_buffer_memory of --config.")
     String maxBufferMemory;
 
+    @Option(names = "--threads", paramLabel = "N", description = "Event loop threads (default: one per core).")
+    int threads;
+
+    @Option(names = "--busy-poll", description = "Event loops poll without sleeping, as SPDK does: the lowest latency,"
+            + " a whole core per event loop; give the target its own cores (--threads, taskset or CPUAffinity=).")
+    boolean busyPoll;
+
     static URI parseListen(String s, String flag) {
         try {
             URI u = new URI(s);
@@ -129,7 +136,13 @@ final class TargetCommand implements Callable<Integer> {
         }
         TargetConfig initial = withFlags(config != null ? ConfigLoader.load(config) : fromFlags());
         CountDownLatch stopped = new CountDownLatch(1);
-        try (Target target = new Target()) {
+        if (threads < 0) {
+            throw new IllegalArgumentException("--threads must be at least 1: " + threads);
+        }
+        Target.Options options = new Target.Options();
+        options.eventLoopThreads = threads;
+        options.busyPoll = busyPoll;
+        try (Target target = new Target(options)) {
             ConfigApplier applier = new ConfigApplier(target);
             applier.apply(initial);
             for (Port p : target.ports()) {

@@ -6,6 +6,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SelectStrategy;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
@@ -39,10 +40,27 @@ public final class EventLoops {
         return EPOLL;
     }
 
+    /**
+     * Busy polling: with no task queued the loop asks epoll for events without sleeping, so an
+     * event is seen as soon as it is there, without the wake-up of a sleeping thread (what SPDK's
+     * reactors always do). Each loop then spins a whole core.
+     */
+    private static final SelectStrategy BUSY_POLL = (selectNow, hasTasks) ->
+            hasTasks ? selectNow.get() : SelectStrategy.BUSY_WAIT;
+
     /** One event loop per core unless told otherwise ({@code threads <= 0}). */
     public static EventLoopGroup newGroup(int threads, String name) {
+        return newGroup(threads, name, false);
+    }
+
+    /**
+     * One event loop per core unless told otherwise ({@code threads <= 0}); with {@code busyPoll}
+     * each loop polls without sleeping (native epoll only; NIO has no busy wait and sleeps as usual).
+     */
+    public static EventLoopGroup newGroup(int threads, String name, boolean busyPoll) {
         int n = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
-        IoHandlerFactory factory = EPOLL ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+        IoHandlerFactory factory = !EPOLL ? NioIoHandler.newFactory()
+                : busyPoll ? EpollIoHandler.newFactory(0, () -> BUSY_POLL) : EpollIoHandler.newFactory();
         return new MultiThreadIoEventLoopGroup(n, new DefaultThreadFactory(name, true), factory);
     }
 

@@ -15,6 +15,7 @@ public final class ConnectOptions {
     boolean registerUserBuffers = true;
     boolean headerDigest;
     boolean dataDigest;
+    boolean busyPoll;
 
     public static ConnectOptions defaults() {
         return new ConnectOptions();
@@ -30,6 +31,15 @@ public final class ConnectOptions {
             identity = HostIdentity.system();
         }
         return identity;
+    }
+
+    /**
+     * The host's event loops poll without sleeping (native epoll): the lowest latency, a core per
+     * loop spinning (there is a loop per I/O queue, at most one per core).
+     */
+    public ConnectOptions busyPoll(boolean on) {
+        this.busyPoll = on;
+        return this;
     }
 
     /** I/O queues (one TCP connection each) to ask for; the target may grant fewer. */

@@ -48,6 +48,12 @@ public final class Target implements AutoCloseable {
     public static final class Options implements Cloneable {
         /** Event loop threads; 0 means one per core. */
         public int eventLoopThreads = 0;
+        /**
+         * Event loops poll without sleeping (native epoll): the lowest latency, at the price of a
+         * core per loop spinning; meant for a target given its own cores (pair it with {@link
+         * #eventLoopThreads} and CPU affinity).
+         */
+        public boolean busyPoll;
         /** Threads for blocking backend I/O. */
         public int ioThreads = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
         /**
@@ -174,7 +180,7 @@ public final class Target implements AutoCloseable {
 
     private synchronized void startThreads() {
         if (group == null) {
-            group = EventLoops.newGroup(options.eventLoopThreads, "nvmeof-target");
+            group = EventLoops.newGroup(options.eventLoopThreads, "nvmeof-target", options.busyPoll);
         }
         if (ioExecutor == null) {
             AtomicInteger n = new AtomicInteger();

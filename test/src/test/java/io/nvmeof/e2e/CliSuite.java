@@ -82,6 +82,48 @@ abstract class CliSuite {
         assertArrayEquals(want, Files.readAllBytes(out));
     }
 
+    /** A target and host that poll without sleeping move data like any other, and the loop does spin. */
+    @Test
+    void busyPollingTargetAndHostMoveDataAndStopCleanly() throws Exception {
+        try (TargetProcess t = TargetProcess.start(fabric(), dir, "--listen", fabric().listen(), "--subsystem", NQN,
+                "--namespace", "ram:4M", "--threads", "1", "--busy-poll")) {
+            byte[] data = new byte[300_000];
+            new Random(9).nextBytes(data);
+            Path in = dir.resolve("busy-in.bin");
+            Path out = dir.resolve("busy-out.bin");
+            Files.write(in, data);
+            TargetProcess.Run w = TargetProcess.cli(60, "write", t.uri(NQN), "--offset", "4096", "--input", in.toString(),
+                    "--busy-poll");
+            assertEquals(0, w.exit(), w.err());
+            TargetProcess.Run r = TargetProcess.cli(60, "read", t.uri(NQN), "--offset", "4096", "--length",
+                    Integer.toString(data.length), "--output", out.toString(), "--busy-poll");
+            assertEquals(0, r.exit(), r.err());
+            assertArrayEquals(data, Files.readAllBytes(out));
+            // idle, the one event loop still runs: CPU time grows with the wall clock
+            long before = loopCpuTicks(t.process.pid());
+            Thread.sleep(1000);
+            long spent = loopCpuTicks(t.process.pid()) - before;
+            assertTrue(spent >= 20, "a busy-polling loop spent " + spent + " ticks of CPU in 100 while idle");
+            assertEquals(0, t.stop());
+            t.assertNoLeaks();
+        }
+    }
+
+    /** utime + stime of the target's event loop threads, in clock ticks (1/100 s). */
+    private static long loopCpuTicks(long pid) throws Exception {
+        long ticks = 0;
+        try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+            for (Path task : (Iterable<Path>) tasks::iterator) {
+                if (Files.readString(task.resolve("comm")).startsWith("nvmeof-target")) {
+                    String stat = Files.readString(task.resolve("stat"));
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                }
+            }
+        }
+        return ticks;
+    }
+
     @Test
     void benchWritesFioJson() throws Exception {
         TargetProcess.Run r = TargetProcess.cli(60, "bench", target.uri(NQN), "--rw", "randread", "--bs", "4k",
