@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Ours against SPDK on NVMe/TCP over loopback, side by side: a benchmark, not a test.
+#
+#   bench/compare-spdk.sh [ROUNDS]        (default 3; SPDK built in $SPDK, default /var/tmp/spdk)
+#   CASES="randread-qd32 randread-qd1" JAR=/path/other/nvmeof.jar bench/compare-spdk.sh 5
+#
+# Each case runs ours and SPDK's alternately (A B A B ...), each side pinned to one core
+# (target on core 0, host on core 1), a 512 MiB RAM (malloc) namespace of 4 KiB blocks, and
+# prints the medians and their ratio. A fresh target per run; ours gets a warm-up run first
+# (a JIT has to compile before it is measured, as SPDK's code is compiled before it starts).
+# CPU time per I/O of a target is utime+stime from /proc/PID/stat over the measured run,
+# divided by the I/Os of that run, for both targets (SPDK's reactor polls: one whole core).
+#
+# Needs: the CLI jar (mvn -B -q install -DskipTests), SPDK built by ../shared/spdk/build-spdk.sh,
+# taskset, python3. Nothing else may run on cores 0 and 1 for a fair number.
+set -euo pipefail
+ROUNDS=${1:-3}
+CASES=${CASES:-}
+OUR_TARGET_ARGS=${OUR_TARGET_ARGS:-}   # e.g. "--threads 1 --busy-poll", to poll as SPDK's reactor does
+OUR_HOST_ARGS=${OUR_HOST_ARGS:-}       # e.g. "--busy-poll" for nvmeof bench   # a subset, e.g. CASES="randread-qd32 randread-qd1"; all when empty
+SPDK=${SPDK:-/var/tmp/spdk}
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+JAR=${JAR:-$HERE/cli/build/nvmeof.jar}
+RUNTIME=${RUNTIME:-5}
+OUR_NQN=nqn.2026-11.io.nvmeof:bench
+SPDK_NQN=nqn.2016-06.io.spdk:cnode1
+PORT=4420
+WORK=$(mktemp -d)
+TARGET_PID=
+
+[ -x "$SPDK/build/bin/spdk_nvme_perf" ] || { echo "SPDK is not built in $SPDK (see ../shared/spdk/README.md): skipped"; exit 0; }
+[ -f "$JAR" ] || { echo "build the CLI first: mvn -B -q install -DskipTests"; exit 1; }
+export LD_LIBRARY_PATH=$SPDK/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
+stop_target() {
+    if [ -n "$TARGET_PID" ]; then
+        kill "$TARGET_PID" 2>/dev/null || true
+        wait "$TARGET_PID" 2>/dev/null || true
+        TARGET_PID=
+    fi
+}
+trap 'stop_target; rm -rf "$WORK"' EXIT
+
+start_ours() {
+    taskset -c 0 java -jar "$JAR" target --listen tcp://127.0.0.1:$PORT --subsystem $OUR_NQN \
+        --namespace ram:512M $OUR_TARGET_ARGS > "$WORK/ours.out" 2>&1 &
+    TARGET_PID=$!
+    for _ in $(seq 300); do
+        grep -q "listening on" "$WORK/ours.out" && return 0
+        sleep 0.1
+    done
+    echo "our target did not start: $(cat "$WORK/ours.out")"; exit 1
+}
+
+start_spdk() {
+    rm -f /tmp/spdk-bench.sock
+    taskset -c 0 "$SPDK/build/bin/nvmf_tgt" -m 0x1 --no-huge -s 1536 --no-pci -r /tmp/spdk-bench.sock \
+        > "$WORK/spdk.out" 2>&1 &
+    TARGET_PID=$!
+    for _ in $(seq 300); do
+        [ -S /tmp/spdk-bench.sock ] && break
+        sleep 0.1
+    done
+    rpc() { python3 "$SPDK/scripts/rpc.py" -s /tmp/spdk-bench.sock "$@" > /dev/null; }
+    rpc nvmf_create_transport -t TCP -q 256
+    rpc bdev_malloc_create -b Malloc0 512 4096
+    rpc nvmf_create_subsystem $SPDK_NQN -a -s SPDK00000000000001
+    rpc nvmf_subsystem_add_ns $SPDK_NQN Malloc0
+    rpc nvmf_subsystem_add_listener $SPDK_NQN -t tcp -a 127.0.0.1 -s $PORT -f ipv4
+}
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# spdk_nvme_perf against the running target; prints "IOPS MiB/s mean_us cpu_us_per_io"
+spdk_perf() { # nqn qd bs workload
+    local before after out
+    before=$(cpu_ticks "$TARGET_PID")
+    out=$(taskset -c 1 "$SPDK/build/bin/spdk_nvme_perf" --no-huge -s 512 -c 0x2 -q "$2" -o "$3" -w "$4" \
+        -t "$RUNTIME" -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$1" 2>&1)
+    after=$(cpu_ticks "$TARGET_PID")
+    echo "$out" | awk -v t="$((after - before))" -v hz="$(getconf CLK_TCK)" -v rt="$RUNTIME" '
+        /^Total/ { split($0, a, ":"); split(a[2], f, " "); iops = f[1]; mibs = f[2]; lat = f[3] }
+        END { if (iops == "") { print "0 0 0 0"; exit }
+              printf "%.0f %.1f %.2f %.2f\n", iops, mibs, lat, (t / hz) * 1e6 / (iops * rt) }'
+}
+
+# our bench against the running target; prints "IOPS MiB/s mean_us"
+our_bench() { # nqn qd bs rw
+    taskset -c 1 java -jar "$JAR" bench "nvme+tcp://127.0.0.1:$PORT/$1" --rw "$4" --bs "$3" --iodepth "$2" \
+        --runtime "$RUNTIME" --output-format json $OUR_HOST_ARGS 2>/dev/null | python3 -c '
+import json, sys
+j = json.load(sys.stdin)["jobs"][0]
+d = j["read"] if j["read"]["iops"] > 0 else j["write"]
+print("%.0f %.1f %.2f" % (d["iops"], d["bw"] / 1024.0, d["lat_ns"]["mean"] / 1000.0))'
+}
+
+median() { sort -g | awk '{a[NR] = $1} END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+declare -A R
+record() { R[$1]+="$2"$'\n'; }
+
+target_case() { # name qd bs workload field(1 iops, 2 MiB/s, 3 lat, 4 cpu)
+    for i in $(seq "$ROUNDS"); do
+        start_ours
+        spdk_perf $OUR_NQN "$2" "$3" "$4" > /dev/null   # warm-up
+        read -r iops mibs lat cpu < <(spdk_perf $OUR_NQN "$2" "$3" "$4")
+        stop_target
+        record "$1.ours" "$(echo "$iops $mibs $lat $cpu" | cut -d' ' -f"$5")"
+        [ "$1" = "randread-qd32" ] && record cpu.ours "$cpu"
+        start_spdk
+        read -r iops mibs lat cpu < <(spdk_perf $SPDK_NQN "$2" "$3" "$4")
+        stop_target
+        record "$1.spdk" "$(echo "$iops $mibs $lat $cpu" | cut -d' ' -f"$5")"
+        [ "$1" = "randread-qd32" ] && record cpu.spdk "$cpu"
+        echo "  $1 round $i: ours $(echo "${R[$1.ours]}" | tail -2 | head -1), spdk $(echo "${R[$1.spdk]}" | tail -2 | head -1)" >&2
+    done
+}
+
+initiator_case() { # name qd bs rw workload
+    start_spdk
+    for i in $(seq "$ROUNDS"); do
+        our_bench $SPDK_NQN "$2" "$3" "$4" > /dev/null    # warm-up (each bench is a fresh JVM)
+        read -r iops _ _ < <(our_bench $SPDK_NQN "$2" "$3" "$4")
+        record "$1.ours" "$iops"
+        read -r iops _ _ _ < <(spdk_perf $SPDK_NQN "$2" "$3" "$5")
+        record "$1.spdk" "$iops"
+        echo "  $1 round $i: ours $(echo "${R[$1.ours]}" | tail -2 | head -1), spdk $(echo "${R[$1.spdk]}" | tail -2 | head -1)" >&2
+    done
+    stop_target
+}
+
+echo "nvmeof-java vs SPDK, NVMe/TCP on loopback, $ROUNDS rounds of ${RUNTIME} s, medians (target core 0, host core 1)${OUR_TARGET_ARGS:+, our target $OUR_TARGET_ARGS}${OUR_HOST_ARGS:+, our host $OUR_HOST_ARGS}" >&2
+want() { [ -z "$CASES" ] || [[ " $CASES " == *" $1 "* ]]; }
+want randread-qd32 && target_case randread-qd32 32 4096 randread 1
+want randread-qd1 && target_case randread-qd1 1 4096 randread 3
+want init-randread-qd32 && initiator_case init-randread-qd32 32 4k randread randread
+want randwrite-qd32 && target_case randwrite-qd32 32 4096 randwrite 1
+want read128k-qd16 && target_case read128k-qd16 16 131072 read 2
+
+row() { # label key unit goal higher_is_better
+    local ours spdk
+    [ -n "${R[$2.ours]:-}" ] || return 0
+    ours=$(printf '%s' "${R[$2.ours]}" | median)
+    spdk=$(printf '%s' "${R[$2.spdk]}" | median)
+    awk -v l="$1" -v o="$ours" -v s="$spdk" -v u="$3" -v g="$4" \
+        'BEGIN { printf "| %s | %s %s | %s %s | %.2f (%s) |\n", l, o, u, s, u, (s > 0 ? o / s : 0), g }'
+}
+echo
+echo "| case | ours | SPDK | ratio (goal) |"
+echo "|---|---|---|---|"
+row "target: spdk_nvme_perf (core 1) -> target (core 0), randread QD32" randread-qd32 IOPS ">= 1.0"
+row "target: same, randread QD1 mean latency" randread-qd1 us "<= 1.0"
+row "initiator: nvmeof bench vs spdk_nvme_perf (core 1) -> SPDK target (core 0), randread QD32" init-randread-qd32 IOPS ">= 1.0"
+row "target: spdk_nvme_perf -> target, randwrite QD32" randwrite-qd32 IOPS ">= 1.0"
+row "target: spdk_nvme_perf -> target, 128 KiB sequential read QD16" read128k-qd16 MiB/s ">= 1.0"
+row "target CPU time per I/O at randread QD32 (utime+stime / I/Os)" cpu us "<= 1.0"
