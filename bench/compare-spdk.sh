@@ -7,7 +7,8 @@
 # Each case runs ours and SPDK's alternately (A B A B ...), each side pinned to one core
 # (target on core 0, host on core 1), a 512 MiB RAM (malloc) namespace of 4 KiB blocks, and
 # prints the medians and their ratio. A fresh target per run; ours gets a warm-up run first
-# (a JIT has to compile before it is measured, as SPDK's code is compiled before it starts).
+# (a JIT has to compile before it is measured, as SPDK's code is compiled before it starts), and
+# our bench, a fresh JVM each run, runs RAMP seconds (default 3) before it measures (--ramp_time).
 # CPU time per I/O of a target is utime+stime from /proc/PID/stat over the measured run,
 # divided by the I/Os of that run, for both targets (SPDK's reactor polls: one whole core).
 #
@@ -17,7 +18,8 @@ set -euo pipefail
 ROUNDS=${1:-3}
 CASES=${CASES:-}
 OUR_TARGET_ARGS=${OUR_TARGET_ARGS:-}   # e.g. "--threads 1 --busy-poll", to poll as SPDK's reactor does
-OUR_HOST_ARGS=${OUR_HOST_ARGS:-}       # e.g. "--busy-poll" for nvmeof bench   # a subset, e.g. CASES="randread-qd32 randread-qd1"; all when empty
+OUR_HOST_ARGS=${OUR_HOST_ARGS:-}       # e.g. "--busy-poll" (or "--busy-poll=200") for nvmeof bench
+RAMP=${RAMP:-3}                        # seconds our bench runs before it measures
 SPDK=${SPDK:-/var/tmp/spdk}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 JAR=${JAR:-$HERE/cli/build/nvmeof.jar}
@@ -87,7 +89,7 @@ spdk_perf() { # nqn qd bs workload
 # our bench against the running target; prints "IOPS MiB/s mean_us"
 our_bench() { # nqn qd bs rw
     taskset -c 1 java -jar "$JAR" bench "nvme+tcp://127.0.0.1:$PORT/$1" --rw "$4" --bs "$3" --iodepth "$2" \
-        --runtime "$RUNTIME" --output-format json $OUR_HOST_ARGS 2>/dev/null | python3 -c '
+        --runtime "$RUNTIME" --ramp_time "$RAMP" --output-format json $OUR_HOST_ARGS 2>/dev/null | python3 -c '
 import json, sys
 j = json.load(sys.stdin)["jobs"][0]
 d = j["read"] if j["read"]["iops"] > 0 else j["write"]
@@ -119,7 +121,6 @@ target_case() { # name qd bs workload field(1 iops, 2 MiB/s, 3 lat, 4 cpu)
 initiator_case() { # name qd bs rw workload
     start_spdk
     for i in $(seq "$ROUNDS"); do
-        our_bench $SPDK_NQN "$2" "$3" "$4" > /dev/null    # warm-up (each bench is a fresh JVM)
         read -r iops _ _ < <(our_bench $SPDK_NQN "$2" "$3" "$4")
         record "$1.ours" "$iops"
         read -r iops _ _ _ < <(spdk_perf $SPDK_NQN "$2" "$3" "$5")

@@ -1,6 +1,8 @@
 package io.nvmeof.cli;
 
 import io.nvmeof.initiator.BlockDevice;
+import io.nvmeof.initiator.IoCallback;
+import io.nvmeof.initiator.IoRequest;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.ByteBuffer;
@@ -14,8 +16,12 @@ import org.HdrHistogram.Recorder;
 
 /**
  * A closed-loop load like fio's: {@code iodepth} commands always in flight against a block
- * device for a fixed time, each completion issuing the next. Latency is completion minus
- * submission, recorded in nanoseconds.
+ * device for a fixed time, each completion issuing the next from the event loop it completed on
+ * (no hand-off between threads per I/O). Latency is completion minus submission, recorded in
+ * nanoseconds. A ramp time runs the load first and counts none of it (fio's {@code ramp_time}):
+ * the JIT compiles the path before it is measured. Each slot of the queue depth is one reusable
+ * {@link IoRequest} with its buffer, so nothing is allocated per I/O when a transfer fits in
+ * one command.
  */
 final class Bench {
     enum Pattern {
@@ -60,9 +66,14 @@ final class Bench {
     private final long span;
     private final Recorder recorder = new Recorder(3);
     private final AtomicLong sequential = new AtomicLong();
+    /** Measured completions. */
     private final AtomicLong completed = new AtomicLong();
+    /** Every completion, ramp included (the progress line). */
+    private final AtomicLong all = new AtomicLong();
     private final AtomicReference<Throwable> error = new AtomicReference<>();
     private volatile long stopAt;
+    /** I/Os submitted from this time on are measured (the ramp ends). */
+    private volatile long measureFrom;
 
     Bench(BlockDevice device, Pattern pattern, int blockSize, int iodepth, long span) {
         if (blockSize <= 0 || blockSize % device.blockSize() != 0) {
@@ -92,9 +103,19 @@ final class Bench {
 
     /** Runs for {@code seconds}; prints a progress line a second to {@code progress} if not null. */
     Result run(double seconds, PrintWriter progress) throws Exception {
+        return run(0, seconds, progress);
+    }
+
+    /**
+     * Runs the load for {@code rampSeconds} unmeasured, then for {@code seconds} measured; prints
+     * a progress line a second to {@code progress} if not null.
+     */
+    Result run(double rampSeconds, double seconds, PrintWriter progress) throws Exception {
         CountDownLatch drained = new CountDownLatch(iodepth);
-        long start = System.nanoTime();
-        stopAt = start + (long) (seconds * 1e9);
+        long begin = System.nanoTime();
+        measureFrom = begin + (long) (rampSeconds * 1e9);
+        stopAt = measureFrom + (long) (seconds * 1e9);
+        boolean oneCommand = blockSize <= device.maxTransferSize();
         for (int i = 0; i < iodepth; i++) {
             ByteBuffer buf = ByteBuffer.allocateDirect(blockSize);
             if (pattern.write) {
@@ -102,17 +123,23 @@ final class Bench {
                 ThreadLocalRandom.current().nextBytes(noise);
                 buf.put(noise).clear();
             }
-            issue(buf, drained);
+            if (oneCommand) {
+                new Slot(buf, drained).issue();
+            } else {
+                issue(buf, drained);
+            }
         }
-        long lastReport = start;
+        long lastReport = begin;
         long lastCount = 0;
+        long start = measureFrom;
         while (!drained.await(200, TimeUnit.MILLISECONDS)) {
             long now = System.nanoTime();
             if (progress != null && now - lastReport >= 1_000_000_000L) {
-                long c = completed.get();
+                long c = all.get();
                 double iops = (c - lastCount) * 1e9 / (now - lastReport);
-                progress.printf("\r[%s: %.0f%%] %.1fk IOPS, %.1f MiB/s   ", pattern.fioName,
-                        Math.min(100.0, 100.0 * (now - start) / (stopAt - start)), iops / 1000,
+                progress.printf("\r[%s%s: %.0f%%] %.1fk IOPS, %.1f MiB/s   ", pattern.fioName,
+                        now - start < 0 ? " ramp" : "",
+                        Math.max(0.0, Math.min(100.0, 100.0 * (now - start) / (stopAt - start))), iops / 1000,
                         iops * blockSize / (1 << 20));
                 progress.flush();
                 lastReport = now;
@@ -122,7 +149,7 @@ final class Bench {
                 throw new IOException("commands still outstanding 60 s after the run ended");
             }
         }
-        long elapsed = System.nanoTime() - start;
+        long elapsed = Math.max(1, System.nanoTime() - start);
         if (progress != null) {
             progress.print("\r" + " ".repeat(60) + "\r");
             progress.flush();
@@ -144,14 +171,63 @@ final class Bench {
         long offset = nextOffset();
         long t0 = System.nanoTime();
         (pattern.write ? device.writeAsync(offset, buf) : device.readAsync(offset, buf)).whenComplete((v, t) -> {
-            if (t != null) {
-                error.compareAndSet(null, t);
+            if (completed(t0, t, drained)) {
+                issue(buf, drained);
+            }
+        });
+    }
+
+    /** One slot of the queue depth: a reusable request, its buffer, and when it was issued. */
+    private final class Slot implements IoCallback {
+        final IoRequest request = device.newRequest();
+        final ByteBuffer buf;
+        final CountDownLatch drained;
+        long issuedAt;
+
+        Slot(ByteBuffer buf, CountDownLatch drained) {
+            this.buf = buf;
+            this.drained = drained;
+        }
+
+        void issue() {
+            if (System.nanoTime() - stopAt >= 0 || error.get() != null) {
                 drained.countDown();
                 return;
             }
+            long offset = nextOffset();
+            issuedAt = System.nanoTime();
+            try {
+                if (pattern.write) {
+                    request.write(offset, buf, this);
+                } else {
+                    request.read(offset, buf, this);
+                }
+            } catch (RuntimeException e) {
+                error.compareAndSet(null, e);
+                drained.countDown();
+            }
+        }
+
+        @Override
+        public void completed(IoRequest r, Throwable t) {
+            if (Bench.this.completed(issuedAt, t, drained)) {
+                issue();
+            }
+        }
+    }
+
+    /** Records one completion; true if the slot goes on. */
+    private boolean completed(long t0, Throwable t, CountDownLatch drained) {
+        if (t != null) {
+            error.compareAndSet(null, t);
+            drained.countDown();
+            return false;
+        }
+        all.incrementAndGet();
+        if (t0 - measureFrom >= 0) {
             recorder.recordValue(Math.max(1, System.nanoTime() - t0));
             completed.incrementAndGet();
-            issue(buf, drained);
-        });
+        }
+        return true;
     }
 }

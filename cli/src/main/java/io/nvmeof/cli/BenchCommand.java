@@ -24,6 +24,11 @@ final class BenchCommand extends ConnectedCommand {
     @Option(names = "--runtime", defaultValue = "5", description = "Seconds to run (default: ${DEFAULT-VALUE}).")
     double runtime;
 
+    @Option(names = {"--ramp_time", "--ramp-time"}, defaultValue = "0", paramLabel = "SECONDS",
+            description = "Run the load this long before measuring, as fio's ramp_time: nothing of it is counted,"
+                    + " and the JIT has compiled the I/O path when measuring starts (default: ${DEFAULT-VALUE}).")
+    double rampTime;
+
     @Option(names = "--size", description = "Use only the first SIZE bytes of the namespace.")
     String size;
 
@@ -46,6 +51,9 @@ final class BenchCommand extends ConnectedCommand {
         if (runtime <= 0 || runtime > 86400) {
             throw new IllegalArgumentException("--runtime must be between 0 and 86400 seconds");
         }
+        if (rampTime < 0 || rampTime > 86400) {
+            throw new IllegalArgumentException("--ramp_time must be between 0 and 86400 seconds");
+        }
     }
 
     @Override
@@ -53,7 +61,7 @@ final class BenchCommand extends ConnectedCommand {
         BlockDevice dev = Devices.open(c);
         Bench bench = new Bench(dev, pattern, blockSize, iodepth, span);
         PrintWriter progress = !output.json() && System.console() != null ? spec.commandLine().getErr() : null;
-        Bench.Result r = bench.run(runtime, progress);
+        Bench.Result r = bench.run(rampTime, runtime, progress);
         if (output.json()) {
             BenchReport.json(out, name, r, uri);
         } else {

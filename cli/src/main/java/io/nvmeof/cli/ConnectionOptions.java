@@ -1,5 +1,6 @@
 package io.nvmeof.cli;
 
+import io.nvmeof.fabric.BusyPoll;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.HostIdentity;
 import java.time.Duration;
@@ -43,13 +44,15 @@ final class ConnectionOptions {
             + " instead of registering the data buffers once and letting the controller read and write them directly.")
     boolean bounceBuffers;
 
-    @Option(names = "--busy-poll", description = "Event loops poll without sleeping, as SPDK does: the lowest latency,"
-            + " a whole core per I/O queue's loop.")
-    boolean busyPoll;
+    @Option(names = "--busy-poll", arity = "0..1", paramLabel = "MICROS", fallbackValue = "always",
+            description = "Event loops poll instead of sleeping. Alone: never sleep, as SPDK does: the lowest latency,"
+                    + " a whole core per I/O queue's loop. With MICROS: keep polling that long after each event,"
+                    + " then sleep.")
+    String busyPoll;
 
     ConnectOptions toOptions() {
         ConnectOptions o = ConnectOptions.defaults().ioQueues(ioQueues).queueSize(queueSize).registerUserBuffers(!bounceBuffers)
-                .headerDigest(headerDigest).dataDigest(dataDigest).busyPoll(busyPoll)
+                .headerDigest(headerDigest).dataDigest(dataDigest).busyPoll(busyPoll == null ? BusyPoll.OFF : BusyPoll.parse(busyPoll))
                 .commandTimeout(Duration.ofSeconds(timeoutSeconds))
                 .connectTimeout(Duration.ofSeconds(Math.min(10, timeoutSeconds)))
                 .controllerLossTimeout(Duration.ofSeconds(ctrlLossSeconds)).reconnectDelay(Duration.ofSeconds(reconnectDelaySeconds));

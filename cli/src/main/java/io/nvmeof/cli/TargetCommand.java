@@ -1,5 +1,6 @@
 package io.nvmeof.cli;
 
+import io.nvmeof.fabric.BusyPoll;
 import io.nvmeof.protocol.Nqn;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Port;
@@ -77,9 +78,12 @@ final class TargetCommand implements Callable<Integer> {
     @Option(names = "--threads", paramLabel = "N", description = "Event loop threads (default: one per core).")
     int threads;
 
-    @Option(names = "--busy-poll", description = "Event loops poll without sleeping, as SPDK does: the lowest latency,"
-            + " a whole core per event loop; give the target its own cores (--threads, taskset or CPUAffinity=).")
-    boolean busyPoll;
+    @Option(names = "--busy-poll", arity = "0..1", paramLabel = "MICROS", fallbackValue = "always",
+            description = "Event loops poll instead of sleeping. Alone: never sleep, as SPDK's reactors: the lowest"
+                    + " latency, a whole core per event loop; give the target its own cores (--threads, taskset or"
+                    + " CPUAffinity=). With MICROS: keep polling that long after each event, then sleep (as Linux's"
+                    + " net.core.busy_poll): most of the gain while I/O flows, no cost when idle.")
+    String busyPoll;
 
     static URI parseListen(String s, String flag) {
         try {
@@ -141,7 +145,7 @@ final class TargetCommand implements Callable<Integer> {
         }
         Target.Options options = new Target.Options();
         options.eventLoopThreads = threads;
-        options.busyPoll = busyPoll;
+        options.busyPoll = busyPoll == null ? BusyPoll.OFF : BusyPoll.parse(busyPoll);
         try (Target target = new Target(options)) {
             ConfigApplier applier = new ConfigApplier(target);
             applier.apply(initial);

@@ -6,7 +6,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.SelectStrategy;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
@@ -40,27 +39,19 @@ public final class EventLoops {
         return EPOLL;
     }
 
-    /**
-     * Busy polling: with no task queued the loop asks epoll for events without sleeping, so an
-     * event is seen as soon as it is there, without the wake-up of a sleeping thread (what SPDK's
-     * reactors always do). Each loop then spins a whole core.
-     */
-    private static final SelectStrategy BUSY_POLL = (selectNow, hasTasks) ->
-            hasTasks ? selectNow.get() : SelectStrategy.BUSY_WAIT;
-
-    /** One event loop per core unless told otherwise ({@code threads <= 0}). */
+    /** One event loop per core unless told otherwise ({@code threads <= 0}), sleeping when idle. */
     public static EventLoopGroup newGroup(int threads, String name) {
-        return newGroup(threads, name, false);
+        return newGroup(threads, name, BusyPoll.OFF);
     }
 
     /**
-     * One event loop per core unless told otherwise ({@code threads <= 0}); with {@code busyPoll}
-     * each loop polls without sleeping (native epoll only; NIO has no busy wait and sleeps as usual).
+     * One event loop per core unless told otherwise ({@code threads <= 0}), polling as {@code poll}
+     * says (native epoll only; NIO sleeps as usual).
      */
-    public static EventLoopGroup newGroup(int threads, String name, boolean busyPoll) {
+    public static EventLoopGroup newGroup(int threads, String name, BusyPoll poll) {
         int n = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
         IoHandlerFactory factory = !EPOLL ? NioIoHandler.newFactory()
-                : busyPoll ? EpollIoHandler.newFactory(0, () -> BUSY_POLL) : EpollIoHandler.newFactory();
+                : poll.off() ? EpollIoHandler.newFactory() : EpollIoHandler.newFactory(0, poll::newStrategy);
         return new MultiThreadIoEventLoopGroup(n, new DefaultThreadFactory(name, true), factory);
     }
 

@@ -1,5 +1,6 @@
 package io.nvmeof.initiator;
 
+import io.nvmeof.fabric.BusyPoll;
 import java.time.Duration;
 
 /** How to connect: identity, queues, timeouts, digests. Defaults suit a LAN target. */
@@ -15,7 +16,7 @@ public final class ConnectOptions {
     boolean registerUserBuffers = true;
     boolean headerDigest;
     boolean dataDigest;
-    boolean busyPoll;
+    BusyPoll busyPoll = BusyPoll.OFF;
 
     public static ConnectOptions defaults() {
         return new ConnectOptions();
@@ -38,7 +39,12 @@ public final class ConnectOptions {
      * loop spinning (there is a loop per I/O queue, at most one per core).
      */
     public ConnectOptions busyPoll(boolean on) {
-        this.busyPoll = on;
+        return busyPoll(on ? BusyPoll.ALWAYS : BusyPoll.OFF);
+    }
+
+    /** How the host's event loops wait for I/O ({@link BusyPoll}). */
+    public ConnectOptions busyPoll(BusyPoll poll) {
+        this.busyPoll = java.util.Objects.requireNonNull(poll, "poll");
         return this;
     }
 

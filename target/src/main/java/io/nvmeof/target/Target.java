@@ -2,6 +2,7 @@ package io.nvmeof.target;
 
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.internal.PlatformDependent;
+import io.nvmeof.fabric.BusyPoll;
 import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.protocol.Nqn;
 import java.io.IOException;
@@ -49,11 +50,12 @@ public final class Target implements AutoCloseable {
         /** Event loop threads; 0 means one per core. */
         public int eventLoopThreads = 0;
         /**
-         * Event loops poll without sleeping (native epoll): the lowest latency, at the price of a
-         * core per loop spinning; meant for a target given its own cores (pair it with {@link
-         * #eventLoopThreads} and CPU affinity).
+         * How event loops wait for I/O (native epoll): {@link BusyPoll#OFF} sleeps when idle;
+         * {@link BusyPoll#ALWAYS} never sleeps, the lowest latency at the price of a core per loop,
+         * for a target given its own cores (pair it with {@link #eventLoopThreads} and CPU
+         * affinity); a window polls for a while after each event, then sleeps.
          */
-        public boolean busyPoll;
+        public BusyPoll busyPoll = BusyPoll.OFF;
         /** Threads for blocking backend I/O. */
         public int ioThreads = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
         /**

@@ -85,25 +85,39 @@ abstract class CliSuite {
     /** A target and host that poll without sleeping move data like any other, and the loop does spin. */
     @Test
     void busyPollingTargetAndHostMoveDataAndStopCleanly() throws Exception {
+        busyPolling("--busy-poll", true);
+    }
+
+    /** With a window the loops poll after each event and sleep when idle: data moves, an idle loop rests. */
+    @Test
+    void aBusyPollWindowMovesDataAndRestsWhenIdle() throws Exception {
+        busyPolling("--busy-poll=200", false);
+    }
+
+    private void busyPolling(String flag, boolean spinsWhenIdle) throws Exception {
         try (TargetProcess t = TargetProcess.start(fabric(), dir, "--listen", fabric().listen(), "--subsystem", NQN,
-                "--namespace", "ram:4M", "--threads", "1", "--busy-poll")) {
+                "--namespace", "ram:4M", "--threads", "1", flag)) {
             byte[] data = new byte[300_000];
             new Random(9).nextBytes(data);
             Path in = dir.resolve("busy-in.bin");
             Path out = dir.resolve("busy-out.bin");
             Files.write(in, data);
             TargetProcess.Run w = TargetProcess.cli(60, "write", t.uri(NQN), "--offset", "4096", "--input", in.toString(),
-                    "--busy-poll");
+                    flag);
             assertEquals(0, w.exit(), w.err());
             TargetProcess.Run r = TargetProcess.cli(60, "read", t.uri(NQN), "--offset", "4096", "--length",
-                    Integer.toString(data.length), "--output", out.toString(), "--busy-poll");
+                    Integer.toString(data.length), "--output", out.toString(), flag);
             assertEquals(0, r.exit(), r.err());
             assertArrayEquals(data, Files.readAllBytes(out));
-            // idle, the one event loop still runs: CPU time grows with the wall clock
+            // idle: a loop that always polls spends CPU time with the wall clock; one with a window rests
             long before = loopCpuTicks(t.process.pid());
             Thread.sleep(1000);
             long spent = loopCpuTicks(t.process.pid()) - before;
-            assertTrue(spent >= 20, "a busy-polling loop spent " + spent + " ticks of CPU in 100 while idle");
+            if (spinsWhenIdle) {
+                assertTrue(spent >= 20, "a busy-polling loop spent " + spent + " ticks of CPU in 100 while idle");
+            } else {
+                assertTrue(spent < 10, "a loop with a busy-poll window spent " + spent + " ticks of CPU in 100 while idle");
+            }
             assertEquals(0, t.stop());
             t.assertNoLeaks();
         }
@@ -141,6 +155,16 @@ abstract class CliSuite {
         long p99 = lat.get("percentile").get("99.000000").asLong();
         assertTrue(p50 > 0 && p99 >= p50, "p50 " + p50 + " p99 " + p99);
         assertEquals(0, job.get("write").get("total_ios").asLong());
+
+        // fio's ramp_time: the load runs first and none of it is counted
+        TargetProcess.Run ramped = TargetProcess.cli(60, "bench", target.uri(NQN), "--rw", "randwrite", "--bs", "4k",
+                "--iodepth", "4", "--ramp_time", "1.5", "--runtime", "1", "--output-format", "json");
+        assertEquals(0, ramped.exit(), ramped.err());
+        JsonNode w = new ObjectMapper().readTree(ramped.out()).get("jobs").get(0).get("write");
+        long ms = w.get("runtime").asLong();
+        assertTrue(ms >= 1000 && ms < 1500, "measured " + ms + " ms of a 1.5 s ramp and a 1 s run");
+        assertTrue(w.get("total_ios").asLong() > 0, ramped.out());
+        assertEquals(w.get("total_ios").asLong(), w.get("lat_ns").get("N").asLong(), "latencies of measured I/Os only");
 
         TargetProcess.Run text = TargetProcess.cli(60, "bench", target.uri(NQN), "--rw", "write", "--bs", "64k",
                 "--iodepth", "4", "--runtime", "0.5");
