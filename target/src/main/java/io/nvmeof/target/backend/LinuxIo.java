@@ -50,6 +50,8 @@ public final class LinuxIo {
         int fallocate(int fd, int mode, long offset, long length);
 
         String strerror(int errno);
+
+        int madvise(long address, long length, int advice);
     }
 
     private static volatile LibC libc;
@@ -81,6 +83,33 @@ public final class LinuxIo {
     }
 
     /** open(2); the fd must be closed with {@link #close}. */
+    static final int MADV_DONTNEED = 4;
+    static final int MADV_HUGEPAGE = 14;
+
+    /**
+     * Asks for transparent huge pages behind {@code [address, address + length)}, best effort: the
+     * 2 MiB-aligned part is marked MADV_HUGEPAGE and its (zero) 4 KiB pages dropped, so the next
+     * touch faults in huge pages. The memory must be anonymous and hold nothing yet (it reads back
+     * as zeroes). Returns the bytes advised, 0 if none (no libc, no THP, or too small).
+     */
+    static long adviseHugePages(long address, long length) {
+        long huge = 2L << 20;
+        long start = (address + huge - 1) & -huge;
+        long end = (address + length) & -huge;
+        if (end <= start) {
+            return 0;
+        }
+        try {
+            LibC l = libc();
+            if (l.madvise(start, end - start, MADV_HUGEPAGE) != 0 || l.madvise(start, end - start, MADV_DONTNEED) != 0) {
+                return 0;
+            }
+            return end - start;
+        } catch (IOException | RuntimeException | LinkageError e) {
+            return 0;
+        }
+    }
+
     static int open(String path, boolean write) throws IOException {
         int fd = libc().open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
         if (fd < 0) {

@@ -55,6 +55,34 @@ class BackendTest {
         assertThrows(IllegalArgumentException.class, () -> new RamBackend(1000, 512));
     }
 
+    /** Where the kernel offers transparent huge pages, a RAM namespace sits on them, reads zeroes, and keeps data. */
+    @Test
+    void ramSitsOnHugePagesWhereTheKernelOffersThem() throws IOException {
+        Path thp = Path.of("/sys/kernel/mm/transparent_hugepage/enabled");
+        boolean offered = Files.exists(thp) && !Files.readString(thp).contains("[never]");
+        long before = anonHugePagesKiB();
+        RamBackend ram = new RamBackend(64 << 20, 4096);
+        if (!offered) {
+            assertEquals(0, ram.hugePageBytes());
+            return;
+        }
+        assertTrue(ram.hugePageBytes() >= 62 << 20, "advised " + ram.hugePageBytes() + " of 64 MiB");
+        long grown = anonHugePagesKiB() - before;
+        assertTrue(grown >= 32 << 10, "the process's huge pages grew by " + grown + " KiB for a 64 MiB namespace");
+        ByteBuffer back = ByteBuffer.allocate(1 << 20);
+        ram.read(33 << 20, back);
+        assertEquals(ByteBuffer.allocate(1 << 20), back.flip(), "a fresh namespace reads zeroes");
+        ram.write((32 << 20) - 4096, pattern(8192, 3)); // across a huge page boundary
+        ByteBuffer b = ByteBuffer.allocate(8192);
+        ram.read((32 << 20) - 4096, b);
+        assertEquals(pattern(8192, 3), b.flip());
+    }
+
+    private static long anonHugePagesKiB() throws IOException {
+        return Files.readAllLines(Path.of("/proc/self/smaps_rollup")).stream().filter(l -> l.startsWith("AnonHugePages:"))
+                .mapToLong(l -> Long.parseLong(l.replaceAll("[^0-9]", ""))).findFirst().orElse(0);
+    }
+
     @Test
     void specErrorsNameTheProblem() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> BackendSpec.open("ram:lots"));
