@@ -20,6 +20,10 @@ CASES=${CASES:-}
 OUR_TARGET_ARGS=${OUR_TARGET_ARGS:-}   # e.g. "--threads 1 --busy-poll", to poll as SPDK's reactor does
 OUR_HOST_ARGS=${OUR_HOST_ARGS:-}       # e.g. "--busy-poll" (or "--busy-poll=200") for nvmeof bench
 RAMP=${RAMP:-3}                        # seconds our bench runs before it measures
+# SPDK on hugepages, as it is deployed, when 1.5 GiB of them are free on a mounted hugetlbfs
+# (as root: echo 1024 > /proc/sys/vm/nr_hugepages; mount -t hugetlbfs nodev /dev/hugepages);
+# otherwise --no-huge. Our RAM namespace takes transparent huge pages where the kernel offers them.
+SPDK_HUGE=${SPDK_HUGE:-auto}
 SPDK=${SPDK:-/var/tmp/spdk}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 JAR=${JAR:-$HERE/cli/build/nvmeof.jar}
@@ -43,6 +47,16 @@ stop_target() {
 }
 trap 'stop_target; rm -rf "$WORK"' EXIT
 
+if [ "$SPDK_HUGE" = auto ]; then
+    free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
+    if grep -q " hugetlbfs " /proc/mounts && [ "${free:-0}" -ge 768 ]; then SPDK_HUGE=1; else SPDK_HUGE=0; fi
+fi
+if [ "$SPDK_HUGE" = 1 ]; then
+    SPDK_TGT_MEM="-s 1024"; SPDK_PERF_MEM="-s 512"; SPDK_MEMORY="hugepages"
+else
+    SPDK_TGT_MEM="--no-huge -s 1536"; SPDK_PERF_MEM="--no-huge -s 512"; SPDK_MEMORY="no hugepages (--no-huge)"
+fi
+
 start_ours() {
     taskset -c 0 java -jar "$JAR" target --listen tcp://127.0.0.1:$PORT --subsystem $OUR_NQN \
         --namespace ram:512M $OUR_TARGET_ARGS > "$WORK/ours.out" 2>&1 &
@@ -56,7 +70,7 @@ start_ours() {
 
 start_spdk() {
     rm -f /tmp/spdk-bench.sock
-    taskset -c 0 "$SPDK/build/bin/nvmf_tgt" -m 0x1 --no-huge -s 1536 --no-pci -r /tmp/spdk-bench.sock \
+    taskset -c 0 "$SPDK/build/bin/nvmf_tgt" -m 0x1 $SPDK_TGT_MEM --no-pci -r /tmp/spdk-bench.sock \
         > "$WORK/spdk.out" 2>&1 &
     TARGET_PID=$!
     for _ in $(seq 300); do
@@ -77,7 +91,7 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 spdk_perf() { # nqn qd bs workload
     local before after out
     before=$(cpu_ticks "$TARGET_PID")
-    out=$(taskset -c 1 "$SPDK/build/bin/spdk_nvme_perf" --no-huge -s 512 -c 0x2 -q "$2" -o "$3" -w "$4" \
+    out=$(taskset -c 1 "$SPDK/build/bin/spdk_nvme_perf" $SPDK_PERF_MEM -c 0x2 -q "$2" -o "$3" -w "$4" \
         -t "$RUNTIME" -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$1" 2>&1)
     after=$(cpu_ticks "$TARGET_PID")
     echo "$out" | awk -v t="$((after - before))" -v hz="$(getconf CLK_TCK)" -v rt="$RUNTIME" '
@@ -130,7 +144,7 @@ initiator_case() { # name qd bs rw workload
     stop_target
 }
 
-echo "nvmeof-java vs SPDK, NVMe/TCP on loopback, $ROUNDS rounds of ${RUNTIME} s, medians (target core 0, host core 1)${OUR_TARGET_ARGS:+, our target $OUR_TARGET_ARGS}${OUR_HOST_ARGS:+, our host $OUR_HOST_ARGS}" >&2
+echo "nvmeof-java vs SPDK, NVMe/TCP on loopback, $ROUNDS rounds of ${RUNTIME} s, medians (target core 0, host core 1), SPDK on $SPDK_MEMORY${OUR_TARGET_ARGS:+, our target $OUR_TARGET_ARGS}${OUR_HOST_ARGS:+, our host $OUR_HOST_ARGS}" >&2
 want() { [ -z "$CASES" ] || [[ " $CASES " == *" $1 "* ]]; }
 want randread-qd32 && target_case randread-qd32 32 4096 randread 1
 want randread-qd1 && target_case randread-qd1 1 4096 randread 3
