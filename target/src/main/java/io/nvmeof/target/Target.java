@@ -183,6 +183,9 @@ public final class Target implements AutoCloseable {
     private synchronized void startThreads() {
         if (group == null) {
             group = EventLoops.newGroup(options.eventLoopThreads, "nvmeof-target", options.busyPoll);
+            int loops = options.eventLoopThreads > 0 ? options.eventLoopThreads : Runtime.getRuntime().availableProcessors();
+            LOG.log(System.Logger.Level.INFO, "{0,number,#} event loops on {1}, busy polling {2}", loops,
+                    EventLoops.engine(), EventLoops.nativeEpoll() ? options.busyPoll : "off (epoll only)");
         }
         if (ioExecutor == null) {
             AtomicInteger n = new AtomicInteger();

@@ -1,9 +1,53 @@
 package io.nvmeof.e2e;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
 /** {@link CliSuite} over NVMe/TCP. */
 class CliTcpTest extends CliSuite {
     @Override
     Fabric fabric() {
         return Fabric.TCP;
+    }
+
+    /** Netty's io_uring transport, chosen by -Dnvmeof.io=io_uring on both sides, moves data like epoll. */
+    @Test
+    void ioUringOnBothSidesMovesData() throws Exception {
+        List<String> uring = List.of("-Dnvmeof.io=io_uring");
+        try (TargetProcess t = TargetProcess.startWith(uring, fabric(), dir, "--listen", fabric().listen(), "--subsystem", NQN,
+                "--namespace", "ram:4M")) {
+            assumeTrue(t.err().contains("event loops on io_uring"), "io_uring is not available here: " + t.err());
+            byte[] data = new byte[300_000];
+            new Random(11).nextBytes(data);
+            Path in = dir.resolve("uring-in.bin");
+            Path out = dir.resolve("uring-out.bin");
+            Files.write(in, data);
+            TargetProcess.Run w = TargetProcess.cliWith(uring, 60, "write", t.uri(NQN), "--offset", "8192", "--input",
+                    in.toString());
+            assertEquals(0, w.exit(), w.err());
+            TargetProcess.Run r = TargetProcess.cliWith(uring, 60, "read", t.uri(NQN), "--offset", "8192", "--length",
+                    Integer.toString(data.length), "--output", out.toString());
+            assertEquals(0, r.exit(), r.err());
+            assertArrayEquals(data, Files.readAllBytes(out));
+            assertEquals(0, t.stop());
+            t.assertNoLeaks();
+        }
+    }
+
+    @Test
+    void anUnknownIoEngineIsNamed() throws Exception {
+        TargetProcess.Run r = TargetProcess.cliWith(List.of("-Dnvmeof.io=dpdk"), 30, "read", fabric().uri(1, NQN),
+                "--offset", "0", "--length", "4096", "--output", dir.resolve("never.bin").toString());
+        assertNotEquals(0, r.exit());
+        assertTrue(r.err().contains("nvmeof.io: expected epoll, io_uring or nio: 'dpdk'"), r.err());
     }
 }

@@ -39,11 +39,17 @@ final class TargetProcess implements AutoCloseable {
     }
 
     static List<String> java(String... args) {
+        return javaWith(List.of(), args);
+    }
+
+    /** The CLI with JVM flags of the test's own ({@code -Dnvmeof.io=io_uring}, say) in front of the jar. */
+    static List<String> javaWith(List<String> jvmFlags, String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-Dio.netty.leakDetection.level=paranoid");
         cmd.add("-Djava.net.preferIPv4Stack=true");
         cmd.add("-Xmx512m");
+        cmd.addAll(jvmFlags);
         cmd.add("-jar");
         cmd.add(JAR.toString());
         cmd.addAll(List.of(args));
@@ -52,8 +58,14 @@ final class TargetProcess implements AutoCloseable {
 
     /** Starts {@code nvmeof target ARGS} (with the flags of {@code fabric}) and waits until it prints its port. */
     static TargetProcess start(Fabric fabric, Path dir, String... args) throws IOException, InterruptedException {
+        return startWith(List.of(), fabric, dir, args);
+    }
+
+    /** {@link #start} with JVM flags in front of the jar. */
+    static TargetProcess startWith(List<String> jvmFlags, Fabric fabric, Path dir, String... args)
+            throws IOException, InterruptedException {
         assertTrue(Files.isRegularFile(JAR), "the CLI jar must be built first: " + JAR);
-        List<String> cmd = java("target");
+        List<String> cmd = javaWith(jvmFlags, "target");
         cmd.addAll(List.of(args));
         if (String.join(" ", args).contains(fabric.trtype + "://")) {
             cmd.addAll(fabric.targetFlags());
@@ -131,7 +143,12 @@ final class TargetProcess implements AutoCloseable {
     }
 
     static Run cli(long timeoutSeconds, String... args) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(java(args)).start();
+        return cliWith(List.of(), timeoutSeconds, args);
+    }
+
+    /** {@link #cli} with JVM flags in front of the jar. */
+    static Run cliWith(List<String> jvmFlags, long timeoutSeconds, String... args) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(javaWith(jvmFlags, args)).start();
         StringBuilder out = new StringBuilder();
         StringBuilder err = new StringBuilder();
         Thread a = drain(p.getInputStream(), out);

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Where the time goes: CPU (or allocation, lock) profile of our target or our host under load,
+# with async-profiler, plus context switches and syscalls per I/O. A tool, not a test.
+#
+#   bench/profile.sh target [EVENT]   our target on core 0, spdk_nvme_perf on core 1 (randread QD32)
+#   bench/profile.sh host [EVENT]     nvmeof bench on core 1 against SPDK's target on core 0
+#
+# EVENT is async-profiler's: cpu (default), alloc, lock, wall. Writes collapsed stacks to
+# $OUT (default /tmp/nvmeof-profile) and prints the hottest frames (self and inclusive), the
+# threads, context switches and read/write syscalls per I/O of the profiled process.
+# async-profiler comes from Maven Central (tools.profiler:async-profiler) into ~/.m2; SPDK as
+# for compare-spdk.sh. Knobs: QD, BS, RW, RUNTIME, OUR_TARGET_ARGS, OUR_HOST_ARGS, SPDK.
+set -euo pipefail
+SIDE=${1:?target or host}
+EVENT=${2:-cpu}
+QD=${QD:-32}; BS=${BS:-4096}; RW=${RW:-randread}; RUNTIME=${RUNTIME:-5}
+OUR_TARGET_ARGS=${OUR_TARGET_ARGS:-}; OUR_HOST_ARGS=${OUR_HOST_ARGS:-}
+SPDK=${SPDK:-/var/tmp/spdk}
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+JAR=${JAR:-$HERE/cli/build/nvmeof.jar}
+OUT=${OUT:-/tmp/nvmeof-profile}
+# exact line attribution inside inlined code (a profiling aid; no change to what runs)
+JVM_FLAGS=${JVM_FLAGS:--XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints}
+AP_VERSION=4.1
+PORT=4420
+OUR_NQN=nqn.2026-11.io.nvmeof:bench
+SPDK_NQN=nqn.2016-06.io.spdk:cnode1
+mkdir -p "$OUT"
+
+[ -x "$SPDK/build/bin/spdk_nvme_perf" ] || { echo "SPDK is not built in $SPDK: skipped"; exit 0; }
+[ -f "$JAR" ] || { echo "build the CLI first: mvn -B -q install -DskipTests"; exit 1; }
+export LD_LIBRARY_PATH=$SPDK/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+APJAR=$HOME/.m2/repository/tools/profiler/async-profiler/$AP_VERSION/async-profiler-$AP_VERSION.jar
+[ -f "$APJAR" ] || mvn -B -q dependency:get -Dartifact=tools.profiler:async-profiler:$AP_VERSION > /dev/null
+(cd "$OUT" && unzip -o -q "$APJAR" linux-x64/libasyncProfiler.so)
+AP=$OUT/linux-x64/libasyncProfiler.so
+PIDS=()
+trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done' EXIT
+
+perf_run() { # nqn seconds
+    taskset -c 1 "$SPDK/build/bin/spdk_nvme_perf" --no-huge -s 512 -c 0x2 -q "$QD" -o "$BS" -w "$RW" -t "$2" \
+        -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$PORT subnqn:$1" 2>&1 | awk '/^Total/ {print $3}'
+}
+counters() { # pid -> "cpu_ticks read_write_syscalls"
+    echo "$(awk '{print $14 + $15}' /proc/$1/stat) $(awk '/^syscr/ {r = $2} /^syscw/ {w = $2} END {print r + w}' /proc/$1/io)"
+}
+ctxsw() { # pid: context switches of every thread
+    local n=0
+    for t in /proc/$1/task/*; do
+        n=$((n + $(awk '/ctxt_switches/ {s += $2} END {print s}' "$t/status")))
+    done
+    echo $n
+}
+profile() { # pid io-command...
+    local pid=$1; shift
+    jcmd "$pid" JVMTI.agent_load "$AP" "\"start,event=$EVENT,interval=1ms,threads,file=$OUT/$SIDE.collapsed,collapsed\"" > /dev/null
+    local c0 s0 t0 ios c1 s1 t1
+    c0=$(ctxsw "$pid"); read -r t0 s0 < <(counters "$pid")
+    ios=$("$@")
+    c1=$(ctxsw "$pid"); read -r t1 s1 < <(counters "$pid")
+    jcmd "$pid" JVMTI.agent_load "$AP" "\"stop,file=$OUT/$SIDE.collapsed,collapsed\"" > /dev/null
+    awk -v i="$ios" -v rt="$RUNTIME" -v c=$((c1 - c0)) -v s=$((s1 - s0)) -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" 'BEGIN {
+        n = i * rt; printf "%s IOPS; per I/O: %.3f context switches, %.3f read/write syscalls, %.2f us CPU\n", i, c / n, s / n, t / hz * 1e6 / n }'
+}
+
+if [ "$SIDE" = target ]; then
+    taskset -c 0 java $JVM_FLAGS -jar "$JAR" target --listen tcp://127.0.0.1:$PORT --subsystem $OUR_NQN --namespace ram:512M \
+        $OUR_TARGET_ARGS > "$OUT/target.out" 2>&1 &
+    PIDS+=($!)
+    for _ in $(seq 300); do grep -q "listening on" "$OUT/target.out" && break; sleep 0.1; done
+    perf_run $OUR_NQN 4 > /dev/null   # the JIT compiles first
+    profile "${PIDS[0]}" perf_run $OUR_NQN "$RUNTIME"
+else
+    rm -f /tmp/spdk-profile.sock
+    taskset -c 0 "$SPDK/build/bin/nvmf_tgt" -m 0x1 --no-huge -s 1536 --no-pci -r /tmp/spdk-profile.sock > "$OUT/spdk.out" 2>&1 &
+    PIDS+=($!)
+    for _ in $(seq 300); do [ -S /tmp/spdk-profile.sock ] && break; sleep 0.1; done
+    rpc() { python3 "$SPDK/scripts/rpc.py" -s /tmp/spdk-profile.sock "$@" > /dev/null; }
+    rpc nvmf_create_transport -t TCP -q 256
+    rpc bdev_malloc_create -b Malloc0 512 4096
+    rpc nvmf_create_subsystem $SPDK_NQN -a -s SPDK00000000000001
+    rpc nvmf_subsystem_add_ns $SPDK_NQN Malloc0
+    rpc nvmf_subsystem_add_listener $SPDK_NQN -t tcp -a 127.0.0.1 -s $PORT -f ipv4
+    taskset -c 1 java $JVM_FLAGS -jar "$JAR" bench "nvme+tcp://127.0.0.1:$PORT/$SPDK_NQN" --rw "$RW" --bs "$BS" --iodepth "$QD" \
+        --ramp_time 4 --runtime "$RUNTIME" --output-format json $OUR_HOST_ARGS > "$OUT/bench.json" 2> "$OUT/bench.err" &
+    BENCH=$!
+    PIDS+=($BENCH)
+    sleep 3.5   # in the ramp: the JIT has compiled
+    waitbench() { wait "$BENCH"; python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0]; d=j["read"] if j["read"]["iops"]>0 else j["write"]; print("%.0f" % d["iops"])' "$OUT/bench.json"; }
+    sleep 0.5
+    profile "$BENCH" waitbench
+fi
+
+python3 - "$OUT/$SIDE.collapsed" <<'PY'
+import collections, sys
+selfc, incl, thr, total = collections.Counter(), collections.Counter(), collections.Counter(), 0
+for line in open(sys.argv[1]):
+    stack, n = line.rstrip().rsplit(' ', 1)
+    n = int(n); total += n
+    frames = stack.split(';')
+    selfc[frames[-1]] += n; thr[frames[0]] += n
+    for f in set(frames[1:]):
+        incl[f] += n
+print(f"{total} samples")
+for title, c, k in (("threads", thr, 6), ("self", selfc, 25), ("inclusive", incl, 40)):
+    print("== " + title)
+    for f, v in c.most_common(k):
+        print(f"{100.0 * v / total:5.1f}% {f}")
+PY
+echo "collapsed stacks: $OUT/$SIDE.collapsed (flame graph: async-profiler's converter, or any collapsed-stack viewer)"
