@@ -51,16 +51,17 @@ ctxsw() { # pid: context switches of every thread
     done
     echo $n
 }
-profile() { # pid io-command...
-    local pid=$1; shift
-    jcmd "$pid" JVMTI.agent_load "$AP" "\"start,event=$EVENT,interval=1ms,threads,file=$OUT/$SIDE.collapsed,collapsed\"" > /dev/null
-    local c0 s0 t0 ios c1 s1 t1
-    c0=$(ctxsw "$pid"); read -r t0 s0 < <(counters "$pid")
-    ios=$("$@")
-    c1=$(ctxsw "$pid"); read -r t1 s1 < <(counters "$pid")
-    jcmd "$pid" JVMTI.agent_load "$AP" "\"stop,file=$OUT/$SIDE.collapsed,collapsed\"" > /dev/null
-    awk -v i="$ios" -v rt="$RUNTIME" -v c=$((c1 - c0)) -v s=$((s1 - s0)) -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" 'BEGIN {
-        n = i * rt; printf "%s IOPS; per I/O: %.3f context switches, %.3f read/write syscalls, %.2f us CPU\n", i, c / n, s / n, t / hz * 1e6 / n }'
+profile_start() { # pid
+    jcmd "$1" JVMTI.agent_load "$AP" "\"start,event=$EVENT,interval=1ms,threads,file=$OUT/$SIDE.collapsed,collapsed\"" > /dev/null
+    C0=$(ctxsw "$1"); read -r T0 S0 < <(counters "$1"); W0=$(date +%s.%N)
+}
+profile_stop() { # pid
+    C1=$(ctxsw "$1"); read -r T1 S1 < <(counters "$1"); W1=$(date +%s.%N)
+    jcmd "$1" JVMTI.agent_load "$AP" "\"stop,file=$OUT/$SIDE.collapsed,collapsed\"" > /dev/null
+}
+report() { # iops
+    awk -v i="$1" -v w="$(echo "$W1 - $W0" | bc)" -v c=$((C1 - C0)) -v s=$((S1 - S0)) -v t=$((T1 - T0)) -v hz="$(getconf CLK_TCK)" 'BEGIN {
+        n = i * w; printf "%.0f IOPS; per I/O: %.3f context switches, %.3f read/write syscalls, %.2f us CPU\n", i, c / n, s / n, t / hz * 1e6 / n }'
 }
 
 if [ "$SIDE" = target ]; then
@@ -69,7 +70,10 @@ if [ "$SIDE" = target ]; then
     PIDS+=($!)
     for _ in $(seq 300); do grep -q "listening on" "$OUT/target.out" && break; sleep 0.1; done
     perf_run $OUR_NQN 4 > /dev/null   # the JIT compiles first
-    profile "${PIDS[0]}" perf_run $OUR_NQN "$RUNTIME"
+    profile_start "${PIDS[0]}"
+    iops=$(perf_run $OUR_NQN "$RUNTIME")
+    profile_stop "${PIDS[0]}"
+    report "$iops"
 else
     rm -f /tmp/spdk-profile.sock
     taskset -c 0 "$SPDK/build/bin/nvmf_tgt" -m 0x1 --no-huge -s 1536 --no-pci -r /tmp/spdk-profile.sock > "$OUT/spdk.out" 2>&1 &
@@ -81,14 +85,21 @@ else
     rpc nvmf_create_subsystem $SPDK_NQN -a -s SPDK00000000000001
     rpc nvmf_subsystem_add_ns $SPDK_NQN Malloc0
     rpc nvmf_subsystem_add_listener $SPDK_NQN -t tcp -a 127.0.0.1 -s $PORT -f ipv4
-    taskset -c 1 java $JVM_FLAGS -jar "$JAR" bench "nvme+tcp://127.0.0.1:$PORT/$SPDK_NQN" --rw "$RW" --bs "$BS" --iodepth "$QD" \
-        --ramp_time 4 --runtime "$RUNTIME" --output-format json $OUR_HOST_ARGS > "$OUT/bench.json" 2> "$OUT/bench.err" &
+    # 4 s of ramp (the JIT compiles), then the profile over RUNTIME s of the measured run
+    taskset -c 1 java $JVM_FLAGS -jar "$JAR" bench "nvme+tcp://127.0.0.1:$PORT/$SPDK_NQN" --rw "$RW" --bs "$BS" \
+        --iodepth "$QD" --ramp_time 4 --runtime "$((RUNTIME + 2))" --output-format json $OUR_HOST_ARGS \
+        > "$OUT/bench.json" 2> "$OUT/bench.err" &
     BENCH=$!
     PIDS+=($BENCH)
-    sleep 3.5   # in the ramp: the JIT has compiled
-    waitbench() { wait "$BENCH"; python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0]; d=j["read"] if j["read"]["iops"]>0 else j["write"]; print("%.0f" % d["iops"])' "$OUT/bench.json"; }
-    sleep 0.5
-    profile "$BENCH" waitbench
+    sleep 5
+    profile_start "$BENCH"
+    sleep "$RUNTIME"
+    profile_stop "$BENCH"
+    wait "$BENCH" || { echo "nvmeof bench failed: $(cat "$OUT/bench.err")"; exit 1; }
+    report "$(python3 -c 'import json, sys
+t = open(sys.argv[1]).read()   # the agent says "Profiling started" on the same stdout
+j = json.loads(t[t.index("{"):])["jobs"][0]
+print((j["read"] if j["read"]["iops"] > 0 else j["write"])["iops"])' "$OUT/bench.json")"
 fi
 
 python3 - "$OUT/$SIDE.collapsed" <<'PY'

@@ -124,7 +124,7 @@ final class Bench {
                 buf.put(noise).clear();
             }
             if (oneCommand) {
-                new Slot(buf, drained).issue();
+                new Slot(buf, drained).issue(System.nanoTime());
             } else {
                 issue(buf, drained);
             }
@@ -171,7 +171,7 @@ final class Bench {
         long offset = nextOffset();
         long t0 = System.nanoTime();
         (pattern.write ? device.writeAsync(offset, buf) : device.readAsync(offset, buf)).whenComplete((v, t) -> {
-            if (completed(t0, t, drained)) {
+            if (completed(t0, System.nanoTime(), t, drained)) {
                 issue(buf, drained);
             }
         });
@@ -189,13 +189,14 @@ final class Bench {
             this.drained = drained;
         }
 
-        void issue() {
-            if (System.nanoTime() - stopAt >= 0 || error.get() != null) {
+        /** Issues the next I/O at {@code now} (one clock read per I/O: a completion's time is the next issue's). */
+        void issue(long now) {
+            if (now - stopAt >= 0 || error.get() != null) {
                 drained.countDown();
                 return;
             }
             long offset = nextOffset();
-            issuedAt = System.nanoTime();
+            issuedAt = now;
             try {
                 if (pattern.write) {
                     request.write(offset, buf, this);
@@ -210,14 +211,15 @@ final class Bench {
 
         @Override
         public void completed(IoRequest r, Throwable t) {
-            if (Bench.this.completed(issuedAt, t, drained)) {
-                issue();
+            long now = System.nanoTime();
+            if (Bench.this.completed(issuedAt, now, t, drained)) {
+                issue(now);
             }
         }
     }
 
     /** Records one completion; true if the slot goes on. */
-    private boolean completed(long t0, Throwable t, CountDownLatch drained) {
+    private boolean completed(long t0, long now, Throwable t, CountDownLatch drained) {
         if (t != null) {
             error.compareAndSet(null, t);
             drained.countDown();
@@ -225,7 +227,7 @@ final class Bench {
         }
         all.incrementAndGet();
         if (t0 - measureFrom >= 0) {
-            recorder.recordValue(Math.max(1, System.nanoTime() - t0));
+            recorder.recordValue(Math.max(1, now - t0));
             completed.incrementAndGet();
         }
         return true;

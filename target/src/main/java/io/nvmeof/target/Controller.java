@@ -7,6 +7,8 @@ import io.nvmeof.protocol.LogPage;
 import io.nvmeof.protocol.Registers;
 import io.nvmeof.protocol.Status;
 import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.TreeSet;
@@ -36,7 +38,23 @@ public final class Controller {
     private volatile boolean destroyed;
     /** Number of I/O queues granted by Set Features; until then, the target's maximum. */
     private volatile int grantedIoQueues;
+    /** When the keep-alive check last saw traffic (or the controller began). */
     private volatile long lastActivity = System.nanoTime();
+    /**
+     * Set by every command, cleared by the keep-alive check (nvmet's traffic based keep alive,
+     * {@code reset_tbkas}): a plain store per command on whatever loop, no clock read, no fence.
+     */
+    @SuppressWarnings("unused")
+    private boolean traffic;
+    private static final VarHandle TRAFFIC;
+
+    static {
+        try {
+            TRAFFIC = MethodHandles.lookup().findVarHandle(Controller.class, "traffic", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     private volatile ScheduledFuture<?> keepAliveCheck;
     /** Outstanding Asynchronous Event Requests (admin queue loop only). */
     final ArrayDeque<Request> asyncEvents = new ArrayDeque<>();
@@ -185,7 +203,9 @@ public final class Controller {
 
     /** Any command counts as host activity for keep-alive (traffic based keep alive). */
     void touch() {
-        lastActivity = System.nanoTime();
+        if (!(boolean) TRAFFIC.getOpaque(this)) { // read first: the line stays shared while traffic flows
+            TRAFFIC.setOpaque(this, true);
+        }
     }
 
     void attachAdmin(QueuePair q) {
@@ -206,7 +226,12 @@ public final class Controller {
             }
             return;
         }
-        long idle = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastActivity);
+        long now = System.nanoTime();
+        if ((boolean) TRAFFIC.getOpaque(this)) {
+            TRAFFIC.setOpaque(this, false);
+            lastActivity = now;
+        }
+        long idle = TimeUnit.NANOSECONDS.toMillis(now - lastActivity);
         if (idle > katoMillis + target.keepAliveGraceMillis()) {
             LOG.log(System.Logger.Level.WARNING, "controller {0} of {1} for host {2}: keep alive timer expired after {3} ms",
                     cntlid, subsystem.nqn(), hostNqn, idle);

@@ -114,6 +114,10 @@ final class IoCommands {
         QueuePair q = r.queue;
         int opcode = r.sqe.opcode();
         if (opcode == NvmOpcode.READ.code) {
+            if (r.reserved == 0 && sentFromBackendMemory(r, q)) {
+                q.complete(r, Status.SUCCESS);
+                return;
+            }
             if (r.reserved == 0 && !q.reserveData(r, r.length)) {
                 return; // waits for a buffer; runs again once one is reserved
             }
@@ -149,6 +153,26 @@ final class IoCommands {
             runBackend(r);
             q.complete(r, r.status);
         }
+    }
+
+    /**
+     * A read of a backend that holds its data in memory (RAM) goes out as a view of that memory
+     * when the transport can send one: no buffer, no copy before the socket's own.
+     */
+    private static boolean sentFromBackendMemory(Request r, QueuePair q) {
+        Namespace ns = r.namespace;
+        if (ns == null || !q.transport().sendsViews() || ns.backend().blocking()
+                || r.sqe.fuse() != SubmissionQueueEntry.FUSE_NORMAL) {
+            return false;
+        }
+        ByteBuf v = ns.backend().readView(r.byteOffset, r.length);
+        if (v == null) {
+            return false;
+        }
+        r.view = v;
+        r.c2hLength = r.length;
+        ns.counters().read(r.length);
+        return true;
     }
 
     /**

@@ -27,8 +27,17 @@ public interface QueueTransport {
      */
     void fetchData(Request r);
 
-    /** Pushes controller-to-host data (when the command succeeded and has some) and the response. */
+    /**
+     * Pushes controller-to-host data (when the command succeeded and has some) and the response.
+     * The data is in {@link Request#data}, or, when the transport {@link #sendsViews}, it may be a
+     * view of the backend's memory in {@link Request#view}, sent as it is and released.
+     */
     void sendCompletion(Request r);
+
+    /** Whether a read's data may come as a view of the backend's memory ({@link Request#view}) instead of a buffer from {@link #allocateData}. */
+    default boolean sendsViews() {
+        return false;
+    }
 
     /** Ends the connection. */
     void close();

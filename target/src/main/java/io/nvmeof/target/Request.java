@@ -59,6 +59,11 @@ public final class Request implements Runnable {
     public Status status = Status.SUCCESS;
     /** CQE DW0-DW1. */
     public long result;
+    /**
+     * A read's data as a view of the backend's memory (readable bytes exactly the data), sent
+     * without a copy instead of {@link #data}; the sender releases it.
+     */
+    public ByteBuf view;
     /** Bytes of data to send back (may be shorter than {@link #length}, e.g. for log pages). */
     public int c2hLength;
     /** {@link System#nanoTime()} by which the host must have sent the data it was asked for. */
@@ -131,6 +136,11 @@ public final class Request implements Runnable {
         if (d != null) {
             data = null;
             d.release();
+        }
+        ByteBuf v = view;
+        if (v != null) {
+            view = null;
+            v.release();
         }
         if (reserved != 0) {
             queue.target().bufferBudget().release(this);

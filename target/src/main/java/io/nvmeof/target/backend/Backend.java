@@ -1,5 +1,6 @@
 package io.nvmeof.target.backend;
 
+import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 
@@ -50,6 +51,16 @@ public interface Backend extends AutoCloseable {
     /** Alignment, in bytes, that data buffers need (O_DIRECT); 1 if none. */
     default int bufferAlignment() {
         return 1;
+    }
+
+    /**
+     * For a read sent without a copy: a read-only buffer over the backend's own memory holding the
+     * {@code length} bytes at {@code offset} (readable bytes exactly those), which the caller
+     * sends and releases; null when the data is not in this process's memory in one piece (the
+     * caller then reads into a buffer of its own). Non-blocking backends only; on the event loop.
+     */
+    default ByteBuf readView(long offset, int length) {
+        return null;
     }
 
     /** Makes every completed write durable: it survives a crash of this process and of the machine. */

@@ -3,6 +3,7 @@ package io.nvmeof.target.tcp;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.EventLoop;
+import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.fabric.tcp.PduReader;
 import io.nvmeof.fabric.tcp.PduException;
 import io.nvmeof.fabric.tcp.Wire;
@@ -279,25 +280,35 @@ final class TcpQueue extends PduReader implements QueueTransport {
         // response capsule: the last C2HData says SUCCESS instead (NVMe/TCP 1.0, 3.6.2.8).
         boolean successInData = r.c2hLength > 0 && r.status.isSuccess() && r.result == 0 && queue.sqFlowControlDisabled();
         if (r.c2hLength > 0) {
-            ByteBuf d = r.data;
-            r.data = null;
             int len = r.c2hLength;
             dataView.wrap(scratch, 0);
             dataView.encode(PduType.C2H_DATA, Pdu.FLAG_LAST_PDU | (successInData ? Pdu.FLAG_SUCCESS : 0), r.cid(), 0, 0,
                     len, headerDigest, dataDigest);
             dataView.pdo(c2hDataOffset).plen(c2hDataOffset + len + (dataDigest ? Pdu.DIGEST_SIZE : 0));
-            int start = r.dataOffset - c2hDataOffset; // the header goes right before the data
-            d.setIndex(start, start);
-            writer.header(d, DataPdu.SIZE, headerDigest);
             int headerEnd = DataPdu.SIZE + (headerDigest ? Pdu.DIGEST_SIZE : 0);
-            if (c2hDataOffset > headerEnd) {
-                d.setZero(start + headerEnd, c2hDataOffset - headerEnd);
+            ByteBuf view = r.view;
+            if (view != null) {
+                // the data straight from the backend's memory: the header in a buffer of its own
+                r.view = null;
+                ByteBuf h = writer.header(ctx.alloc(), DataPdu.SIZE, headerDigest, c2hDataOffset - headerEnd);
+                h.writeZero(c2hDataOffset - headerEnd);
+                write(h);
+                write(view);
+            } else {
+                ByteBuf d = r.data;
+                r.data = null;
+                int start = r.dataOffset - c2hDataOffset; // the header goes right before the data
+                d.setIndex(start, start);
+                writer.header(d, DataPdu.SIZE, headerDigest);
+                if (c2hDataOffset > headerEnd) {
+                    d.setZero(start + headerEnd, c2hDataOffset - headerEnd);
+                }
+                d.writerIndex(r.dataOffset + len);
+                if (dataDigest) {
+                    writer.dataDigest(d, r.dataOffset, len);
+                }
+                write(d);
             }
-            d.writerIndex(r.dataOffset + len);
-            if (dataDigest) {
-                writer.dataDigest(d, r.dataOffset, len);
-            }
-            write(d);
             if (successInData) {
                 queue.release(r);
                 return;
@@ -311,6 +322,12 @@ final class TcpQueue extends PduReader implements QueueTransport {
         ByteBuf out = writer.header(ctx.alloc(), CapsuleResponsePdu.SIZE, headerDigest, 0);
         queue.release(r);
         write(out);
+    }
+
+    /** Without a data digest (which would need the data in a buffer of ours) and on native epoll (writev of addresses). */
+    @Override
+    public boolean sendsViews() {
+        return !dataDigest && EventLoops.nativeEpoll();
     }
 
     @Override

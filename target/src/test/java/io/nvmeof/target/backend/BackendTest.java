@@ -2,6 +2,8 @@ package io.nvmeof.target.backend;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -76,6 +78,34 @@ class BackendTest {
         ByteBuffer b = ByteBuffer.allocate(8192);
         ram.read((32 << 20) - 4096, b);
         assertEquals(pattern(8192, 3), b.flip());
+    }
+
+    /** A read view shows the bytes in place, comes back to the pool when released, and leaves the memory alone. */
+    @Test
+    void ramReadViewsShowTheDataAndComeBack() {
+        RamBackend ram = new RamBackend(8 << 20, 4096);
+        ram.write(1 << 20, pattern(8192, 7));
+        io.netty.buffer.ByteBuf v = ram.readView(1 << 20, 8192);
+        org.junit.jupiter.api.Assumptions.assumeTrue(v != null, "no Unsafe: reads copy");
+        assertEquals(8192, v.readableBytes());
+        assertTrue(v.hasMemoryAddress(), "writev takes the address as it is");
+        ByteBuffer got = ByteBuffer.allocate(8192);
+        v.getBytes(v.readerIndex(), got);
+        assertEquals(pattern(8192, 7), got.flip());
+        io.netty.buffer.ByteBuf second = ram.readView(0, 4096);
+        assertTrue(second != v, "a view in use is not handed out twice");
+        assertTrue(v.release(), "the last release");
+        io.netty.buffer.ByteBuf again = ram.readView(4096, 4096);
+        assertSame(v, again, "a released view is reused: nothing allocated per read");
+        assertEquals(1, again.refCnt());
+        assertEquals(4096, again.readerIndex());
+        assertEquals(4096, again.readableBytes());
+        again.release();
+        second.release();
+        ByteBuffer back = ByteBuffer.allocate(8192);
+        ram.read(1 << 20, back);
+        assertEquals(pattern(8192, 7), back.flip(), "releasing views frees nothing of the namespace");
+        assertNull(ram.readView((8 << 20) - 4096, 8192), "past the end of the segment: no view");
     }
 
     private static long anonHugePagesKiB() throws IOException {
