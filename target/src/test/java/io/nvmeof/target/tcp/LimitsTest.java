@@ -23,9 +23,11 @@ import io.nvmeof.target.BufferBudget;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
+import io.nvmeof.target.backend.FileBackend;
 import io.nvmeof.target.backend.RamBackend;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -36,10 +38,13 @@ import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** What one host may take from the target before and after it connects, and how it is told. */
 class LimitsTest {
     static final String NQN = "nqn.2026-11.io.nvmeof:limits";
+    @TempDir
+    Path dir;
     Target target;
     Subsystem subsystem;
     InetSocketAddress address;
@@ -57,6 +62,9 @@ class LimitsTest {
         target = new Target(o);
         subsystem = new Subsystem(NQN, "LIM1", "limits", "1.0");
         subsystem.addNamespace(new Namespace(NQN, 1, new RamBackend(1 << 20, 4096), false, null));
+        // a file namespace: its reads need a buffer of the budget (a RAM namespace's are sent from its memory)
+        subsystem.addNamespace(new Namespace(NQN, 2, FileBackend.open(dir.resolve("ns2.img"), 1 << 20, 4096, false),
+                false, null));
         target.addSubsystem(subsystem);
         address = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
     }
@@ -229,10 +237,10 @@ class LimitsTest {
             for (int cid = 1; cid <= 3; cid++) {
                 long lba = (cid - 1) * 8L;
                 int c = cid;
-                io.send(io.capsule(x -> x.blocks(NvmOpcode.WRITE, lba, 8).psdt(1).nsid(1).cid(c)
+                io.send(io.capsule(x -> x.blocks(NvmOpcode.WRITE, lba, 8).psdt(1).nsid(2).cid(c)
                         .sgl(0, 32 << 10, Sgl.TCP_TRANSPORT), null));
             }
-            io.send(io.capsule(x -> x.blocks(NvmOpcode.READ, 0, 8).psdt(1).nsid(1).cid(4)
+            io.send(io.capsule(x -> x.blocks(NvmOpcode.READ, 0, 8).psdt(1).nsid(2).cid(4)
                     .sgl(0, 32 << 10, Sgl.TCP_TRANSPORT), null));
             Map<Integer, RawHost.Received> r2ts = new HashMap<>();
             for (int i = 0; i < 2; i++) {
@@ -247,6 +255,14 @@ class LimitsTest {
             }
             assertEquals(2, budget.waiting(), "write 3 and read 4 wait for a buffer");
             assertTrue(budget.waits() >= 2);
+            // a read of the RAM namespace needs no buffer: it goes out from the namespace's memory at once
+            io.send(io.capsule(x -> x.blocks(NvmOpcode.READ, 0, 8).psdt(1).nsid(1).cid(5)
+                    .sgl(0, 32 << 10, Sgl.TCP_TRANSPORT), null));
+            RawHost.Received ram = io.receive();
+            assertEquals(PduType.C2H_DATA, ram.type());
+            assertEquals(5, ram.u16(DataPdu.CCCID_OFFSET));
+            assertEquals(5, io.receive().cqe().cid());
+            assertEquals(2, budget.waiting(), "still waiting");
 
             // data for write 1: it completes, its 32 KiB go to write 3 (first come, first served)
             io.answer(r2ts.get(1), data);
