@@ -36,6 +36,7 @@ TARGET_PID=
 
 [ -x "$SPDK/build/bin/spdk_nvme_perf" ] || { echo "SPDK is not built in $SPDK (see ../shared/spdk/README.md): skipped"; exit 0; }
 [ -f "$JAR" ] || { echo "build the CLI first: mvn -B -q install -DskipTests"; exit 1; }
+. "$HERE/bench/spdk.sh"
 export LD_LIBRARY_PATH=$SPDK/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 stop_target() {
@@ -69,20 +70,8 @@ start_ours() {
 }
 
 start_spdk() {
-    rm -f /tmp/spdk-bench.sock
-    taskset -c 0 "$SPDK/build/bin/nvmf_tgt" -m 0x1 $SPDK_TGT_MEM --no-pci -r /tmp/spdk-bench.sock \
-        > "$WORK/spdk.out" 2>&1 &
-    TARGET_PID=$!
-    for _ in $(seq 300); do
-        [ -S /tmp/spdk-bench.sock ] && break
-        sleep 0.1
-    done
-    rpc() { python3 "$SPDK/scripts/rpc.py" -s /tmp/spdk-bench.sock "$@" > /dev/null; }
-    rpc nvmf_create_transport -t TCP -q 256
-    rpc bdev_malloc_create -b Malloc0 512 4096
-    rpc nvmf_create_subsystem $SPDK_NQN -a -s SPDK00000000000001
-    rpc nvmf_subsystem_add_ns $SPDK_NQN Malloc0
-    rpc nvmf_subsystem_add_listener $SPDK_NQN -t tcp -a 127.0.0.1 -s $PORT -f ipv4
+    spdk_target /tmp/spdk-bench.sock "$WORK/spdk.out" $SPDK_TGT_MEM
+    TARGET_PID=$SPDK_PID
 }
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }

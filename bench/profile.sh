@@ -29,6 +29,7 @@ mkdir -p "$OUT"
 
 [ -x "$SPDK/build/bin/spdk_nvme_perf" ] || { echo "SPDK is not built in $SPDK: skipped"; exit 0; }
 [ -f "$JAR" ] || { echo "build the CLI first: mvn -B -q install -DskipTests"; exit 1; }
+. "$HERE/bench/spdk.sh"
 export LD_LIBRARY_PATH=$SPDK/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 APJAR=$HOME/.m2/repository/tools/profiler/async-profiler/$AP_VERSION/async-profiler-$AP_VERSION.jar
 [ -f "$APJAR" ] || mvn -B -q dependency:get -Dartifact=tools.profiler:async-profiler:$AP_VERSION > /dev/null
@@ -75,16 +76,8 @@ if [ "$SIDE" = target ]; then
     profile_stop "${PIDS[0]}"
     report "$iops"
 else
-    rm -f /tmp/spdk-profile.sock
-    taskset -c 0 "$SPDK/build/bin/nvmf_tgt" -m 0x1 --no-huge -s 1536 --no-pci -r /tmp/spdk-profile.sock > "$OUT/spdk.out" 2>&1 &
-    PIDS+=($!)
-    for _ in $(seq 300); do [ -S /tmp/spdk-profile.sock ] && break; sleep 0.1; done
-    rpc() { python3 "$SPDK/scripts/rpc.py" -s /tmp/spdk-profile.sock "$@" > /dev/null; }
-    rpc nvmf_create_transport -t TCP -q 256
-    rpc bdev_malloc_create -b Malloc0 512 4096
-    rpc nvmf_create_subsystem $SPDK_NQN -a -s SPDK00000000000001
-    rpc nvmf_subsystem_add_ns $SPDK_NQN Malloc0
-    rpc nvmf_subsystem_add_listener $SPDK_NQN -t tcp -a 127.0.0.1 -s $PORT -f ipv4
+    spdk_target /tmp/spdk-profile.sock "$OUT/spdk.out" --no-huge -s 1536
+    PIDS+=($SPDK_PID)
     # 4 s of ramp (the JIT compiles), then the profile over RUNTIME s of the measured run
     taskset -c 1 java $JVM_FLAGS -jar "$JAR" bench "nvme+tcp://127.0.0.1:$PORT/$SPDK_NQN" --rw "$RW" --bs "$BS" \
         --iodepth "$QD" --ramp_time 4 --runtime "$((RUNTIME + 2))" --output-format json $OUR_HOST_ARGS \
