@@ -8,10 +8,12 @@ import java.nio.ByteBuffer;
 /**
  * Writes PDUs for both sides: a header encoded in the connection's scratch buffer, its header
  * digest, and the data digest after data (NVMe/TCP 1.0, 3.6.1). One per connection, confined to
- * its event loop; it allocates nothing but the buffers it is asked for.
+ * its event loop; it allocates nothing but the buffers it is asked for, and PDUs without data
+ * (or with a few bytes) take recycled buffers of the connection's own ({@link SmallBuffers}).
  */
 public final class PduWriter {
     private final Crc32c crc = new Crc32c();
+    private final SmallBuffers small = new SmallBuffers();
     private final ByteBuffer scratch;
 
     /** @param scratch where the nvme-protocol views encode headers (little-endian) */
@@ -38,7 +40,8 @@ public final class PduWriter {
      * {@code room} more bytes: data and its digest.
      */
     public ByteBuf header(ByteBufAllocator alloc, int hlen, boolean hd, int room) {
-        ByteBuf out = alloc.directBuffer(hlen + (hd ? Pdu.DIGEST_SIZE : 0) + room);
+        int size = hlen + (hd ? Pdu.DIGEST_SIZE : 0) + room;
+        ByteBuf out = size <= SmallBuffers.SIZE && SmallBuffers.AVAILABLE ? small.take() : alloc.directBuffer(size);
         header(out, hlen, hd);
         return out;
     }
