@@ -171,7 +171,7 @@ final class Bench {
         long offset = nextOffset();
         long t0 = System.nanoTime();
         (pattern.write ? device.writeAsync(offset, buf) : device.readAsync(offset, buf)).whenComplete((v, t) -> {
-            if (completed(t0, System.nanoTime(), t, drained)) {
+            if (record(t0, System.nanoTime(), t, drained)) {
                 issue(buf, drained);
             }
         });
@@ -212,14 +212,14 @@ final class Bench {
         @Override
         public void completed(IoRequest r, Throwable t) {
             long now = System.nanoTime();
-            if (Bench.this.completed(issuedAt, now, t, drained)) {
+            if (record(issuedAt, now, t, drained)) {
                 issue(now);
             }
         }
     }
 
     /** Records one completion; true if the slot goes on. */
-    private boolean completed(long t0, long now, Throwable t, CountDownLatch drained) {
+    private boolean record(long t0, long now, Throwable t, CountDownLatch drained) {
         if (t != null) {
             error.compareAndSet(null, t);
             drained.countDown();
