@@ -2,6 +2,8 @@ package io.nvmeof.cli;
 
 import io.nvmeof.fabric.BusyPoll;
 import io.nvmeof.initiator.ConnectOptions;
+import io.nvmeof.protocol.auth.DhchapKey;
+import java.nio.file.Path;
 import io.nvmeof.initiator.HostIdentity;
 import java.time.Duration;
 import java.util.UUID;
@@ -50,17 +52,60 @@ final class ConnectionOptions {
                     + " then sleep.")
     String busyPoll;
 
+    @Option(names = {"-S", "--dhchap-secret"}, paramLabel = "KEY", description = "The host's DH-HMAC-CHAP key"
+            + " (DHHC-1:XX:...:, as nvme gen-dhchap-key writes it). Visible to ps: prefer --dhchap-secret-file.")
+    String dhchapSecret;
+
+    @Option(names = {"-C", "--dhchap-ctrl-secret"}, paramLabel = "KEY", description = "The controller's DH-HMAC-CHAP"
+            + " key: the controller must prove it holds it (bidirectional authentication). Visible to ps: prefer"
+            + " --dhchap-ctrl-secret-file.")
+    String dhchapCtrlSecret;
+
+    @Option(names = "--dhchap-secret-file", paramLabel = "FILE", description = "Read the host's DH-HMAC-CHAP key from"
+            + " FILE (which others must not be able to read).")
+    Path dhchapSecretFile;
+
+    @Option(names = "--dhchap-ctrl-secret-file", paramLabel = "FILE", description = "Read the controller's DH-HMAC-CHAP"
+            + " key from FILE (which others must not be able to read).")
+    Path dhchapCtrlSecretFile;
+
     ConnectOptions toOptions() {
         ConnectOptions o = ConnectOptions.defaults().ioQueues(ioQueues).queueSize(queueSize).registerUserBuffers(!bounceBuffers)
                 .headerDigest(headerDigest).dataDigest(dataDigest).busyPoll(busyPoll == null ? BusyPoll.OFF : BusyPoll.parse(busyPoll))
                 .commandTimeout(Duration.ofSeconds(timeoutSeconds))
                 .connectTimeout(Duration.ofSeconds(Math.min(10, timeoutSeconds)))
                 .controllerLossTimeout(Duration.ofSeconds(ctrlLossSeconds)).reconnectDelay(Duration.ofSeconds(reconnectDelaySeconds));
+        o.dhchapSecret(key(dhchapSecret, dhchapSecretFile, "--dhchap-secret"));
+        o.dhchapControllerSecret(key(dhchapCtrlSecret, dhchapCtrlSecretFile, "--dhchap-ctrl-secret"));
+        if (o.dhchapControllerKey() != null && o.dhchapKey() == null) {
+            throw new IllegalArgumentException("--dhchap-ctrl-secret needs --dhchap-secret too (the host authenticates first)");
+        }
         if (hostNqn != null) {
             o.identity(HostIdentity.of(hostNqn, hostId));
         } else if (hostId != null) {
             o.identity(new HostIdentity(HostIdentity.system().hostNqn(), hostId));
         }
         return o;
+    }
+
+    /** A key from the command line or from a private file; null if neither is given. */
+    static DhchapKey key(String inline, Path file, String flag) {
+        if (inline != null && file != null) {
+            throw new IllegalArgumentException("give " + flag + " or " + flag + "-file, not both");
+        }
+        String text = inline;
+        String from = flag;
+        if (file != null) {
+            from = flag + "-file " + file;
+            text = KeyFiles.readPrivate(file, flag + "-file");
+        }
+        if (text == null) {
+            return null;
+        }
+        try {
+            return DhchapKey.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(from + ": " + e.getMessage());
+        }
     }
 }

@@ -185,7 +185,7 @@ final class TargetCommand implements Callable<Integer> {
             return c;
         }
         return new TargetConfig(c.ports(), c.subsystems(),
-                c.limits().withMaxBufferMemory(BackendSpec.parseSize(maxBufferMemory, "--max-buffer-memory")));
+                c.limits().withMaxBufferMemory(BackendSpec.parseSize(maxBufferMemory, "--max-buffer-memory")), c.hosts());
     }
 
     private void reload(ConfigApplier applier, PrintWriter out) {

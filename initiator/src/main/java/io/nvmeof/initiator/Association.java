@@ -124,8 +124,9 @@ final class Association {
                 .subsystemNqn(uri.subsystemNqn()).hostNqn(id.hostNqn());
         Command cmd = Command.of("Connect (queue " + q.qid() + ")", s -> s.connect(q.qid(), size, 0, kato))
                 .dataOut(data, ConnectData.SIZE);
+        long result;
         try {
-            return c.run(q, cmd).result();
+            result = c.run(q, cmd).result();
         } catch (NvmeStatusException e) {
             if (e.status().equals(Status.CONNECT_INVALID_HOST)) {
                 throw new NvmeStatusException("Connect to " + uri.subsystemNqn() + " as host " + id.hostNqn()
@@ -137,7 +138,30 @@ final class Association {
             }
             throw e;
         }
+        if ((result & AUTHREQ_ASCR) != 0) {
+            throw new IOException("the controller of " + uri.subsystemNqn() + " asks for secure channel concatenation,"
+                    + " which this host does not offer");
+        }
+        if ((result & AUTHREQ_ATR) != 0) {
+            ConnectOptions o = c.options();
+            Authenticated how = HostAuthentication.authenticate(c, q, id.hostNqn(), uri.subsystemNqn(),
+                    o.dhchapKey, o.dhchapControllerKey);
+            q.authenticated = how;
+            if (q.qid() == 0) {
+                LOG.log(System.Logger.Level.INFO, "{0}: authenticated with {1}, DH group {2}{3}", uri.subsystemNqn(),
+                        how.hash(), how.dhGroup(), how.controllerAuthenticated() ? "; controller authenticated" : "");
+            }
+        } else if (q.qid() == 0 && c.options().dhchapControllerKey != null && !c.isDiscovery()) {
+            // the host wants the controller to prove itself, and it did not even ask the host
+            throw new IOException("the controller of " + uri.subsystemNqn() + " did not authenticate itself"
+                    + " (a controller key was given, but the controller asks for no authentication)");
+        }
+        return result;
     }
+
+    /** Connect response DW0 (NVMe Base 2.0, Figure 551): AUTHREQ.ATR and AUTHREQ.ASCR. */
+    static final long AUTHREQ_ATR = 1L << 17;
+    static final long AUTHREQ_ASCR = 1L << 18;
 
     private static void waitReady(Controller c, HostQueue a, long cap) throws IOException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(Registers.capTimeoutMillis(cap), 500));

@@ -1,6 +1,7 @@
 package io.nvmeof.initiator;
 
 import io.nvmeof.fabric.BusyPoll;
+import io.nvmeof.protocol.auth.DhchapKey;
 import java.time.Duration;
 
 /** How to connect: identity, queues, timeouts, digests. Defaults suit a LAN target. */
@@ -17,6 +18,8 @@ public final class ConnectOptions {
     boolean headerDigest;
     boolean dataDigest;
     BusyPoll busyPoll = BusyPoll.OFF;
+    DhchapKey dhchapKey;
+    DhchapKey dhchapControllerKey;
 
     public static ConnectOptions defaults() {
         return new ConnectOptions();
@@ -98,6 +101,33 @@ public final class ConnectOptions {
         }
         this.reconnectDelay = d;
         return this;
+    }
+
+    /**
+     * The host's DH-HMAC-CHAP key ({@code DHHC-1:...}, as {@code nvme gen-dhchap-key} writes it),
+     * used when the controller asks the host to authenticate; null for none.
+     */
+    public ConnectOptions dhchapSecret(DhchapKey key) {
+        this.dhchapKey = key;
+        return this;
+    }
+
+    /**
+     * The controller's key: with it the host also makes the controller prove who it is
+     * (bidirectional authentication) and refuses a controller that cannot. Needs
+     * {@link #dhchapSecret}.
+     */
+    public ConnectOptions dhchapControllerSecret(DhchapKey key) {
+        this.dhchapControllerKey = key;
+        return this;
+    }
+
+    public DhchapKey dhchapKey() {
+        return dhchapKey;
+    }
+
+    public DhchapKey dhchapControllerKey() {
+        return dhchapControllerKey;
     }
 
     public ConnectOptions headerDigest(boolean on) {

@@ -617,6 +617,33 @@ public final class Controller implements AutoCloseable {
         return live.cntlid;
     }
 
+    /** How the admin queue of the live association was authenticated, or null if the controller asked for none. */
+    public Authenticated authentication() {
+        Association a = live;
+        return a == null ? null : a.admin.authenticated;
+    }
+
+    /**
+     * Authenticates again (DH-HMAC-CHAP), the admin queue first and then every I/O queue, with the
+     * keys of {@link ConnectOptions}, as the kernel does when its key changes. I/O goes on
+     * meanwhile; a failure is thrown, and the controller may then end the association.
+     */
+    public Authenticated reauthenticate() throws IOException {
+        Association a = live;
+        if (a == null || state != ControllerState.LIVE) {
+            throw new IOException("controller " + uri + " is not live");
+        }
+        String host = options.identity().hostNqn();
+        Authenticated how = HostAuthentication.authenticate(this, a.admin, host, uri.subsystemNqn(), options.dhchapKey,
+                options.dhchapControllerKey);
+        a.admin.authenticated = how;
+        for (HostQueue q : a.ioQueues) {
+            q.authenticated = HostAuthentication.authenticate(this, q, host, uri.subsystemNqn(), options.dhchapKey,
+                    options.dhchapControllerKey);
+        }
+        return how;
+    }
+
     /** How many times the controller reconnected after losing its connection. */
     public int reconnects() {
         return reconnects.get();

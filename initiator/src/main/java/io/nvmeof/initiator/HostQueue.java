@@ -48,6 +48,8 @@ abstract class HostQueue implements Queue {
     /** Asks the controller to abort a command (qid, cid) that passed its timeout. */
     private volatile BiConsumer<Integer, Integer> aborter;
     private ScheduledFuture<?> timeoutCheck;
+    /** How the queue was authenticated (DH-HMAC-CHAP), or null if the controller asked for none. */
+    volatile Authenticated authenticated;
 
     protected HostQueue(int qid, int depth, int inCapsuleLimit, long commandTimeoutNanos, int connectTimeoutMillis) {
         if (depth < 1 || depth > MAX_DEPTH) {

@@ -64,6 +64,7 @@ public final class Status {
     public static final Status CONNECT_INVALID_PARAMETERS = define(SCT_COMMAND_SPECIFIC, 0x82, "Connect Invalid Parameters / Attempted Write to Read Only Range", true);
     public static final Status CONNECT_RESTART_DISCOVERY = define(SCT_COMMAND_SPECIFIC, 0x83, "Connect Restart Discovery / Command Size Limit Exceeded", true);
     public static final Status CONNECT_INVALID_HOST = define(SCT_COMMAND_SPECIFIC, 0x84, "Connect Invalid Host", true);
+    public static final Status AUTHENTICATION_REQUIRED = define(SCT_COMMAND_SPECIFIC, 0x91, "Authentication Required", true);
 
     // Media and data integrity errors (Base 2.0, Figure 103).
     public static final Status WRITE_FAULT = define(SCT_MEDIA, 0x80, "Write Fault", false);

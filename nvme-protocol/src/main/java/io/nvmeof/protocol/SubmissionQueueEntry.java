@@ -332,6 +332,45 @@ public final class SubmissionQueueEntry extends Flyweight {
         return this;
     }
 
+    // ---- Fabrics Authentication Send / Receive (NVMe Base 2.0, 6.2 / 6.3) ----
+
+    public static final int AUTH_SPSP0_OFFSET = 41;
+    public static final int AUTH_SPSP1_OFFSET = 42;
+    public static final int AUTH_SECP_OFFSET = 43;
+    /** TL of Authentication Send, AL of Authentication Receive. */
+    public static final int AUTH_LENGTH_OFFSET = 44;
+
+    public int authSecp() {
+        return u8(AUTH_SECP_OFFSET);
+    }
+
+    public int authSpsp0() {
+        return u8(AUTH_SPSP0_OFFSET);
+    }
+
+    public int authSpsp1() {
+        return u8(AUTH_SPSP1_OFFSET);
+    }
+
+    /** Transfer length (Send) or allocation length (Receive) in bytes. */
+    public long authLength() {
+        return u32(AUTH_LENGTH_OFFSET);
+    }
+
+    /**
+     * Fills an Authentication Send ({@code send}) or Receive of {@code length} bytes for the
+     * given security protocol and its specific fields.
+     */
+    public SubmissionQueueEntry authentication(boolean send, int secp, int spsp0, int spsp1, int length) {
+        opcode(AdminOpcode.FABRICS.code);
+        fctype((send ? FabricsCommandType.AUTHENTICATION_SEND : FabricsCommandType.AUTHENTICATION_RECEIVE).code);
+        put8(AUTH_SPSP0_OFFSET, spsp0);
+        put8(AUTH_SPSP1_OFFSET, spsp1);
+        put8(AUTH_SECP_OFFSET, secp);
+        put32(AUTH_LENGTH_OFFSET, length & 0xffffffffL);
+        return this;
+    }
+
     // ---- Fabrics Property Get / Set (NVMe-oF 1.1, 3.4 / 3.5) ----
 
     public static final int PROPERTY_ATTRIB_OFFSET = 40;

@@ -26,10 +26,18 @@ final class FabricsCommands {
     static final CommandSet ADMIN = new CommandSet("Fabrics (admin queue)",
             new CommandSet.Handler(FabricsCommandType.CONNECT.code, "Connect", (r, c) -> connect(r, r.queue)),
             new CommandSet.Handler(FabricsCommandType.PROPERTY_GET.code, "Property Get", FabricsCommands::propertyGet),
-            new CommandSet.Handler(FabricsCommandType.PROPERTY_SET.code, "Property Set", FabricsCommands::propertySet));
+            new CommandSet.Handler(FabricsCommandType.PROPERTY_SET.code, "Property Set", FabricsCommands::propertySet),
+            new CommandSet.Handler(FabricsCommandType.AUTHENTICATION_SEND.code, "Authentication Send", Authentication::send),
+            new CommandSet.Handler(FabricsCommandType.AUTHENTICATION_RECEIVE.code, "Authentication Receive",
+                    Authentication::receive));
 
-    /** What any other queue takes (an I/O queue, or one not yet connected): Connect only. */
-    static final CommandSet OTHER = new CommandSet("Fabrics", ADMIN.handler(FabricsCommandType.CONNECT.code));
+    /** What any other queue takes (an I/O queue, or one not yet connected): Connect and authentication. */
+    static final CommandSet OTHER = new CommandSet("Fabrics", ADMIN.handler(FabricsCommandType.CONNECT.code),
+            ADMIN.handler(FabricsCommandType.AUTHENTICATION_SEND.code),
+            ADMIN.handler(FabricsCommandType.AUTHENTICATION_RECEIVE.code));
+
+    /** Connect response DW0 bit 17 (AUTHREQ.ATR): the host must authenticate the queue (Base 2.0, Figure 551). */
+    static final long AUTHREQ_ATR = 1L << 17;
 
     /** The handler of a Fabrics command of type {@code fctype} on queue {@code qid}, or null: Invalid Command Opcode. */
     static CommandSet.Handler handler(int fctype, int qid) {
@@ -104,8 +112,9 @@ final class FabricsCommands {
             }
             q.connected(0, sqsize + 1, noFlowControl, c);
             c.attachAdmin(q);
-            r.result = c.cntlid();
-            LOG.log(System.Logger.Level.INFO, "{0} connected from {1}", c, q.transport().peer());
+            r.result = c.cntlid() | requireAuthentication(q, c, target, hostnqn);
+            LOG.log(System.Logger.Level.INFO, "{0} connected from {1}{2}", c, q.transport().peer(),
+                    (r.result & AUTHREQ_ATR) != 0 ? "; authentication required" : "");
             q.complete(r, Status.SUCCESS);
             return;
         }
@@ -125,8 +134,18 @@ final class FabricsCommands {
             return;
         }
         q.connected(qid, sqsize + 1, noFlowControl, c);
-        r.result = c.cntlid();
+        r.result = c.cntlid() | requireAuthentication(q, c, target, hostnqn);
         q.complete(r, Status.SUCCESS);
+    }
+
+    /** ATR when the host has a DH-HMAC-CHAP key: it must authenticate this queue (every queue, as SPDK asks). */
+    private static long requireAuthentication(QueuePair q, Controller c, Target target, String hostnqn) {
+        HostSecurity h = target.hostSecurity(hostnqn);
+        if (c.isDiscovery() || h == null || !h.requiresAuthentication()) {
+            return 0;
+        }
+        q.requireAuthentication(c);
+        return AUTHREQ_ATR;
     }
 
     private static void propertyGet(Request r, Controller c) {

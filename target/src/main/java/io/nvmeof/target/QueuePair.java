@@ -41,6 +41,8 @@ public final class QueuePair {
     private boolean closed;
     /** Fused Compare and Write pairing on this queue. */
     private final FusedCommands fused = new FusedCommands(this);
+    /** In-band authentication of this queue: set at Connect when the host must authenticate, or when it starts to. */
+    private Authentication auth;
     /**
      * Bytes of write data this queue has asked the host for (or is about to) and not yet
      * received, and the writes waiting for room in that window ({@link Target.Options#maxQueueWriteData}).
@@ -337,6 +339,12 @@ public final class QueuePair {
             return fabrics && sqe.fctype() == FabricsCommandType.CONNECT.code
                     ? null : Status.COMMAND_SEQUENCE_ERROR;
         }
+        if (auth != null && !auth.authenticated()) {
+            // before authentication: nothing but its own two commands (as SPDK; Base 2.0, 8.13.5)
+            int fctype = sqe.fctype();
+            return fabrics && (fctype == FabricsCommandType.AUTHENTICATION_SEND.code
+                    || fctype == FabricsCommandType.AUTHENTICATION_RECEIVE.code) ? null : Status.AUTHENTICATION_REQUIRED;
+        }
         if (fabrics) {
             return null;
         }
@@ -364,12 +372,7 @@ public final class QueuePair {
 
     /** A blocking backend call finished; back on the event loop. */
     void ioFinished(Request r) {
-        if (closed) {
-            for (Request x : r.partner != null ? new Request[] {r, r.partner} : new Request[] {r}) {
-                x.releaseData();
-                releaseNamespace(x);
-                x.state = Request.State.FREE;
-            }
+        if (dropIfClosed(r)) {
             return;
         }
         if (r.partner != null) {
@@ -377,6 +380,35 @@ public final class QueuePair {
             return;
         }
         complete(r, r.status);
+    }
+
+    /**
+     * Work handed off the event loop came back for {@code r}: if the queue closed meanwhile,
+     * frees the request (and its fused partner) and returns true.
+     */
+    boolean dropIfClosed(Request r) {
+        if (!closed) {
+            return false;
+        }
+        for (Request x : r.partner != null ? new Request[] {r, r.partner} : new Request[] {r}) {
+            x.releaseData();
+            releaseNamespace(x);
+            x.state = Request.State.FREE;
+        }
+        return true;
+    }
+
+    /** The queue's authentication, begun now if the host starts one unasked. */
+    Authentication authentication(Controller c) {
+        if (auth == null) {
+            auth = new Authentication(this, c);
+        }
+        return auth;
+    }
+
+    /** Connect: the host must authenticate this queue before anything else. */
+    void requireAuthentication(Controller c) {
+        auth = new Authentication(this, c);
     }
 
     /** Completes {@code r} with {@code status}: the transport sends data (on success) and the response. */
@@ -461,6 +493,9 @@ public final class QueuePair {
         }
         closed = true;
         h2cWaiting.clear();
+        if (auth != null) {
+            auth.closed();
+        }
         for (Request r : all) {
             if (r.state == Request.State.NEED_BUFFER) {
                 target.bufferBudget().cancel(r);

@@ -10,6 +10,7 @@ import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -43,6 +44,7 @@ public final class Target implements AutoCloseable {
     private volatile Options options;
     private EventLoopGroup group;
     private ExecutorService ioExecutor;
+    private volatile Map<String, HostSecurity> hosts = Map.of();
     private boolean closed;
 
     /** Tunables, with the defaults a Linux host works well with. */
@@ -169,6 +171,25 @@ public final class Target implements AutoCloseable {
             discoveryChanged();
             s.close();
         }
+    }
+
+    /**
+     * Sets what each host must prove (DH-HMAC-CHAP keys), replacing the previous set. Applies from
+     * the next Connect or (re-)authentication on; connected hosts stay connected.
+     */
+    public void hostSecurity(Collection<HostSecurity> hosts) {
+        Map<String, HostSecurity> m = new HashMap<>();
+        for (HostSecurity h : hosts) {
+            if (m.put(h.nqn(), h) != null) {
+                throw new IllegalArgumentException("host " + h.nqn() + " is defined twice");
+            }
+        }
+        this.hosts = Map.copyOf(m);
+    }
+
+    /** What host {@code hostNqn} must prove, or null if nothing is configured for it. */
+    public HostSecurity hostSecurity(String hostNqn) {
+        return hosts.get(hostNqn);
     }
 
     /** The subsystem with this NQN (the discovery subsystem included), or null. */

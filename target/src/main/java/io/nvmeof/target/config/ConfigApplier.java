@@ -1,5 +1,6 @@
 package io.nvmeof.target.config;
 
+import io.nvmeof.target.HostSecurity;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Port;
 import io.nvmeof.target.Subsystem;
@@ -130,6 +131,7 @@ public final class ConfigApplier {
                 changes.add("port " + p.portid() + " now serves " + p.subsystems());
             }
         }
+        hostKeys(next, changes);
         // a first config without limits leaves the target's options as built; limits set once and
         // taken out later go back to the defaults
         if (!next.limits().equals(current.limits())) {
@@ -147,6 +149,26 @@ public final class ConfigApplier {
     private static boolean sameAddress(Port p, PortConfig c) {
         return p.address().equals(new InetSocketAddress(c.traddr(), c.trsvcid())) && p.trtype().equals(c.trtype())
                 && p.options().equals(p.transport().options(c.options()));
+    }
+
+    /** Host keys: each change takes effect at the host's next Connect or re-authentication. */
+    private void hostKeys(TargetConfig next, List<String> changes) {
+        Map<String, HostSecurity> before = new HashMap<>();
+        for (HostSecurity h : current.hosts()) {
+            before.put(h.nqn(), h);
+        }
+        for (HostSecurity h : next.hosts()) {
+            HostSecurity was = before.remove(h.nqn());
+            if (was == null) {
+                changes.add("host " + h.nqn() + (h.requiresAuthentication() ? " must authenticate" : " configured"));
+            } else if (!was.sameAs(h)) {
+                changes.add("host " + h.nqn() + ": keys changed");
+            }
+        }
+        for (String gone : before.keySet()) {
+            changes.add("host " + gone + ": keys removed");
+        }
+        target.hostSecurity(next.hosts());
     }
 
     private static void hosts(Subsystem sub, SubsystemConfig s) {

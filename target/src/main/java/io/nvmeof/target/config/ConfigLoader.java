@@ -5,6 +5,10 @@ import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nvmeof.protocol.Nqn;
+import io.nvmeof.protocol.auth.DhGroup;
+import io.nvmeof.protocol.auth.DhchapHash;
+import io.nvmeof.protocol.auth.DhchapKey;
+import io.nvmeof.target.HostSecurity;
 import io.nvmeof.target.PortOptionException;
 import io.nvmeof.target.TargetTransport;
 import io.nvmeof.target.TargetTransports;
@@ -17,6 +21,8 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -33,11 +39,18 @@ import java.util.UUID;
  * "subsystems": [{"nqn", "serial", "model", "firmware", "ieee_oui", "allow_any_host",
  * "allowed_hosts", "namespaces": [{"nsid", "backend", "path", "size", "block_size",
  * "read_only", "uuid", "direct_io"}]}], "limits": {"max_buffer_memory", "max_queue_write_data",
- * "connect_timeout_ms", "data_timeout_ms", "max_controllers_per_host", "max_connections"}}};</li>
+ * "connect_timeout_ms", "data_timeout_ms", "max_controllers_per_host", "max_connections"},
+ * "hosts": [{"nqn", "dhchap_key", "dhchap_ctrl_key", "dhchap_key_file", "dhchap_ctrl_key_file",
+ * "dhchap_hashes", "dhchap_dhgroups"}]}};</li>
  * <li>what {@code nvmetcli save} writes for the Linux kernel target ({@code ports[].addr},
- * {@code subsystems[].attr}, {@code namespaces[].device}), so its users can move over.</li>
+ * {@code subsystems[].attr}, {@code namespaces[].device}, {@code hosts[].dhchap} with the
+ * {@code key}, {@code ctrl_key}, {@code hash} and {@code dhgroup} of configfs's
+ * {@code dhchap_*} host attributes), so its users can move over.</li>
  * </ul>
- * Every error is a {@link ConfigException} that names the field and the bad value.
+ * Every error is a {@link ConfigException} that names the field and the bad value. Keys are
+ * secrets: a configuration that holds one, and a key file, must not be readable by others
+ * (mode o-r), or the target refuses it; key files given by relative path are found next to
+ * the configuration.
  */
 public final class ConfigLoader {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -52,10 +65,16 @@ public final class ConfigLoader {
         } catch (IOException e) {
             throw new IOException("cannot read config " + file + ": " + e.getMessage(), e);
         }
-        return parse(text);
+        return parse(text, file);
     }
 
     public static TargetConfig parse(String text) {
+        return parse(text, null);
+    }
+
+    /** Parses {@code text}, read from {@code file} (null: not from a file, so no mode to check). */
+    static TargetConfig parse(String text, Path file) {
+        Secrets secrets = new Secrets(file);
         JsonNode root;
         try {
             root = JSON.readTree(text);
@@ -67,8 +86,9 @@ public final class ConfigLoader {
             throw new ConfigException("(document)", "must be a JSON object with \"ports\" and \"subsystems\"");
         }
         boolean nvmetcli = isNvmetcli(root);
-        TargetConfig config = nvmetcli ? fromNvmetcli(root) : fromOurs(root);
+        TargetConfig config = nvmetcli ? fromNvmetcli(root, secrets) : fromOurs(root, secrets);
         crossCheck(config);
+        secrets.checkConfigFile();
         return config;
     }
 
@@ -89,8 +109,8 @@ public final class ConfigLoader {
 
     // ---- our format ----
 
-    private static TargetConfig fromOurs(JsonNode root) {
-        known(root, "", "ports", "subsystems", "limits");
+    private static TargetConfig fromOurs(JsonNode root, Secrets secrets) {
+        known(root, "", "ports", "subsystems", "limits", "hosts");
         List<SubsystemConfig> subsystems = new ArrayList<>();
         JsonNode subs = array(root, "subsystems", "");
         for (int i = 0; i < subs.size(); i++) {
@@ -124,7 +144,139 @@ public final class ConfigLoader {
             known(p, at, "portid", "trtype", "traddr", "trsvcid", "adrfam", "subsystems", "rdma_provider");
             ports.add(port(p, at, p));
         }
-        return new TargetConfig(ports, subsystems, limits(root));
+        List<HostSecurity> hostKeys = new ArrayList<>();
+        JsonNode hs = optionalArray(root, "hosts", "");
+        for (int i = 0; i < hs.size(); i++) {
+            String at = "hosts[" + i + "]";
+            JsonNode h = object(hs.get(i), at);
+            known(h, at, "nqn", "dhchap_key", "dhchap_ctrl_key", "dhchap_key_file", "dhchap_ctrl_key_file",
+                    "dhchap_hashes", "dhchap_dhgroups");
+            String nqn = nqn(h.get("nqn"), at + ".nqn");
+            DhchapKey key = secrets.key(h, "dhchap_key", at);
+            DhchapKey ctrl = secrets.key(h, "dhchap_ctrl_key", at);
+            if (ctrl != null && key == null) {
+                throw new ConfigException(at + ".dhchap_ctrl_key", "needs a dhchap_key too (the host authenticates first)");
+            }
+            List<DhchapHash> hashes = new ArrayList<>();
+            JsonNode hl = optionalArray(h, "dhchap_hashes", at);
+            for (int k = 0; k < hl.size(); k++) {
+                hashes.add(hash(hl.get(k), at + ".dhchap_hashes[" + k + "]"));
+            }
+            List<DhGroup> groups = new ArrayList<>();
+            JsonNode gl = optionalArray(h, "dhchap_dhgroups", at);
+            for (int k = 0; k < gl.size(); k++) {
+                groups.add(dhGroup(gl.get(k), at + ".dhchap_dhgroups[" + k + "]"));
+            }
+            hostKeys.add(new HostSecurity(nqn, key, ctrl, hashes, groups));
+        }
+        return new TargetConfig(ports, subsystems, limits(root), hostKeys);
+    }
+
+    private static DhchapHash hash(JsonNode n, String at) {
+        DhchapHash h = n != null && n.isTextual() ? DhchapHash.named(n.asText()) : null;
+        if (h == null) {
+            throw new ConfigException(at, "must be sha256, sha384 or sha512, got " + n);
+        }
+        return h;
+    }
+
+    private static DhGroup dhGroup(JsonNode n, String at) {
+        DhGroup g = n != null && n.isTextual() ? DhGroup.named(n.asText()) : null;
+        if (g == null) {
+            throw new ConfigException(at, "must be null, ffdhe2048, ffdhe3072, ffdhe4096, ffdhe6144 or ffdhe8192, got " + n);
+        }
+        return g;
+    }
+
+    /** A preferred entry first, then the rest of the defaults (nvmet falls back to any the host offers). */
+    private static <T> List<T> preferring(T first, List<T> all) {
+        List<T> l = new ArrayList<>();
+        l.add(first);
+        for (T t : all) {
+            if (!t.equals(first)) {
+                l.add(t);
+            }
+        }
+        return l;
+    }
+
+    /**
+     * Keys read for a configuration: inline ones (the configuration file must then be private) and
+     * key files (which must be private themselves).
+     */
+    private static final class Secrets {
+        private final Path file;
+        private String inlineField;
+
+        Secrets(Path file) {
+            this.file = file;
+        }
+
+        /** The key in {@code <field>} or in the file named by {@code <field>_file}; null if neither. */
+        DhchapKey key(JsonNode h, String field, String at) {
+            String inline = string(h, field, at, null);
+            String path = string(h, field + "_file", at, null);
+            if (inline != null && path != null) {
+                throw new ConfigException(at + "." + field, "is given inline and as " + field + "_file; give one");
+            }
+            if (inline == null && path == null) {
+                return null;
+            }
+            String where = at + "." + (inline != null ? field : field + "_file");
+            String text = inline;
+            if (inline != null) {
+                if (inlineField == null) {
+                    inlineField = where;
+                }
+            } else {
+                Path p = Path.of(path);
+                if (!p.isAbsolute() && file != null && file.toAbsolutePath().getParent() != null) {
+                    p = file.toAbsolutePath().getParent().resolve(p);
+                }
+                String problem = othersCanRead(p);
+                if (problem != null) {
+                    throw new ConfigException(where, problem);
+                }
+                try {
+                    text = Files.readString(p).trim();
+                } catch (IOException e) {
+                    throw new ConfigException(where, "cannot read " + p + ": " + e.getMessage());
+                }
+            }
+            try {
+                return DhchapKey.parse(text);
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(where, e.getMessage());
+            }
+        }
+
+        /** A configuration that holds a key inline must be private. */
+        void checkConfigFile() {
+            if (inlineField == null || file == null) {
+                return;
+            }
+            String problem = othersCanRead(file);
+            if (problem != null) {
+                throw new ConfigException(inlineField, "is a secret in a configuration that others can read: " + problem
+                        + " (or put the key in a " + inlineField.substring(inlineField.lastIndexOf('.') + 1)
+                        + "_file only the target can read)");
+            }
+        }
+
+        /** Null if only its owner and group can read {@code p}, else what to do about it. */
+        static String othersCanRead(Path p) {
+            try {
+                Set<PosixFilePermission> perms = Files.getPosixFilePermissions(p);
+                if (perms.contains(PosixFilePermission.OTHERS_READ) || perms.contains(PosixFilePermission.OTHERS_WRITE)) {
+                    return p + " has mode " + PosixFilePermissions.toString(perms) + "; chmod o-rw " + p;
+                }
+                return null;
+            } catch (UnsupportedOperationException e) {
+                return null; // no POSIX modes on this file system
+            } catch (IOException e) {
+                return "cannot read " + p + ": " + e.getMessage();
+            }
+        }
     }
 
     private static TargetConfig.Limits limits(JsonNode root) {
@@ -233,7 +385,7 @@ public final class ConfigLoader {
 
     // ---- nvmetcli save format ----
 
-    private static TargetConfig fromNvmetcli(JsonNode root) {
+    private static TargetConfig fromNvmetcli(JsonNode root, Secrets secrets) {
         known(root, "", "hosts", "ports", "subsystems");
         List<SubsystemConfig> subsystems = new ArrayList<>();
         JsonNode subs = optionalArray(root, "subsystems", "");
@@ -283,12 +435,45 @@ public final class ConfigLoader {
             JsonNode addr = object(p.get("addr"), at + ".addr");
             ports.add(port(p, at + ".addr", addr).withId(intIn(p.get("portid"), at + ".portid", 1, 0xffff)));
         }
-        return new TargetConfig(ports, subsystems);
+        List<HostSecurity> hostKeys = new ArrayList<>();
+        JsonNode hs = optionalArray(root, "hosts", "");
+        for (int i = 0; i < hs.size(); i++) {
+            String at = "hosts[" + i + "]";
+            JsonNode h = object(hs.get(i), at);
+            String nqn = nqn(h.get("nqn"), at + ".nqn");
+            JsonNode d = h.path("dhchap");
+            if (!d.isObject()) {
+                continue;
+            }
+            String dat = at + ".dhchap";
+            String keyText = d.path("key").asText("");
+            String ctrlText = d.path("ctrl_key").asText("");
+            if (keyText.isEmpty()) {
+                continue;
+            }
+            DhchapKey key = secrets.key(JSON.createObjectNode().put("key", keyText), "key", dat);
+            DhchapKey ctrl = ctrlText.isEmpty() ? null
+                    : secrets.key(JSON.createObjectNode().put("ctrl_key", ctrlText), "ctrl_key", dat);
+            String hashName = d.path("hash").asText("");
+            String groupName = d.path("dhgroup").asText("");
+            List<DhchapHash> hashes = hashName.isEmpty() ? List.of()
+                    : preferring(hash(d.get("hash"), dat + ".hash"), HostSecurity.DEFAULT_HASHES);
+            List<DhGroup> groups = groupName.isEmpty() ? List.of()
+                    : preferring(dhGroup(d.get("dhgroup"), dat + ".dhgroup"), HostSecurity.DEFAULT_DH_GROUPS);
+            hostKeys.add(new HostSecurity(nqn, key, ctrl, hashes, groups));
+        }
+        return new TargetConfig(ports, subsystems, TargetConfig.Limits.DEFAULTS, hostKeys);
     }
 
     // ---- checks across the document ----
 
     private static void crossCheck(TargetConfig config) {
+        Set<String> hostNqns = new HashSet<>();
+        for (int i = 0; i < config.hosts().size(); i++) {
+            if (!hostNqns.add(config.hosts().get(i).nqn())) {
+                throw new ConfigException("hosts[" + i + "].nqn", config.hosts().get(i).nqn() + " is defined twice");
+            }
+        }
         Set<String> nqns = new HashSet<>();
         for (int i = 0; i < config.subsystems().size(); i++) {
             SubsystemConfig s = config.subsystems().get(i);

@@ -1,5 +1,6 @@
 package io.nvmeof.target.config;
 
+import io.nvmeof.target.HostSecurity;
 import io.nvmeof.target.Target;
 import java.util.List;
 import java.util.Map;
@@ -8,9 +9,18 @@ import java.util.UUID;
 
 /**
  * The target's configuration, in the nouns of Linux nvmet: ports, subsystems, namespaces,
- * allowed hosts. Values are validated; {@link ConfigLoader} builds it from JSON.
+ * allowed hosts, and what each host must prove (DH-HMAC-CHAP keys). Values are validated; {@link ConfigLoader} builds it from JSON.
  */
-public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Limits limits) {
+public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Limits limits,
+                           List<HostSecurity> hosts) {
+
+    public TargetConfig {
+        hosts = List.copyOf(hosts);
+    }
+
+    public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Limits limits) {
+        this(ports, subsystems, limits, List.of());
+    }
 
     public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems) {
         this(ports, subsystems, Limits.DEFAULTS);

@@ -1,0 +1,106 @@
+package io.nvmeof.cli;
+
+import io.nvmeof.initiator.HostIdentity;
+import io.nvmeof.protocol.auth.DhchapHash;
+import io.nvmeof.protocol.auth.DhchapKey;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/** Key tools with nvme-cli's names and flags: {@code gen-dhchap-key}, {@code check-dhchap-key}. */
+final class KeyCommands {
+    private KeyCommands() {
+    }
+
+    @Command(name = "gen-dhchap-key", mixinStandardHelpOptions = true,
+            description = {"Generate a DH-HMAC-CHAP key (DHHC-1:XX:...:) as nvme gen-dhchap-key does: a random secret"
+                    + " (or --secret), transformed with the host NQN when --hmac names a hash."})
+    static final class Gen implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Option(names = {"-s", "--secret"}, paramLabel = "HEX", description = "The secret, in hex (default: random).")
+        String secret;
+
+        @Option(names = {"-l", "--key-length"}, description = "Key length in bytes: 32, 48 or 64 (default: the hash's"
+                + " length, or 32).")
+        Integer keyLength;
+
+        @Option(names = {"-n", "--nqn"}, description = "Host NQN the key is bound to (default: this host's).")
+        String nqn;
+
+        @Option(names = {"-m", "--hmac"}, description = "Hash that transforms the secret: 0 none (default), 1 SHA-256,"
+                + " 2 SHA-384, 3 SHA-512.")
+        int hmac;
+
+        @Override
+        public Integer call() {
+            DhchapHash hash = null;
+            if (hmac != 0) {
+                hash = DhchapHash.of(hmac);
+                if (hash == null) {
+                    throw new ParameterException(spec.commandLine(), "--hmac must be 0, 1, 2 or 3, not " + hmac);
+                }
+            }
+            byte[] raw;
+            if (secret != null) {
+                try {
+                    raw = HexFormat.of().parseHex(secret.trim());
+                } catch (IllegalArgumentException e) {
+                    throw new ParameterException(spec.commandLine(), "--secret is not hex: " + e.getMessage());
+                }
+                if (keyLength != null && keyLength != raw.length) {
+                    throw new ParameterException(spec.commandLine(), "--secret has " + raw.length
+                            + " bytes, but --key-length says " + keyLength);
+                }
+            } else {
+                int len = keyLength != null ? keyLength : hash != null ? hash.length : 32;
+                if (len != 32 && len != 48 && len != 64) {
+                    throw new ParameterException(spec.commandLine(), "--key-length must be 32, 48 or 64, not " + len);
+                }
+                raw = DhchapKey.randomSecret(len, new SecureRandom());
+            }
+            String host = nqn != null ? nqn : HostIdentity.system().hostNqn();
+            DhchapKey key;
+            try {
+                key = DhchapKey.create(raw, hash, host);
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(spec.commandLine(), e.getMessage());
+            }
+            spec.commandLine().getOut().println(key.format());
+            spec.commandLine().getOut().flush();
+            return 0;
+        }
+    }
+
+    @Command(name = "check-dhchap-key", mixinStandardHelpOptions = true,
+            description = "Check a DH-HMAC-CHAP key (format, CRC-32 and length), as nvme check-dhchap-key does.")
+    static final class Check implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Option(names = {"-k", "--key"}, required = true, description = "The key, DHHC-1:XX:...:")
+        String key;
+
+        @Override
+        public Integer call() {
+            DhchapKey k;
+            try {
+                k = DhchapKey.parse(key);
+            } catch (IllegalArgumentException e) {
+                spec.commandLine().getErr().println("nvmeof: " + e.getMessage());
+                spec.commandLine().getErr().flush();
+                return 1;
+            }
+            spec.commandLine().getOut().println("Key is valid (" + (k.transformHash() == null ? "no transformation"
+                    : "transformed with " + k.transformHash().kernelName()) + ", " + k.length() + " bytes)");
+            spec.commandLine().getOut().flush();
+            return 0;
+        }
+    }
+}
