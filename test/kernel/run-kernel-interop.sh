@@ -188,5 +188,9 @@ else
   echo "SPDK NVMe/RDMA host interop SKIPPED: no SPDK build at $spdk (../shared/spdk/build-spdk.sh builds one)"
 fi
 
+# ---- part 6: security with Linux 6.12 (a trixie guest): DH-HMAC-CHAP both ways ----
+if bash "$top/test/kernel/run-security-interop.sh"; then echo "SECURITY INTEROP (Linux 6.12): PASS"
+else echo "SECURITY INTEROP (Linux 6.12): FAIL"; status=1; fi
+
 if [ $status = 0 ]; then echo "kernel interop: every part passed"; else echo "kernel interop: FAILED"; fi
 exit $status
