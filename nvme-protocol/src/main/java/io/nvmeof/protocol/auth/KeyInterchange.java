@@ -10,19 +10,19 @@ import java.util.zip.CRC32;
  * {@code NVMeTLSkey-1:01:<base64>:}): a prefix, a two-digit hash field, and the key with its
  * CRC-32 (zlib's, little-endian) appended, in standard base64 with padding.
  */
-final class KeyInterchange {
+public final class KeyInterchange {
     private KeyInterchange() {
     }
 
     /** A parsed key: the hash field and the key bytes (CRC checked). */
-    record Parsed(int hash, byte[] key) {
+    public record Parsed(int hash, byte[] key) {
     }
 
     /**
      * Parses {@code text} of the form {@code <prefix>:<XX>:<base64>:}; {@code what} names the
      * key in error messages. The CRC is checked; the key length is the caller's to check.
      */
-    static Parsed parse(String text, String prefix, String what) {
+    public static Parsed parse(String text, String prefix, String what) {
         if (text == null) {
             throw new IllegalArgumentException(what + " is missing");
         }
@@ -62,7 +62,7 @@ final class KeyInterchange {
     }
 
     /** {@code <prefix>:<XX>:<base64(key || crc32)>:}. */
-    static String format(String prefix, int hash, byte[] key) {
+    public static String format(String prefix, int hash, byte[] key) {
         byte[] raw = new byte[key.length + 4];
         System.arraycopy(key, 0, raw, 0, key.length);
         ByteBuffer.wrap(raw, key.length, 4).order(ByteOrder.LITTLE_ENDIAN).putInt(crc(key));
