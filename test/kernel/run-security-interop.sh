@@ -31,9 +31,8 @@ trap cleanup EXIT
 nvmeof() { java -jar "$jar" "$@"; }
 status=0
 
-parts=${SECURITY_PARTS:-A B}
+parts=${SECURITY_PARTS:-A B C}
 # ---- part A: the kernel host against our target, with DH-HMAC-CHAP ----
-if [[ " $parts " == *" A "* ]]; then
 NQN=nqn.2026-11.io.nvmeof:secure
 H1=nqn.2014-08.org.nvmexpress:uuid:6f1c5d0e-7a43-4b8e-9d61-0a1b2c3d4e01
 H2=nqn.2014-08.org.nvmexpress:uuid:6f1c5d0e-7a43-4b8e-9d61-0a1b2c3d4e02
@@ -42,8 +41,10 @@ K1=$(nvmeof gen-dhchap-key --hmac 3 --nqn "$H1")        # SHA-512-transformed, 6
 CK=$(nvmeof gen-dhchap-key --hmac 2 --nqn "$NQN")       # SHA-384-transformed, 48 bytes
 K2=$(nvmeof gen-dhchap-key --key-length 64)              # used as it is
 K3=$(nvmeof gen-dhchap-key --hmac 1 --nqn "$H3")
+SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+PSK=$(nvmeof gen-tls-key --secret "$SECRET")                # the configured TLS PSK of host 1
 umask 077
-echo "$K1" >"$work/host1.key"; echo "$CK" >"$work/ctrl.key"
+echo "$K1" >"$work/host1.key"; echo "$CK" >"$work/ctrl.key"; echo "$PSK" >"$work/host1.psk"
 cat >"$work/target.json" <<JSON
 {"ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": ["$NQN"]}],
  "subsystems": [{"nqn": "$NQN", "allowed_hosts": ["$H1", "$H2", "$H3"],
@@ -54,6 +55,7 @@ cat >"$work/target.json" <<JSON
            {"nqn": "$H3", "dhchap_key": "$K3", "dhchap_hashes": ["sha384"], "dhchap_dhgroups": ["null"]}]}
 JSON
 umask 022
+if [[ " $parts " == *" A "* ]]; then
 java -Dio.netty.leakDetection.level=paranoid -jar "$jar" target --config "$work/target.json" \
   >"$work/target.out" 2>"$work/target.err" &
 tpid=$!
@@ -83,6 +85,19 @@ check_log "host $H3 (.*) failed authentication on queue 0: the host asks the con
 if grep -q "LEAK:" "$work/target.err"; then echo "target leaked buffers"; astatus=1; fi
 grep -q "nvmeof target stopped" "$work/target.out" || { echo "target did not stop cleanly"; astatus=1; }
 [ $astatus = 0 ] && echo "KERNEL HOST DH-HMAC-CHAP: PASS" || { echo "KERNEL HOST DH-HMAC-CHAP: FAIL ($astatus)"; status=1; }
+fi
+
+# ---- part C: the kernel host with TLS (tlshd, the kernel keyring) against our target in the guest ----
+if [[ " $parts " == *" C "* ]]; then
+echo "== booting the trixie guest with tlshd and our target (TLS required)"
+mkdir -p "$work/tshare" "$work/tls"
+cp "$jar" "$work/tshare/"
+cp "$vm/guest-scripts/lib.sh" "$top/test/kernel/guest-tls-host.sh" "$work/tls/"
+cstatus=0
+"$vm/run-guest.sh" --timeout 900 --mem 2048 --job "$work/cjob" --share "$work/tshare" \
+  --env NQN="$NQN" --env HOST1="$H1" --env SECRET="$SECRET" --env KEY1="$K1" --env PSK="$PSK" \
+  "$work/tls/guest-tls-host.sh" || cstatus=$?
+[ $cstatus = 0 ] && echo "KERNEL HOST TLS: PASS" || { echo "KERNEL HOST TLS: FAIL ($cstatus)"; status=1; }
 fi
 
 # ---- part B: our initiator against the kernel's target (nvmet) with DH-HMAC-CHAP ----

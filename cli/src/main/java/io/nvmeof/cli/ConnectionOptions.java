@@ -2,9 +2,10 @@ package io.nvmeof.cli;
 
 import io.nvmeof.fabric.BusyPoll;
 import io.nvmeof.initiator.ConnectOptions;
-import io.nvmeof.protocol.auth.DhchapKey;
-import java.nio.file.Path;
 import io.nvmeof.initiator.HostIdentity;
+import io.nvmeof.protocol.auth.DhchapKey;
+import io.nvmeof.protocol.tls.TlsPsk;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.UUID;
 import picocli.CommandLine.Option;
@@ -69,6 +70,25 @@ final class ConnectionOptions {
             + " key from FILE (which others must not be able to read).")
     Path dhchapCtrlSecretFile;
 
+    @Option(names = "--tls", description = "NVMe/TCP over TLS 1.3 with a PSK (give it with --tls-key-file).")
+    boolean tls;
+
+    @Option(names = "--tls-key", paramLabel = "KEY", description = "The configured TLS PSK (NVMeTLSkey-1:XX:...:, as nvme"
+            + " gen-tls-key prints it); implies --tls. Visible to ps: prefer --tls-key-file.")
+    String tlsKey;
+
+    @Option(names = "--tls-key-file", paramLabel = "FILE", description = "Read the configured TLS PSK from FILE (which"
+            + " others must not be able to read); implies --tls.")
+    Path tlsKeyFile;
+
+    @Option(names = "--tls-compat", description = "Derive the TLS PSK with libnvme's older HKDF labels, as the nvme-cli"
+            + " of Debian 13 does when it puts keys in a Linux target's keyring (nvme-cli's --compat).")
+    boolean tlsCompat;
+
+    @Option(names = "--tls-identity-version", paramLabel = "N", description = "TLS PSK identity version: 0 (default,"
+            + " NVMe0R0X <hostnqn> <subnqn>, as Linux 6.12 uses) or 1 (with a digest).")
+    int tlsIdentityVersion;
+
     ConnectOptions toOptions() {
         ConnectOptions o = ConnectOptions.defaults().ioQueues(ioQueues).queueSize(queueSize).registerUserBuffers(!bounceBuffers)
                 .headerDigest(headerDigest).dataDigest(dataDigest).busyPoll(busyPoll == null ? BusyPoll.OFF : BusyPoll.parse(busyPoll))
@@ -79,6 +99,21 @@ final class ConnectionOptions {
         o.dhchapControllerSecret(key(dhchapCtrlSecret, dhchapCtrlSecretFile, "--dhchap-ctrl-secret"));
         if (o.dhchapControllerKey() != null && o.dhchapKey() == null) {
             throw new IllegalArgumentException("--dhchap-ctrl-secret needs --dhchap-secret too (the host authenticates first)");
+        }
+        if (tlsKey != null && tlsKeyFile != null) {
+            throw new IllegalArgumentException("give --tls-key or --tls-key-file, not both");
+        }
+        String psk = tlsKeyFile != null ? KeyFiles.readPrivate(tlsKeyFile, "--tls-key-file") : tlsKey;
+        if (psk != null) {
+            try {
+                o.tls(TlsPsk.parse(psk)).tlsDerivation(tlsCompat ? TlsPsk.Derivation.COMPAT : TlsPsk.Derivation.RFC8446)
+                        .tlsIdentityVersion(tlsIdentityVersion);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException((tlsKeyFile != null ? "--tls-key-file " + tlsKeyFile : "--tls-key")
+                        + ": " + e.getMessage());
+            }
+        } else if (tls) {
+            throw new IllegalArgumentException("--tls needs the PSK: --tls-key-file FILE (there is no kernel keyring here)");
         }
         if (hostNqn != null) {
             o.identity(HostIdentity.of(hostNqn, hostId));

@@ -69,7 +69,7 @@ final class DiscoverCommand implements Callable<Integer> {
                     r.put("rdma_cms", e.rdmaCmsName());
                     r.put("rdma_pkey", "0x0000");
                 } else {
-                    r.put("sectype", e.sectype() == 0 ? "none" : Integer.toString(e.sectype()));
+                    r.put("sectype", sectype(e.sectype()));
                 }
                 r.put("uri", e.uri());
             }
@@ -95,7 +95,7 @@ final class DiscoverCommand implements Callable<Integer> {
                     out.println("rdma_cms:    " + e.rdmaCmsName());
                     out.println("rdma_pkey: 0x0000");
                 } else {
-                    out.println("sectype: " + (e.sectype() == 0 ? "none" : Integer.toString(e.sectype())));
+                    out.println("sectype: " + (sectype(e.sectype())));
                 }
             }
         }
@@ -119,5 +119,15 @@ final class DiscoverCommand implements Callable<Integer> {
             b.append(b.length() > 0 ? ", " : "").append("no cdc connectivity");
         }
         return b.toString();
+    }
+
+    /** TSAS SECTYPE as nvme-cli names it. */
+    static String sectype(int v) {
+        return switch (v) {
+            case 0 -> "none";
+            case 1 -> "tls1.2";
+            case 2 -> "tls1.3";
+            default -> Integer.toString(v);
+        };
     }
 }

@@ -3,6 +3,7 @@ package io.nvmeof.cli;
 import io.nvmeof.initiator.HostIdentity;
 import io.nvmeof.protocol.auth.DhchapHash;
 import io.nvmeof.protocol.auth.DhchapKey;
+import io.nvmeof.protocol.tls.TlsPsk;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.concurrent.Callable;
@@ -73,6 +74,87 @@ final class KeyCommands {
                 throw new ParameterException(spec.commandLine(), e.getMessage());
             }
             spec.commandLine().getOut().println(key.format());
+            spec.commandLine().getOut().flush();
+            return 0;
+        }
+    }
+
+    @Command(name = "gen-tls-key", mixinStandardHelpOptions = true,
+            description = {"Generate a configured TLS PSK for NVMe/TCP in the interchange format (NVMeTLSkey-1:XX:...:),"
+                    + " as nvme gen-tls-key does: a random secret (or --secret). With --hostnqn and --subsysnqn, also"
+                    + " print the PSK identity a host of that NQN uses for that subsystem."})
+    static final class GenTls implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Option(names = {"-s", "--secret"}, paramLabel = "HEX", description = "The secret, in hex: 32 or 48 bytes"
+                + " (default: random, of the hash's length).")
+        String secret;
+
+        @Option(names = {"-m", "--hmac"}, description = "Hash of the retained PSK: 1 SHA-256 (default), 2 SHA-384.")
+        int hmac = 1;
+
+        @Option(names = {"-n", "--hostnqn"}, description = "Host NQN (with --subsysnqn: print the identity).")
+        String hostNqn;
+
+        @Option(names = {"-c", "--subsysnqn"}, description = "Subsystem NQN (with --hostnqn: print the identity).")
+        String subNqn;
+
+        @Option(names = {"-I", "--identity"}, description = "Identity version: 0 (default) or 1.")
+        int identity;
+
+        @Override
+        public Integer call() {
+            if (hmac != 1 && hmac != 2) {
+                throw new ParameterException(spec.commandLine(), "--hmac must be 1 or 2, not " + hmac);
+            }
+            byte[] raw;
+            if (secret != null) {
+                try {
+                    raw = HexFormat.of().parseHex(secret.trim());
+                } catch (IllegalArgumentException e) {
+                    throw new ParameterException(spec.commandLine(), "--secret is not hex: " + e.getMessage());
+                }
+            } else {
+                raw = DhchapKey.randomSecret(hmac == 2 ? 48 : 32, new SecureRandom());
+            }
+            TlsPsk key;
+            try {
+                key = TlsPsk.create(raw, hmac);
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(spec.commandLine(), e.getMessage());
+            }
+            spec.commandLine().getOut().println(key.format());
+            if (hostNqn != null && subNqn != null) {
+                spec.commandLine().getOut().println("identity: " + key.identity(identity, hostNqn, subNqn,
+                        TlsPsk.Derivation.RFC8446));
+            }
+            spec.commandLine().getOut().flush();
+            return 0;
+        }
+    }
+
+    @Command(name = "check-tls-key", mixinStandardHelpOptions = true,
+            description = "Check a configured TLS PSK (format, CRC-32 and length), as nvme check-tls-key does.")
+    static final class CheckTls implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Option(names = {"-d", "--keydata"}, required = true, description = "The key, NVMeTLSkey-1:XX:...:")
+        String key;
+
+        @Override
+        public Integer call() {
+            TlsPsk k;
+            try {
+                k = TlsPsk.parse(key);
+            } catch (IllegalArgumentException e) {
+                spec.commandLine().getErr().println("nvmeof: " + e.getMessage());
+                spec.commandLine().getErr().flush();
+                return 1;
+            }
+            spec.commandLine().getOut().println("Key is valid (HMAC " + k.hashField() + ", cipher suite hash "
+                    + k.cipherHash().kernelName() + ")");
             spec.commandLine().getOut().flush();
             return 0;
         }

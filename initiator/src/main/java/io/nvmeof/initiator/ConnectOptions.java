@@ -2,6 +2,7 @@ package io.nvmeof.initiator;
 
 import io.nvmeof.fabric.BusyPoll;
 import io.nvmeof.protocol.auth.DhchapKey;
+import io.nvmeof.protocol.tls.TlsPsk;
 import java.time.Duration;
 
 /** How to connect: identity, queues, timeouts, digests. Defaults suit a LAN target. */
@@ -20,6 +21,9 @@ public final class ConnectOptions {
     BusyPoll busyPoll = BusyPoll.OFF;
     DhchapKey dhchapKey;
     DhchapKey dhchapControllerKey;
+    TlsPsk tlsKey;
+    TlsPsk.Derivation tlsDerivation = TlsPsk.Derivation.RFC8446;
+    int tlsIdentityVersion;
 
     public static ConnectOptions defaults() {
         return new ConnectOptions();
@@ -120,6 +124,39 @@ public final class ConnectOptions {
     public ConnectOptions dhchapControllerSecret(DhchapKey key) {
         this.dhchapControllerKey = key;
         return this;
+    }
+
+    /**
+     * NVMe/TCP over TLS 1.3 with this configured PSK ({@code NVMeTLSkey-1:...}, as {@code nvme
+     * gen-tls-key} prints it); null: no TLS. The TLS PSK is derived for this host and the
+     * subsystem, with {@link #tlsDerivation} and the identity of {@link #tlsIdentityVersion}.
+     */
+    public ConnectOptions tls(TlsPsk key) {
+        this.tlsKey = key;
+        return this;
+    }
+
+    /**
+     * How the TLS PSK is derived from the configured one: RFC 8446's HKDF labels (the default; SPDK,
+     * newer nvme-cli) or libnvme's older ones ({@code COMPAT}: the keys nvme-cli 2.13 of Debian 13
+     * puts in the kernel keyring, which a Linux target then uses).
+     */
+    public ConnectOptions tlsDerivation(TlsPsk.Derivation d) {
+        this.tlsDerivation = d;
+        return this;
+    }
+
+    /** PSK identity version: 0 ({@code NVMe0R0X host sub}, the default, what Linux 6.12 uses) or 1 (with a digest). */
+    public ConnectOptions tlsIdentityVersion(int v) {
+        if (v != 0 && v != 1) {
+            throw new IllegalArgumentException("TLS identity version is 0 or 1, not " + v);
+        }
+        this.tlsIdentityVersion = v;
+        return this;
+    }
+
+    public TlsPsk tlsKey() {
+        return tlsKey;
     }
 
     public DhchapKey dhchapKey() {

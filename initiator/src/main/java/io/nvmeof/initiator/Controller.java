@@ -3,6 +3,7 @@ package io.nvmeof.initiator;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 import io.nvmeof.fabric.EventLoops;
+import io.nvmeof.fabric.tls.TlsSession;
 import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.IdentifyCns;
 import io.nvmeof.protocol.IdentifyController;
@@ -615,6 +616,12 @@ public final class Controller implements AutoCloseable {
 
     public int cntlid() {
         return live.cntlid;
+    }
+
+    /** The secure channel of the live association's admin queue (NVMe/TCP over TLS), or null when in the clear. */
+    public TlsSession secureChannel() {
+        Association a = live;
+        return a != null && a.admin instanceof TcpQueue t ? t.tlsSession() : null;
     }
 
     /** How the admin queue of the live association was authenticated, or null if the controller asked for none. */

@@ -6,14 +6,17 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.nvmeof.fabric.EventLoops;
+import io.nvmeof.fabric.tcp.PduException;
 import io.nvmeof.fabric.tcp.PduReader;
 import io.nvmeof.fabric.tcp.PduWriter;
-import io.nvmeof.fabric.tcp.PduException;
 import io.nvmeof.fabric.tcp.Wire;
+import io.nvmeof.fabric.tls.TlsPskHandler;
+import io.nvmeof.fabric.tls.TlsSession;
 import io.nvmeof.protocol.CompletionQueueEntry;
 import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.Status;
@@ -32,6 +35,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * The host side of one NVMe/TCP connection (one queue): ICReq/ICResp, command capsules
@@ -84,13 +88,20 @@ final class TcpQueue extends HostQueue {
      */
     public static CompletableFuture<HostQueue> open(EventLoopGroup group, InetSocketAddress address, int qid, int depth,
                                                      int inCapsuleLimit, boolean hd, boolean dd, long commandTimeoutNanos,
-                                                     int connectTimeoutMillis) {
+                                                     int connectTimeoutMillis, Supplier<ChannelHandler> tls) {
         TcpQueue q = new TcpQueue(qid, depth, inCapsuleLimit, hd, dd, commandTimeoutNanos, connectTimeoutMillis);
+        ChannelHandler h = tls == null ? q.handler : new ChannelInitializer<Channel>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                // the secure channel first (NVMe/TCP 1.1, 3.6.1): the ICReq waits in it for the handshake
+                ch.pipeline().addLast("tls", tls.get()).addLast("nvme-tcp", q.handler);
+            }
+        };
         Bootstrap b = new Bootstrap().group(group).channel(EventLoops.clientChannel())
                 .option(ChannelOption.ALLOCATOR, EventLoops.ALLOCATOR)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
-                .handler(q.handler);
+                .handler(h);
         ChannelFuture f = b.connect(address);
         f.addListener(x -> {
             if (!x.isSuccess()) {
@@ -100,6 +111,12 @@ final class TcpQueue extends HostQueue {
             }
         });
         return q.ready;
+    }
+
+    /** The secure channel's outcome (NVMe/TCP over TLS), or null when the connection is in the clear. */
+    TlsSession tlsSession() {
+        TlsPskHandler t = channel == null ? null : channel.pipeline().get(TlsPskHandler.class);
+        return t == null ? null : t.session();
     }
 
     /** The channel handler that is this queue's end of the connection. */

@@ -1,25 +1,33 @@
 package io.nvmeof.initiator;
 
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.EventLoopGroup;
+import io.nvmeof.fabric.tls.TlsPskHandler;
 import java.net.InetSocketAddress;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 /** NVMe/TCP for one controller: each queue its own TCP connection ({@link TcpQueue}). */
 final class TcpTransport implements HostTransport {
     private final EventLoopGroup group;
     private final ConnectOptions options;
+    private final String subsystemNqn;
 
-    private TcpTransport(EventLoopGroup group, ConnectOptions options) {
+    private TcpTransport(EventLoopGroup group, ConnectOptions options, String subsystemNqn) {
         this.group = group;
         this.options = options;
+        this.subsystemNqn = subsystemNqn;
     }
 
     @Override
     public CompletableFuture<HostQueue> openQueue(InetSocketAddress address, int qid, int depth, int inCapsule,
                                                   int controllerId) {
+        Supplier<ChannelHandler> tls = options.tlsKey == null ? null
+                : () -> TlsPskHandler.client(options.tlsKey, options.identity().hostNqn(), subsystemNqn,
+                        options.tlsIdentityVersion, options.tlsDerivation);
         return TcpQueue.open(group, address, qid, depth, inCapsule, options.headerDigest, options.dataDigest,
-                options.commandTimeout.toNanos(), (int) options.connectTimeout.toMillis());
+                options.commandTimeout.toNanos(), (int) options.connectTimeout.toMillis(), tls);
     }
 
     @Override
@@ -49,7 +57,7 @@ final class TcpTransport implements HostTransport {
 
         @Override
         public HostTransport create(NvmeofUri uri, EventLoopGroup group, ConnectOptions options) {
-            return new TcpTransport(group, options);
+            return new TcpTransport(group, options, uri.subsystemNqn());
         }
     }
 }

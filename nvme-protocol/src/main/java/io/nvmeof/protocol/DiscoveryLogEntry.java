@@ -55,7 +55,11 @@ public final class DiscoveryLogEntry extends Flyweight {
     public static final int SUBTYPE_NVM = 2;
     public static final int SUBTYPE_CURRENT_DISCOVERY = 3;
     /** TREQ bits 1:0: secure channel not specified / required / not required; bit 2: SQ flow control may be disabled. */
+    public static final int TREQ_SECURE_CHANNEL_REQUIRED = 1;
     public static final int TREQ_SECURE_CHANNEL_NOT_REQUIRED = 2;
+    /** TSAS byte 0 for NVMe/TCP: SECTYPE (NVMe/TCP 1.1, Figure 7): 0 none, 1 TLS 1.2, 2 TLS 1.3. */
+    public static final int TSAS_TCP_SECTYPE = 0;
+    public static final int SECTYPE_TLS13 = 2;
     public static final int TREQ_SQ_FLOW_CONTROL_DISABLE = 1 << 2;
     /** EFLAGS bit 1: duplicate returned information; bit 2: explicit persistent connection support (DLP). */
     public static final int EFLAGS_EPCSD = 1 << 1;
@@ -69,6 +73,12 @@ public final class DiscoveryLogEntry extends Flyweight {
     public int adrfam() { return u8(ADRFAM_OFFSET); }
     public int subtype() { return u8(SUBTYPE_OFFSET); }
     public int treq() { return u8(TREQ_OFFSET); }
+
+    public DiscoveryLogEntry treq(int v) {
+        put8(TREQ_OFFSET, v);
+        return this;
+    }
+
     public int portId() { return u16(PORTID_OFFSET); }
     public int cntlid() { return u16(CNTLID_OFFSET); }
     public int asqsz() { return u16(ASQSZ_OFFSET); }

@@ -6,6 +6,7 @@ import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.Registers;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
+import io.nvmeof.protocol.tls.PskIdentity;
 import java.nio.ByteBuffer;
 
 /** Fabrics commands (NVMe-oF 1.1, 3): Connect, Property Get, Property Set. */
@@ -73,6 +74,15 @@ final class FabricsCommands {
         Subsystem subsystem = target.subsystem(subnqn);
         if (subsystem == null || !subsystem.isDiscovery() && !q.port().serves(subnqn)) {
             invalidParameter(r, q, ConnectData.SUBNQN_OFFSET, IN_DATA, "no subsystem " + subnqn + " on " + q.port());
+            return;
+        }
+        PskIdentity tls = q.transport().tlsIdentity();
+        if (tls != null && (!tls.hostNqn().equals(hostnqn) || !tls.subNqn().equals(subnqn))) {
+            // the secure channel was opened by one host for one subsystem: a Connect may not name others
+            LOG.log(System.Logger.Level.WARNING, "refused Connect from {0}: host {1} to {2} on a TLS connection opened"
+                    + " as host {3} for {4}", q.transport().peer(), hostnqn, subnqn, tls.hostNqn(), tls.subNqn());
+            r.result = ConnectData.HOSTNQN_OFFSET | (long) IN_DATA << 16;
+            q.complete(r, Status.CONNECT_INVALID_HOST);
             return;
         }
         if (!subsystem.allows(hostnqn)) {

@@ -4,18 +4,20 @@ import io.nvmeof.protocol.Nqn;
 import io.nvmeof.protocol.auth.DhGroup;
 import io.nvmeof.protocol.auth.DhchapHash;
 import io.nvmeof.protocol.auth.DhchapKey;
+import io.nvmeof.protocol.tls.TlsPsk;
 import java.util.List;
 
 /**
  * What a host must prove to get in (nvmet's {@code hosts/<nqn>/dhchap_*}, SPDK's host keys):
  * its DH-HMAC-CHAP key, optionally the controller's key for bidirectional authentication, and
- * the hash functions and DH groups the target accepts from it, most preferred first.
+ * the hash functions and DH groups the target accepts from it, most preferred first; and the
+ * TLS PSK (configured, in the interchange format) it opens NVMe/TCP's secure channel with.
  *
  * @param hostKey the host's key; a host with one must authenticate on every queue
  * @param controllerKey the key the controller proves itself with when the host asks, or null
  */
 public record HostSecurity(String nqn, DhchapKey hostKey, DhchapKey controllerKey, List<DhchapHash> hashes,
-                           List<DhGroup> dhGroups) {
+                           List<DhGroup> dhGroups, TlsPsk tlsKey) {
     /** Hashes: the strongest first (as SPDK prefers them); they all cost next to nothing. */
     public static final List<DhchapHash> DEFAULT_HASHES = List.of(DhchapHash.SHA512, DhchapHash.SHA384, DhchapHash.SHA256);
     /**
@@ -36,8 +38,18 @@ public record HostSecurity(String nqn, DhchapKey hostKey, DhchapKey controllerKe
         }
     }
 
+    public HostSecurity(String nqn, DhchapKey hostKey, DhchapKey controllerKey, List<DhchapHash> hashes,
+                        List<DhGroup> dhGroups) {
+        this(nqn, hostKey, controllerKey, hashes, dhGroups, null);
+    }
+
     public HostSecurity(String nqn, DhchapKey hostKey, DhchapKey controllerKey) {
-        this(nqn, hostKey, controllerKey, List.of(), List.of());
+        this(nqn, hostKey, controllerKey, List.of(), List.of(), null);
+    }
+
+    /** A host that proves itself by a TLS PSK only. */
+    public static HostSecurity tls(String nqn, TlsPsk key) {
+        return new HostSecurity(nqn, null, null, List.of(), List.of(), key);
     }
 
     /** Whether the host must authenticate. */
@@ -49,12 +61,13 @@ public record HostSecurity(String nqn, DhchapKey hostKey, DhchapKey controllerKe
     public boolean sameAs(HostSecurity o) {
         return o != null && nqn.equals(o.nqn) && (hostKey == null ? o.hostKey == null : hostKey.sameAs(o.hostKey))
                 && (controllerKey == null ? o.controllerKey == null : controllerKey.sameAs(o.controllerKey))
-                && hashes.equals(o.hashes) && dhGroups.equals(o.dhGroups);
+                && hashes.equals(o.hashes) && dhGroups.equals(o.dhGroups)
+                && (tlsKey == null ? o.tlsKey == null : o.tlsKey != null && tlsKey.format().equals(o.tlsKey.format()));
     }
 
     @Override
     public String toString() {
         return "HostSecurity{" + nqn + (hostKey != null ? ", DH-HMAC-CHAP" : "")
-                + (controllerKey != null ? " bidirectional" : "") + "}";
+                + (controllerKey != null ? " bidirectional" : "") + (tlsKey != null ? ", TLS PSK" : "") + "}";
     }
 }

@@ -2,6 +2,7 @@ package io.nvmeof.target;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.EventLoop;
+import io.nvmeof.protocol.tls.PskIdentity;
 import java.net.InetSocketAddress;
 
 /**
@@ -57,6 +58,14 @@ public interface QueueTransport {
      * it fits, else a message for the host.
      */
     default String checkConnect(int qid, int sqsize) {
+        return null;
+    }
+
+    /**
+     * The TLS PSK identity the host opened this connection's secure channel with (NVMe/TCP), or
+     * null when the connection is not secured: a Connect must name the same host and subsystem.
+     */
+    default PskIdentity tlsIdentity() {
         return null;
     }
 

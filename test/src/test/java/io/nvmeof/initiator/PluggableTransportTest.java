@@ -102,7 +102,7 @@ class PluggableTransportTest {
                                                               int inCapsule, int controllerId) {
                     hostQueuesOpened.incrementAndGet();
                     return TcpQueue.open(group, address, qid, depth, inCapsule, false, false,
-                            options.commandTimeout.toNanos(), (int) options.connectTimeout.toMillis());
+                            options.commandTimeout.toNanos(), (int) options.connectTimeout.toMillis(), null);
                 }
 
                 @Override

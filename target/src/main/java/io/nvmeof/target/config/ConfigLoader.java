@@ -8,6 +8,7 @@ import io.nvmeof.protocol.Nqn;
 import io.nvmeof.protocol.auth.DhGroup;
 import io.nvmeof.protocol.auth.DhchapHash;
 import io.nvmeof.protocol.auth.DhchapKey;
+import io.nvmeof.protocol.tls.TlsPsk;
 import io.nvmeof.target.HostSecurity;
 import io.nvmeof.target.PortOptionException;
 import io.nvmeof.target.TargetTransport;
@@ -41,9 +42,11 @@ import java.util.UUID;
  * "read_only", "uuid", "direct_io"}]}], "limits": {"max_buffer_memory", "max_queue_write_data",
  * "connect_timeout_ms", "data_timeout_ms", "max_controllers_per_host", "max_connections"},
  * "hosts": [{"nqn", "dhchap_key", "dhchap_ctrl_key", "dhchap_key_file", "dhchap_ctrl_key_file",
- * "dhchap_hashes", "dhchap_dhgroups"}]}};</li>
+ * "dhchap_hashes", "dhchap_dhgroups", "tls_key", "tls_key_file"}]}, ports with "tls": none, optional
+ * or required};</li>
  * <li>what {@code nvmetcli save} writes for the Linux kernel target ({@code ports[].addr},
- * {@code subsystems[].attr}, {@code namespaces[].device}, {@code hosts[].dhchap} with the
+ * {@code subsystems[].attr}, {@code namespaces[].device}, {@code ports[].addr.tsas/treq},
+ * {@code hosts[].dhchap} with the
  * {@code key}, {@code ctrl_key}, {@code hash} and {@code dhgroup} of configfs's
  * {@code dhchap_*} host attributes), so its users can move over.</li>
  * </ul>
@@ -141,7 +144,7 @@ public final class ConfigLoader {
         for (int i = 0; i < pl.size(); i++) {
             String at = "ports[" + i + "]";
             JsonNode p = object(pl.get(i), at);
-            known(p, at, "portid", "trtype", "traddr", "trsvcid", "adrfam", "subsystems", "rdma_provider");
+            known(p, at, "portid", "trtype", "traddr", "trsvcid", "adrfam", "subsystems", "rdma_provider", "tls");
             ports.add(port(p, at, p));
         }
         List<HostSecurity> hostKeys = new ArrayList<>();
@@ -150,7 +153,7 @@ public final class ConfigLoader {
             String at = "hosts[" + i + "]";
             JsonNode h = object(hs.get(i), at);
             known(h, at, "nqn", "dhchap_key", "dhchap_ctrl_key", "dhchap_key_file", "dhchap_ctrl_key_file",
-                    "dhchap_hashes", "dhchap_dhgroups");
+                    "dhchap_hashes", "dhchap_dhgroups", "tls_key", "tls_key_file");
             String nqn = nqn(h.get("nqn"), at + ".nqn");
             DhchapKey key = secrets.key(h, "dhchap_key", at);
             DhchapKey ctrl = secrets.key(h, "dhchap_ctrl_key", at);
@@ -167,7 +170,7 @@ public final class ConfigLoader {
             for (int k = 0; k < gl.size(); k++) {
                 groups.add(dhGroup(gl.get(k), at + ".dhchap_dhgroups[" + k + "]"));
             }
-            hostKeys.add(new HostSecurity(nqn, key, ctrl, hashes, groups));
+            hostKeys.add(new HostSecurity(nqn, key, ctrl, hashes, groups, secrets.tlsKey(h, "tls_key", at)));
         }
         return new TargetConfig(ports, subsystems, limits(root), hostKeys);
     }
@@ -212,8 +215,30 @@ public final class ConfigLoader {
             this.file = file;
         }
 
-        /** The key in {@code <field>} or in the file named by {@code <field>_file}; null if neither. */
+        /** The TLS PSK in {@code <field>} or in the file named by {@code <field>_file}; null if neither. */
+        TlsPsk tlsKey(JsonNode h, String field, String at) {
+            String[] where = new String[1];
+            String text = secret(h, field, at, where);
+            try {
+                return text == null ? null : TlsPsk.parse(text);
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(where[0], e.getMessage());
+            }
+        }
+
+        /** The DH-HMAC-CHAP key in {@code <field>} or in the file named by {@code <field>_file}; null if neither. */
         DhchapKey key(JsonNode h, String field, String at) {
+            String[] where = new String[1];
+            String text = secret(h, field, at, where);
+            try {
+                return text == null ? null : DhchapKey.parse(text);
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(where[0], e.getMessage());
+            }
+        }
+
+        /** A secret's text, inline or from its private file; {@code where[0]} names the field it came from. */
+        private String secret(JsonNode h, String field, String at, String[] where) {
             String inline = string(h, field, at, null);
             String path = string(h, field + "_file", at, null);
             if (inline != null && path != null) {
@@ -222,11 +247,11 @@ public final class ConfigLoader {
             if (inline == null && path == null) {
                 return null;
             }
-            String where = at + "." + (inline != null ? field : field + "_file");
+            where[0] = at + "." + (inline != null ? field : field + "_file");
             String text = inline;
             if (inline != null) {
                 if (inlineField == null) {
-                    inlineField = where;
+                    inlineField = where[0];
                 }
             } else {
                 Path p = Path.of(path);
@@ -235,19 +260,15 @@ public final class ConfigLoader {
                 }
                 String problem = othersCanRead(p);
                 if (problem != null) {
-                    throw new ConfigException(where, problem);
+                    throw new ConfigException(where[0], problem);
                 }
                 try {
                     text = Files.readString(p).trim();
                 } catch (IOException e) {
-                    throw new ConfigException(where, "cannot read " + p + ": " + e.getMessage());
+                    throw new ConfigException(where[0], "cannot read " + p + ": " + e.getMessage());
                 }
             }
-            try {
-                return DhchapKey.parse(text);
-            } catch (IllegalArgumentException e) {
-                throw new ConfigException(where, e.getMessage());
-            }
+            return text;
         }
 
         /** A configuration that holds a key inline must be private. */
@@ -354,10 +375,24 @@ public final class ConfigLoader {
         if (provider != null) {
             options.put("provider", provider);
         }
+        // TLS: ours is "tls": none|optional|required; nvmetcli's is addr.tsas (tls1.3) with addr.treq
+        String tls = string(p, "tls", at, null);
+        String tlsField = "tls";
+        if (tls == null && addr != p && addr.has("tsas")) {
+            String tsas = string(addr, "tsas", at, "none");
+            String treq = string(addr, "treq", at, "not specified");
+            tlsField = "tsas";
+            tls = tsas.equals("tls1.3") ? (treq.equals("required") ? "required" : "optional")
+                    : tsas.equals("none") || tsas.isEmpty() ? null : "tsas " + tsas;
+        }
+        if (tls != null) {
+            options.put("tls", tls);
+        }
         try {
             transport.options(options);
         } catch (PortOptionException e) {
-            String field = provider != null && "provider".equals(e.option()) ? "rdma_provider" : e.option();
+            String field = provider != null && "provider".equals(e.option()) ? "rdma_provider"
+                    : "tls".equals(e.option()) ? tlsField : e.option();
             throw new ConfigException(at + "." + field, e.getMessage());
         }
         String traddr = string(addr, "traddr", at, null);

@@ -51,6 +51,10 @@ public final class TcpListener implements PortListener {
                         }
                         ch.closeFuture().addListener(f -> target.connectionClosed());
                         connections.add(ch);
+                        String tls = port.options().getOrDefault(TcpTransport.TLS, "none");
+                        if (!tls.equals("none")) {
+                            ch.pipeline().addLast("tls-detect", new TlsDetector(target, tls.equals("required")));
+                        }
                         ch.pipeline().addLast("nvme-tcp", new TcpQueue(target, port));
                     }
                 });

@@ -7,6 +7,7 @@ import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.fabric.tcp.PduReader;
 import io.nvmeof.fabric.tcp.PduException;
 import io.nvmeof.fabric.tcp.Wire;
+import io.nvmeof.fabric.tls.TlsPskHandler;
 import io.nvmeof.protocol.CompletionQueueEntry;
 import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.tcp.CapsuleResponsePdu;
@@ -17,6 +18,7 @@ import io.nvmeof.protocol.tcp.ICRespPdu;
 import io.nvmeof.protocol.tcp.Pdu;
 import io.nvmeof.protocol.tcp.PduType;
 import io.nvmeof.protocol.tcp.R2TPdu;
+import io.nvmeof.protocol.tls.PskIdentity;
 import io.nvmeof.target.Port;
 import io.nvmeof.target.QueuePair;
 import io.nvmeof.target.QueueTransport;
@@ -338,6 +340,12 @@ final class TcpQueue extends PduReader implements QueueTransport {
     @Override
     public void close() {
         ctx.close();
+    }
+
+    @Override
+    public PskIdentity tlsIdentity() {
+        TlsPskHandler tls = ctx.pipeline().get(TlsPskHandler.class);
+        return tls == null ? null : tls.identity();
     }
 
     @Override

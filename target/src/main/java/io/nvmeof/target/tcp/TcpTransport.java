@@ -29,7 +29,10 @@ public final class TcpTransport implements TargetTransport {
         // the listeners own their channels; nothing is shared across ports
     }
 
-    /** NVMe/TCP as a target transport type: {@code tcp}, no port options. */
+    /** Port option {@code tls}: {@code none} (the default), {@code optional} or {@code required}. */
+    public static final String TLS = "tls";
+
+    /** NVMe/TCP as a target transport type: {@code tcp}; port option {@link #TLS}. */
     public static final class Type implements TargetTransport.Type {
         @Override
         public String name() {
@@ -44,14 +47,26 @@ public final class TcpTransport implements TargetTransport {
         @Override
         public Map<String, String> options(Map<String, String> configured) {
             for (String k : configured.keySet()) {
-                throw new PortOptionException(k, "not an option of tcp ports");
+                if (!k.equals(TLS)) {
+                    throw new PortOptionException(k, "not an option of tcp ports (only " + TLS + ")");
+                }
             }
-            return Map.of();
+            String tls = configured.getOrDefault(TLS, "none");
+            if (!tls.equals("none") && !tls.equals("optional") && !tls.equals("required")) {
+                throw new PortOptionException(TLS, "must be none, optional or required, not '" + tls + "'");
+            }
+            return Map.of(TLS, tls);
         }
 
         @Override
         public void describe(Port port, DiscoveryLogEntry entry) {
-            // TSAS for NVMe/TCP: SECTYPE 0, no security (the entry is zeroed)
+            // TSAS for NVMe/TCP: SECTYPE; TREQ bits 1:0 say whether the secure channel is required
+            String tls = port.options().getOrDefault(TLS, "none");
+            if (!tls.equals("none")) {
+                entry.tsasByte(DiscoveryLogEntry.TSAS_TCP_SECTYPE, DiscoveryLogEntry.SECTYPE_TLS13);
+                entry.treq(entry.treq() & ~3 | (tls.equals("required") ? DiscoveryLogEntry.TREQ_SECURE_CHANNEL_REQUIRED
+                        : DiscoveryLogEntry.TREQ_SECURE_CHANNEL_NOT_REQUIRED));
+            }
         }
 
         @Override

@@ -1,0 +1,47 @@
+package io.nvmeof.fabric.tls;
+
+import io.nvmeof.protocol.auth.DhchapHash;
+import java.security.SecureRandom;
+import org.bouncycastle.tls.AlertDescription;
+import org.bouncycastle.tls.CipherSuite;
+import org.bouncycastle.tls.PRFAlgorithm;
+import org.bouncycastle.tls.crypto.TlsCrypto;
+import org.bouncycastle.tls.crypto.impl.jcajce.JcaTlsCryptoProvider;
+
+/**
+ * What NVMe/TCP's secure channel fixes (NVMe/TCP 1.1, 3.6.1): TLS 1.3, a PSK, and the cipher
+ * suite whose hash is the PSK's: TLS_AES_128_GCM_SHA256 for SHA-256 PSKs, TLS_AES_256_GCM_SHA384
+ * for SHA-384 ones. Bouncy Castle's TLS does the protocol; its JCA crypto uses the JDK's AES-GCM
+ * and HMAC, which run on the CPU's AES and SHA instructions.
+ */
+public final class NvmeTls {
+    private static final TlsCrypto CRYPTO = new JcaTlsCryptoProvider().create(new SecureRandom());
+
+    private NvmeTls() {
+    }
+
+    static TlsCrypto crypto() {
+        return CRYPTO;
+    }
+
+    static int cipherSuite(DhchapHash h) {
+        return h == DhchapHash.SHA384 ? CipherSuite.TLS_AES_256_GCM_SHA384 : CipherSuite.TLS_AES_128_GCM_SHA256;
+    }
+
+    static int prf(DhchapHash h) {
+        return h == DhchapHash.SHA384 ? PRFAlgorithm.tls13_hkdf_sha384 : PRFAlgorithm.tls13_hkdf_sha256;
+    }
+
+    /** The name of a TLS cipher suite, for logs. */
+    public static String suiteName(int suite) {
+        return suite == CipherSuite.TLS_AES_256_GCM_SHA384 ? "TLS_AES_256_GCM_SHA384"
+                : suite == CipherSuite.TLS_AES_128_GCM_SHA256 ? "TLS_AES_128_GCM_SHA256" : "cipher suite " + suite;
+    }
+
+    /** An alert's description, for logs and errors. */
+    public static String alert(short description) {
+        String text = AlertDescription.getText(description);
+        return text + (description == AlertDescription.decrypt_error || description == AlertDescription.unknown_psk_identity
+                ? " (the peer holds another PSK, or none for this identity)" : "");
+    }
+}

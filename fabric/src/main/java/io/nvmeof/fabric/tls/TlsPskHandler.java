@@ -1,0 +1,390 @@
+package io.nvmeof.fabric.tls;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPromise;
+import io.netty.util.ReferenceCountUtil;
+import io.nvmeof.protocol.auth.DhchapHash;
+import io.nvmeof.protocol.tls.ClientHelloPsk;
+import io.nvmeof.protocol.tls.PskIdentity;
+import io.nvmeof.protocol.tls.TlsPsk;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import org.bouncycastle.tls.TlsClientProtocol;
+import org.bouncycastle.tls.TlsProtocol;
+import org.bouncycastle.tls.TlsServerProtocol;
+
+/**
+ * NVMe/TCP's secure channel in a Netty pipeline: TLS 1.3 with an external PSK (NVMe/TCP 1.1,
+ * 3.6.1), Bouncy Castle's protocol engine driven without blocking. Inbound records are
+ * decrypted into plain bytes for the PDU reader behind this handler; what that reader writes is
+ * gathered until a flush and sealed into as few records as fit (16 KiB of plaintext each).
+ * Writes made before the handshake is done wait for it. On a target, the PSK for the identity a
+ * host names comes from {@link Keys}; the ClientHello's binder tells which of the two label
+ * encodings the host derived it with (RFC 8446's, or libnvme's older one), so both work. A
+ * failed handshake is logged with the reason and ends the connection; on a host it also fails
+ * the connection with an {@link IOException} that says why.
+ */
+public final class TlsPskHandler extends ChannelDuplexHandler {
+    private static final System.Logger LOG = System.getLogger(TlsPskHandler.class.getName());
+    /** Plaintext per record (RFC 8446, 5.1). */
+    private static final int RECORD = 16384;
+
+    /** A target's keys: the configured PSK of the host and subsystem an identity names, or null. */
+    public interface Keys {
+        TlsPsk configured(PskIdentity identity);
+    }
+
+    /** The TLS PSK picked for an identity. */
+    record Selected(byte[] psk, DhchapHash hash) {
+    }
+
+    private final boolean client;
+    private final TlsProtocol protocol;
+    private final NvmeTlsClient clientPeer;
+    private final NvmeTlsServer serverPeer;
+    private final Keys keys;
+    private ChannelHandlerContext ctx;
+    private boolean started;
+    private boolean done;
+    private boolean justDone;
+    private boolean failed;
+    private TlsSession session;
+    private String failure;
+    private PskIdentity offered;
+    private String derivation;
+    private final ArrayDeque<Object> pending = new ArrayDeque<>();
+    private final byte[] in = new byte[RECORD + 1024];
+    private final byte[] plain = new byte[RECORD];
+    private int plainLength;
+    private final List<ChannelPromise> promises = new ArrayList<>();
+    /** The first bytes from a host, until they hold its whole ClientHello (a target's binder check). */
+    private byte[] first;
+    private int firstLength;
+    private ClientHelloPsk hello;
+
+    private TlsPskHandler(boolean client, TlsPsk key, String hostNqn, String subNqn, int version, TlsPsk.Derivation d,
+                          Keys keys) {
+        this.client = client;
+        this.keys = keys;
+        if (client) {
+            String identity = key.identity(version, hostNqn, subNqn, d);
+            byte[] psk = key.tlsPsk(PskIdentity.parse(identity), d);
+            this.clientPeer = new NvmeTlsClient(identity, psk, key.cipherHash(), this);
+            this.serverPeer = null;
+            this.protocol = new TlsClientProtocol();
+        } else {
+            this.clientPeer = null;
+            this.serverPeer = new NvmeTlsServer(this);
+            this.protocol = new TlsServerProtocol();
+            this.first = new byte[512];
+        }
+    }
+
+    /** A host's handler: {@code key}'s TLS PSK for the identity of {@code version} 0 or 1. */
+    public static TlsPskHandler client(TlsPsk key, String hostNqn, String subNqn, int version, TlsPsk.Derivation d) {
+        return new TlsPskHandler(true, key, hostNqn, subNqn, version, d, null);
+    }
+
+    /** A target's handler, its keys from {@code keys}. */
+    public static TlsPskHandler server(Keys keys) {
+        return new TlsPskHandler(false, null, null, null, 0, null, keys);
+    }
+
+    /** The finished handshake's outcome, or null before. */
+    public TlsSession session() {
+        return session;
+    }
+
+    /** The identity the peer offered and we found a key for (a target's view), or null. */
+    public PskIdentity identity() {
+        return offered;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) throws Exception {
+        this.ctx = ctx;
+        if (ctx.channel().isActive()) {
+            start();
+        }
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+        start();
+        ctx.fireChannelActive();
+    }
+
+    private void start() {
+        if (started) {
+            return;
+        }
+        started = true;
+        try {
+            if (client) {
+                ((TlsClientProtocol) protocol).connect(clientPeer);
+            } else {
+                ((TlsServerProtocol) protocol).accept(serverPeer);
+            }
+            drain();
+            ctx.flush();
+        } catch (IOException e) {
+            fail(e);
+        }
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
+        if (!(msg instanceof ByteBuf buf)) {
+            ctx.fireChannelRead(msg);
+            return;
+        }
+        try {
+            while (buf.isReadable() && !failed) {
+                int n = Math.min(buf.readableBytes(), in.length);
+                buf.readBytes(in, 0, n);
+                if (first != null) {
+                    probe(n);
+                }
+                protocol.offerInput(in, 0, n);
+                drain();
+                deliver();
+            }
+        } catch (IOException e) {
+            fail(e);
+        } finally {
+            buf.release();
+        }
+        if (justDone) {
+            justDone = false;
+            ctx.fireUserEventTriggered(session);
+            Object p;
+            while ((p = pending.poll()) != null) {
+                write(ctx, p, (ChannelPromise) pending.poll());
+            }
+            flush(ctx);
+        } else if (!failed) {
+            ctx.flush(); // handshake messages
+        }
+    }
+
+    /** A target keeps the first bytes until they hold the ClientHello, to check its binder. */
+    private void probe(int n) {
+        if (firstLength + n > first.length) {
+            if (firstLength + n > RECORD + 5) {
+                first = null; // no ClientHello record this large: BC decides alone
+                return;
+            }
+            first = java.util.Arrays.copyOf(first, Math.max(firstLength + n, first.length * 2));
+        }
+        System.arraycopy(in, 0, first, firstLength, n);
+        firstLength += n;
+        if (firstLength >= 5 && firstLength >= 5 + ((first[3] & 0xff) << 8 | first[4] & 0xff)) {
+            hello = ClientHelloPsk.parse(ByteBuffer.wrap(first, 0, firstLength));
+            first = null;
+            PskIdentity id = hello == null || hello.identities().isEmpty() ? null : PskIdentity.parse(hello.identities().get(0));
+            if (id != null) {
+                serverPeer.pskHash(id.cipher() == 2 ? DhchapHash.SHA384 : DhchapHash.SHA256);
+            }
+        }
+    }
+
+    /** Decrypted application data goes on to the PDU reader. */
+    private void deliver() {
+        int n;
+        while (!failed && (n = protocol.getAvailableInputBytes()) > 0) {
+            ByteBuf b = ctx.alloc().directBuffer(n);
+            int got = protocol.readInput(b.internalNioBuffer(0, n), n);
+            b.writerIndex(got);
+            ctx.fireChannelRead(b);
+        }
+    }
+
+    /** Records the protocol produced go to the socket (flushed by the caller). */
+    private void drain() {
+        int n;
+        while ((n = protocol.getAvailableOutputBytes()) > 0) {
+            ByteBuf b = ctx.alloc().directBuffer(n);
+            int got = protocol.readOutput(b.internalNioBuffer(0, n), n);
+            b.writerIndex(got);
+            ctx.write(b, ctx.voidPromise());
+        }
+    }
+
+    @Override
+    public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {
+        if (!(msg instanceof ByteBuf buf)) {
+            ctx.write(msg, promise);
+            return;
+        }
+        if (failed) {
+            buf.release();
+            promise.tryFailure(new IOException("TLS failed: " + failure));
+            return;
+        }
+        if (!done) {
+            pending.add(buf);
+            pending.add(promise);
+            return;
+        }
+        try {
+            while (buf.isReadable()) {
+                int n = Math.min(buf.readableBytes(), RECORD - plainLength);
+                buf.readBytes(plain, plainLength, n);
+                plainLength += n;
+                if (plainLength == RECORD) {
+                    seal();
+                }
+            }
+            if (!promise.isVoid()) {
+                promises.add(promise);
+            }
+        } catch (IOException e) {
+            promise.tryFailure(e);
+            fail(e);
+        } finally {
+            buf.release();
+        }
+    }
+
+    private void seal() throws IOException {
+        if (plainLength > 0) {
+            protocol.writeApplicationData(plain, 0, plainLength);
+            plainLength = 0;
+            drain();
+        }
+    }
+
+    @Override
+    public void flush(ChannelHandlerContext ctx) throws Exception {
+        if (done && !failed) {
+            try {
+                seal();
+            } catch (IOException e) {
+                fail(e);
+                return;
+            }
+            for (ChannelPromise p : promises) {
+                p.trySuccess();
+            }
+            promises.clear();
+        }
+        ctx.flush();
+    }
+
+    @Override
+    public void close(ChannelHandlerContext ctx, ChannelPromise promise) throws Exception {
+        if (done && !failed && !protocol.isClosed()) {
+            try {
+                seal();
+                protocol.close(); // close_notify
+                drain();
+                ctx.flush();
+            } catch (IOException ignored) {
+                // closing anyway
+            }
+        }
+        ctx.close(promise);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        dropPending(new IOException("connection closed"));
+        ctx.fireChannelInactive();
+    }
+
+    private void dropPending(IOException why) {
+        Object p;
+        while ((p = pending.poll()) != null) {
+            ReferenceCountUtil.release(p);
+            ((ChannelPromise) pending.poll()).tryFailure(why);
+        }
+        for (ChannelPromise pr : promises) {
+            pr.tryFailure(why);
+        }
+        promises.clear();
+    }
+
+    /** Called by the peer (inside offerInput) when the handshake is done. */
+    void handshakeComplete(TlsSession s) {
+        done = true;
+        justDone = true;
+        session = s != null ? s : new TlsSession(offered != null ? offered.text() : "?", serverPeer.suite(), derivation);
+        if (!client) {
+            LOG.log(System.Logger.Level.INFO, "TLS 1.3 with {0}: {1}, PSK identity {2}{3}", ctx.channel().remoteAddress(),
+                    session.cipherSuite(), session.identity(), derivation == null ? ""
+                            : derivation.equals("compat") ? " (PSK derived with libnvme's older HKDF labels)" : "");
+        }
+    }
+
+    void alert(boolean raised, short description, String message) {
+        if (failure == null && description != 0) { // close_notify is not a failure
+            failure = (raised ? "sent alert " : "received alert ") + NvmeTls.alert(description)
+                    + (message != null ? ": " + message : "");
+        }
+    }
+
+    /** A target picks the key for an identity a host offers: null if it has none. */
+    Selected select(String identityText, int index) {
+        PskIdentity id = PskIdentity.parse(identityText);
+        if (id == null) {
+            failure = "PSK identity '" + identityText + "' is not an NVMe/TCP one";
+            return null;
+        }
+        TlsPsk key = keys.configured(id);
+        if (key == null) {
+            failure = "no TLS PSK is configured for host " + id.hostNqn() + " and " + id.subNqn();
+            return null;
+        }
+        if (key.cipherId() != id.cipher()) {
+            failure = "host " + id.hostNqn() + " offers a SHA-" + (id.cipher() == 2 ? 384 : 256)
+                    + " PSK; the configured one is SHA-" + (key.cipherId() == 2 ? 384 : 256);
+            return null;
+        }
+        offered = id;
+        serverPeer.pskHash(key.cipherHash());
+        byte[] fallback = null;
+        for (TlsPsk.Derivation d : TlsPsk.Derivation.values()) {
+            if (!key.digestMatches(id, d)) {
+                continue;
+            }
+            byte[] psk = key.tlsPsk(id, d);
+            if (fallback == null) {
+                fallback = psk;
+            }
+            if (hello != null && index < hello.identities().size() && hello.binderMatches(index, psk, key.cipherHash())) {
+                derivation = d == TlsPsk.Derivation.RFC8446 ? "rfc8446" : "compat";
+                return new Selected(psk, key.cipherHash());
+            }
+        }
+        failure = "host " + id.hostNqn() + " holds another TLS PSK than the one configured for it";
+        return fallback == null ? null : new Selected(fallback, key.cipherHash());
+    }
+
+    private void fail(IOException e) {
+        if (failed) {
+            return;
+        }
+        failed = true;
+        try {
+            drain(); // our alert, if the protocol made one
+            ctx.flush();
+        } catch (RuntimeException ignored) {
+            // the connection is going anyway
+        }
+        String why = failure != null ? failure : e.getMessage();
+        IOException error = new IOException("TLS " + (done ? "" : "handshake ") + "with " + ctx.channel().remoteAddress()
+                + " failed: " + why, e);
+        dropPending(error);
+        if (client) {
+            ctx.fireExceptionCaught(error);
+        } else {
+            LOG.log(System.Logger.Level.WARNING, "{0}", error.getMessage());
+        }
+        ctx.close();
+    }
+}
