@@ -108,12 +108,16 @@ KK=$(nvmeof gen-dhchap-key --hmac 1 --nqn "$HK")
 KC=$(nvmeof gen-dhchap-key --hmac 3 --nqn "$KNQN")
 umask 077; echo "$KK" >"$work/k.key"; echo "$KC" >"$work/kc.key"; echo "$K2" >"$work/wrong.key"; umask 022
 kport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+KSECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+mkdir -p "$work/kshare"; cp "$jar" "$work/kshare/"
+nvmeof gen-tls-key --secret "$KSECRET" >"$work/kshare/k.psk"
 bstatus=0
-kjob=$("$vm/run-guest.sh" --bg --timeout 900 --job "$work/kjob" --fwd "tcp:127.0.0.1:$kport-:4420" \
+kjob=$("$vm/run-guest.sh" --bg --timeout 900 --mem 2048 --job "$work/kjob" --fwd "tcp:127.0.0.1:$kport-:4420" \
+  --share "$work/kshare" --env TLS_SECRET="$KSECRET" \
   --env NQN="$KNQN" --env HOSTNQN="$HK" --env KEY="$KK" --env CKEY="$KC" --env HASH="hmac(sha384)" --env DHGROUP=ffdhe3072 \
   "$top/test/kernel/guest-nvmet-auth.sh") || bstatus=1
 if [ $bstatus = 0 ]; then
-  for _ in $(seq 90); do grep -q READY "$work/kjob/out.log" 2>/dev/null && break; sleep 1; done
+  for _ in $(seq 400); do grep -q READY "$work/kjob/out.log" 2>/dev/null && break; sleep 1; done
   for _ in $(seq 60); do python3 "$vm/tools/nvme-tcp-icreq.py" "$kport" >/dev/null 2>&1 && break; sleep 1; done
   uri="nvme+tcp://127.0.0.1:$kport/$KNQN"
   head -c 4194304 /dev/urandom >"$work/pattern"
@@ -140,10 +144,14 @@ if [ $bstatus = 0 ]; then
   else
     echo "check: controller with another key refused: $(tail -1 "$work/y.err")"
   fi
+  # TLS 1.3 (tlshd in the guest, the PSK nvme-cli 2.13 put in its keyring) with DH-HMAC-CHAP: run in the guest
+  grep -E "^(check|FAILED):" "$work/kjob/out.log" | sed 's/^/   guest /'
+  grep -q "TLS-CHECKS-DONE" "$work/kjob/out.log" && ! grep -q "^FAILED" "$work/kjob/out.log" \
+    && [ "$(grep -c '^check:' "$work/kjob/out.log")" -ge 4 ] || { echo "FAILED: TLS with nvmet"; bstatus=1; }
   "$vm/run-guest.sh" --stop "$kjob" >/dev/null 2>&1 || true
   tail -12 "$work/kjob/out.log" | sed 's/^/   guest: /'
 fi
-[ $bstatus = 0 ] && echo "OUR INITIATOR WITH NVMET DH-HMAC-CHAP: PASS" || { echo "OUR INITIATOR WITH NVMET DH-HMAC-CHAP: FAIL"; status=1; }
+[ $bstatus = 0 ] && echo "OUR INITIATOR WITH NVMET (DH-HMAC-CHAP, TLS): PASS" || { echo "OUR INITIATOR WITH NVMET (DH-HMAC-CHAP, TLS): FAIL"; status=1; }
 fi
 
 if [ $status = 0 ]; then echo "security interop: every part passed"; else echo "security interop: FAILED"; fi

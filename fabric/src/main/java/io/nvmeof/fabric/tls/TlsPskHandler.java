@@ -293,7 +293,21 @@ public final class TlsPskHandler extends ChannelDuplexHandler {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-        dropPending(new IOException("connection closed"));
+        if (!done && !failed && started) {
+            // the peer went away in the middle of the handshake: usually a key it does not accept
+            failed = true;
+            String why = failure != null ? failure : "the peer closed the connection before the handshake finished"
+                    + (client ? " (it holds another PSK, or none, for this identity?)" : "");
+            IOException error = new IOException("TLS handshake with " + ctx.channel().remoteAddress() + " failed: " + why);
+            dropPending(error);
+            if (client) {
+                ctx.fireExceptionCaught(error);
+            } else {
+                LOG.log(System.Logger.Level.INFO, "{0}", error.getMessage());
+            }
+        } else {
+            dropPending(new IOException("connection closed"));
+        }
         ctx.fireChannelInactive();
     }
 
