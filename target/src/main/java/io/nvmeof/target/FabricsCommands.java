@@ -81,8 +81,9 @@ final class FabricsCommands {
             // the secure channel was opened by one host for one subsystem: a Connect may not name others
             LOG.log(System.Logger.Level.WARNING, "refused Connect from {0}: host {1} to {2} on a TLS connection opened"
                     + " as host {3} for {4}", q.transport().peer(), hostnqn, subnqn, tls.hostNqn(), tls.subNqn());
-            r.result = ConnectData.HOSTNQN_OFFSET | (long) IN_DATA << 16;
-            q.complete(r, Status.CONNECT_INVALID_HOST);
+            boolean host = !tls.hostNqn().equals(hostnqn);
+            r.result = (host ? ConnectData.HOSTNQN_OFFSET : ConnectData.SUBNQN_OFFSET) | (long) IN_DATA << 16;
+            q.complete(r, host ? Status.CONNECT_INVALID_HOST : Status.CONNECT_INVALID_PARAMETERS);
             return;
         }
         if (!subsystem.allows(hostnqn)) {

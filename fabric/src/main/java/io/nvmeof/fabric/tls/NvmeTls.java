@@ -1,6 +1,8 @@
 package io.nvmeof.fabric.tls;
 
 import io.nvmeof.protocol.auth.DhchapHash;
+import io.nvmeof.protocol.tls.PskIdentity;
+import io.nvmeof.protocol.tls.TlsPsk;
 import java.security.SecureRandom;
 import org.bouncycastle.tls.AlertDescription;
 import org.bouncycastle.tls.CipherSuite;
@@ -18,6 +20,17 @@ public final class NvmeTls {
     private static final TlsCrypto CRYPTO = new JcaTlsCryptoProvider().create(new SecureRandom());
 
     private NvmeTls() {
+    }
+
+    /**
+     * A host's TLS client for blocking use (Bouncy Castle's stream mode): {@code key}'s PSK for the
+     * identity of {@code version}, derived with {@code d}. For tools and tests that speak NVMe/TCP
+     * over a plain socket; the initiator uses {@link TlsPskHandler}.
+     */
+    public static org.bouncycastle.tls.TlsClient client(TlsPsk key, String hostNqn, String subNqn, int version,
+                                                         TlsPsk.Derivation d) {
+        String identity = key.identity(version, hostNqn, subNqn, d);
+        return new NvmeTlsClient(identity, key.tlsPsk(PskIdentity.parse(identity), d), key.cipherHash(), null);
     }
 
     static TlsCrypto crypto() {

@@ -58,17 +58,23 @@ final class NvmeTlsClient extends AbstractTlsClient {
     @Override
     public void notifyHandshakeComplete() throws IOException {
         super.notifyHandshakeComplete();
-        handler.handshakeComplete(new TlsSession(new String(identity, StandardCharsets.UTF_8),
-                NvmeTls.suiteName(context.getSecurityParametersConnection().getCipherSuite()), null));
+        if (handler != null) {
+            handler.handshakeComplete(new TlsSession(new String(identity, StandardCharsets.UTF_8),
+                    NvmeTls.suiteName(context.getSecurityParametersConnection().getCipherSuite()), null));
+        }
     }
 
     @Override
     public void notifyAlertRaised(short level, short description, String message, Throwable cause) {
-        handler.alert(true, description, message);
+        if (handler != null) {
+            handler.alert(true, description, message);
+        }
     }
 
     @Override
     public void notifyAlertReceived(short level, short description) {
-        handler.alert(false, description, null);
+        if (handler != null) {
+            handler.alert(false, description, null);
+        }
     }
 }

@@ -63,12 +63,25 @@ public final class RawHost implements AutoCloseable {
     }
 
     public RawHost(InetSocketAddress target) throws IOException {
+        this(target, null);
+    }
+
+    /** A host that first opens NVMe/TCP's secure channel with {@code tls} (null: in the clear). */
+    public RawHost(InetSocketAddress target, org.bouncycastle.tls.TlsClient tls) throws IOException {
         socket = new Socket();
         socket.connect(target, 5000);
         socket.setSoTimeout(10_000);
         socket.setTcpNoDelay(true);
-        in = new DataInputStream(socket.getInputStream());
-        out = socket.getOutputStream();
+        if (tls != null) {
+            org.bouncycastle.tls.TlsClientProtocol p = new org.bouncycastle.tls.TlsClientProtocol(socket.getInputStream(),
+                    socket.getOutputStream());
+            p.connect(tls);
+            in = new DataInputStream(p.getInputStream());
+            out = p.getOutputStream();
+        } else {
+            in = new DataInputStream(socket.getInputStream());
+            out = socket.getOutputStream();
+        }
     }
 
     public void send(ByteBuffer pdu) throws IOException {

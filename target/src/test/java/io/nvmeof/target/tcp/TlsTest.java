@@ -1,0 +1,130 @@
+package io.nvmeof.target.tcp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nvmeof.fabric.tls.NvmeTls;
+import io.nvmeof.protocol.CompletionQueueEntry;
+import io.nvmeof.protocol.Flyweight;
+import io.nvmeof.protocol.Nqn;
+import io.nvmeof.protocol.Status;
+import io.nvmeof.protocol.tcp.ICReqPdu;
+import io.nvmeof.protocol.tls.TlsPsk;
+import io.nvmeof.target.HostSecurity;
+import io.nvmeof.target.Namespace;
+import io.nvmeof.target.Port;
+import io.nvmeof.target.Subsystem;
+import io.nvmeof.target.Target;
+import io.nvmeof.target.backend.RamBackend;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The target's side of NVMe/TCP's secure channel, with a raw host over Bouncy Castle's blocking
+ * TLS client: a required port refuses the clear, an optional one takes both, either PSK
+ * derivation is accepted, a Connect must name the host and subsystem of the TLS identity, and
+ * the discovery log says what each port wants.
+ */
+class TlsTest {
+    static final String NQN = "nqn.2026-11.io.nvmeof:tls";
+    static final String OTHER = "nqn.2026-11.io.nvmeof:other-host";
+    static final TlsPsk KEY = TlsPsk.create(new byte[32], 1);
+    Target target;
+    InetSocketAddress required;
+    InetSocketAddress optional;
+
+    @BeforeEach
+    void start() throws IOException {
+        Target.Options o = new Target.Options();
+        o.eventLoopThreads = 2;
+        target = new Target(o);
+        Subsystem s = new Subsystem(NQN, "TLS1", "tls", "1.0");
+        s.addNamespace(new Namespace(NQN, 1, new RamBackend(1 << 20, 4096), false, null));
+        target.addSubsystem(s);
+        target.hostSecurity(List.of(HostSecurity.tls(RawHost.HOST_NQN, KEY), HostSecurity.tls(OTHER, KEY)));
+        required = port("required");
+        optional = port("optional");
+    }
+
+    private InetSocketAddress port(String tls) throws IOException {
+        return target.addPort(new Port(target.nextPortId(), "tcp", Map.of("tls", tls),
+                new InetSocketAddress("127.0.0.1", 0), true, List.of(NQN))).bound();
+    }
+
+    @AfterEach
+    void stop() throws IOException {
+        target.close();
+    }
+
+    private static org.bouncycastle.tls.TlsClient client(String host, TlsPsk.Derivation d) {
+        return NvmeTls.client(KEY, host, NQN, 0, d);
+    }
+
+    @Test
+    void aRequiredPortTakesTlsWithEitherDerivationAndRefusesTheClear() throws IOException {
+        for (TlsPsk.Derivation d : TlsPsk.Derivation.values()) {
+            try (RawHost h = new RawHost(required, client(RawHost.HOST_NQN, d))) {
+                h.bringUpAdmin(NQN);
+                assertTrue(h.command(RawHost::keepAlive, null).cqe().status().isSuccess(), d.toString());
+            }
+        }
+        try (RawHost clear = new RawHost(required)) {
+            clear.send(icreqPdu());
+            assertTrue(clear.closedByPeer(), "an ICReq in the clear ends the connection");
+        }
+        try (RawHost clear = new RawHost(optional); RawHost tls = new RawHost(optional, client(RawHost.HOST_NQN,
+                TlsPsk.Derivation.RFC8446))) {
+            clear.bringUpAdmin(NQN);
+            tls.bringUpAdmin(NQN);
+        }
+    }
+
+    private static ByteBuffer icreqPdu() {
+        ByteBuffer b = Flyweight.allocate(128);
+        new ICReqPdu().<ICReqPdu>wrap(b, 0).encode(0, false, false, 0);
+        return b;
+    }
+
+    @Test
+    void aConnectMustNameTheHostAndSubsystemOfTheTlsIdentity() throws IOException {
+        try (RawHost h = new RawHost(required, client(OTHER, TlsPsk.Derivation.RFC8446))) {
+            h.icreq();
+            CompletionQueueEntry c = h.connect(0, NQN, RawHost.HOST_NQN, 0xffff).cqe();
+            assertEquals(Status.CONNECT_INVALID_HOST, c.status(), "TLS as one host, Connect as another");
+        }
+        try (RawHost h = new RawHost(required, NvmeTls.client(KEY, RawHost.HOST_NQN, Nqn.DISCOVERY, 0,
+                TlsPsk.Derivation.RFC8446))) {
+            h.icreq();
+            assertEquals(Status.CONNECT_INVALID_PARAMETERS, h.connect(0, NQN, RawHost.HOST_NQN, 0xffff).cqe().status(),
+                    "TLS for the discovery subsystem, Connect to another: refused");
+        }
+    }
+
+    @Test
+    void aWrongKeyOrAnUnknownHostFailsTheHandshake() {
+        TlsPsk wrong = TlsPsk.create(new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+            22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32}, 1);
+        assertThrows(IOException.class, () -> new RawHost(required, NvmeTls.client(wrong, RawHost.HOST_NQN, NQN, 0,
+                TlsPsk.Derivation.RFC8446)).close());
+        assertThrows(IOException.class, () -> new RawHost(required, client("nqn.2026-11.io.nvmeof:stranger",
+                TlsPsk.Derivation.RFC8446)).close());
+        assertThrows(IOException.class, () -> new RawHost(required, NvmeTls.client(TlsPsk.create(new byte[48], 2),
+                RawHost.HOST_NQN, NQN, 0, TlsPsk.Derivation.RFC8446)).close(), "a SHA-384 PSK where a SHA-256 one is set");
+    }
+
+    @Test
+    void identityVersionOneWithTheOlderDerivation() throws IOException {
+        try (RawHost h = new RawHost(required, NvmeTls.client(KEY, RawHost.HOST_NQN, Nqn.DISCOVERY, 1,
+                TlsPsk.Derivation.COMPAT))) {
+            h.icreq();
+            assertEquals(Status.SUCCESS, h.connect(0, Nqn.DISCOVERY, RawHost.HOST_NQN, 0xffff).cqe().status());
+        }
+    }
+}
