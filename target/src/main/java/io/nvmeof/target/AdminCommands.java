@@ -119,8 +119,8 @@ final class AdminCommands {
                     r.queue.complete(r, Status.INVALID_NAMESPACE);
                     return;
                 }
-                Namespace ns = s.namespace(nsid);
-                if (ns != null) { // an inactive NSID reads as zeros
+                Namespace ns = s.namespace(nsid, c.hostNqn());
+                if (ns != null) { // an inactive NSID (or another host's) reads as zeros
                     fillNamespace(new IdentifyNamespace().wrap(page, 0), ns);
                 }
                 break;
@@ -131,17 +131,20 @@ final class AdminCommands {
                     return;
                 }
                 int at = 0;
-                for (Integer id : s.namespaces().tailMap(nsid, false).keySet()) {
+                for (Namespace ns : s.namespaces().tailMap(nsid, false).values()) {
                     if (at == IdentifyCns.DATA_SIZE) {
                         break;
                     }
-                    page.putInt(at, id);
+                    if (!ns.visibleTo(c.hostNqn())) {
+                        continue;
+                    }
+                    page.putInt(at, ns.nsid());
                     at += 4;
                 }
                 break;
             }
             case IdentifyCns.NAMESPACE_ID_DESCRIPTORS: {
-                Namespace ns = s.namespace(nsid);
+                Namespace ns = s.namespace(nsid, c.hostNqn());
                 if (ns == null) {
                     r.queue.complete(r, Status.INVALID_NAMESPACE);
                     return;
@@ -233,13 +236,13 @@ final class AdminCommands {
                 page = c.errorLogPage();
                 break;
             case LOG_SMART:
-                if (sqe.nsid() != 0 && sqe.nsid() != BROADCAST_NSID && c.subsystem().namespace(sqe.nsid()) == null) {
+                if (sqe.nsid() != 0 && sqe.nsid() != BROADCAST_NSID && c.subsystem().namespace(sqe.nsid(), c.hostNqn()) == null) {
                     r.queue.complete(r, Status.INVALID_NAMESPACE);
                     return;
                 }
                 page = Flyweight.allocate(SmartLog.SIZE);
                 smartCounters(new SmartLog().<SmartLog>wrap(page, 0).compositeTemperature(298).availableSpare(100, 10)
-                        .errorLogEntries(c.errorCount()), c.subsystem(), sqe.nsid());
+                        .errorLogEntries(c.errorCount()), c, sqe.nsid());
                 break;
             case LOG_FIRMWARE_SLOT:
                 page = Flyweight.allocate(512);
@@ -265,13 +268,15 @@ final class AdminCommands {
      * 512-byte units, rounded up) at bytes 32 and 48, host read and write commands at 64 and 80;
      * for one namespace or, with NSID FFFFFFFFh or 0, for all.
      */
-    static void smartCounters(SmartLog page, Subsystem s, int nsid) {
+    /** SMART counters of the namespaces {@code c}'s host sees (all of them for nsid 0 or FFFFFFFFh). */
+    static void smartCounters(SmartLog page, Controller c, int nsid) {
+        Subsystem s = c.subsystem();
         long rd = 0;
         long wr = 0;
         long rc = 0;
         long wc = 0;
         for (Namespace ns : s.namespaces().values()) {
-            if (nsid == 0 || nsid == BROADCAST_NSID || ns.nsid() == nsid) {
+            if ((nsid == 0 || nsid == BROADCAST_NSID || ns.nsid() == nsid) && ns.visibleTo(c.hostNqn())) {
                 rd += ns.counters().bytesRead();
                 wr += ns.counters().bytesWritten();
                 rc += ns.counters().readCommands();

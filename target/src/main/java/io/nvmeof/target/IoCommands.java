@@ -48,6 +48,9 @@ final class IoCommands {
     static Status prepare(Request r, Subsystem subsystem) {
         int nsid = r.sqe.nsid();
         Namespace ns = subsystem.namespace(nsid);
+        if (ns != null && !ns.visibleTo(r.queue.controller().hostNqn())) {
+            ns = null; // another host's namespace: to this one it does not exist
+        }
         if (ns == null) {
             return nsid == ALL_NAMESPACES && r.handler.opcode() == NvmOpcode.FLUSH.code ? null : Status.INVALID_NAMESPACE;
         }
@@ -269,8 +272,9 @@ final class IoCommands {
         if (r.namespace != null) {
             r.namespace.backend().flush();
         } else {
-            for (Namespace ns : r.queue.controller().subsystem().namespaces().values()) {
-                if (!ns.readOnly()) {
+            Controller c = r.queue.controller();
+            for (Namespace ns : c.subsystem().namespaces().values()) {
+                if (!ns.readOnly() && ns.visibleTo(c.hostNqn())) {
                     ns.backend().flush();
                 }
             }

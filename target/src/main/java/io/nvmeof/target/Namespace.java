@@ -4,6 +4,7 @@ import io.nvmeof.target.backend.Backend;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -34,6 +35,28 @@ public final class Namespace implements AutoCloseable {
         this.uuid = uuid != null ? uuid
                 : UUID.nameUUIDFromBytes((subsystemNqn + "/" + nsid).getBytes(StandardCharsets.UTF_8));
         this.blockShift = Integer.numberOfTrailingZeros(backend.blockSize());
+    }
+
+    /** The hosts that see this namespace, or null: every host the subsystem lets in (SPDK's auto-visible). */
+    private volatile Set<String> visibleTo;
+
+    /** Whether host {@code hostNqn} sees this namespace: in its active list, for Identify and for I/O. */
+    public boolean visibleTo(String hostNqn) {
+        Set<String> v = visibleTo;
+        return v == null || v.contains(hostNqn);
+    }
+
+    /** The hosts that see it, or null for all. */
+    public Set<String> visibility() {
+        return visibleTo;
+    }
+
+    /**
+     * Makes the namespace visible to {@code hosts} only (null: to all), before it is added to its
+     * subsystem; once added, {@link Subsystem#visibility} changes it and tells the hosts.
+     */
+    public void visibility(Set<String> hosts) {
+        this.visibleTo = hosts == null ? null : Set.copyOf(hosts);
     }
 
     public int nsid() {

@@ -91,8 +91,11 @@ public final class Subsystem implements AutoCloseable {
     }
 
     private void notifyNamespaceChanged(int nsid) {
+        Namespace ns = namespaces.get(nsid);
         for (Controller c : controllers.values()) {
-            c.namespaceChanged(nsid);
+            if (ns == null || ns.visibleTo(c.hostNqn()) || ns.visibility() == null) {
+                c.namespaceChanged(nsid);
+            }
         }
     }
 
@@ -113,6 +116,34 @@ public final class Subsystem implements AutoCloseable {
     /** The active namespace with this NSID, or null. */
     public Namespace namespace(int nsid) {
         return namespaces.get(nsid);
+    }
+
+    /** The namespace with this NSID if host {@code hostNqn} sees it, else null (to that host it is inactive). */
+    public Namespace namespace(int nsid, String hostNqn) {
+        Namespace ns = namespaces.get(nsid);
+        return ns != null && ns.visibleTo(hostNqn) ? ns : null;
+    }
+
+    /**
+     * Makes namespace {@code nsid} visible to {@code hosts} only (null: to every host let in), as
+     * SPDK's {@code nvmf_ns_add_host} on a namespace added with {@code --no-auto-visible}. The
+     * controllers of hosts that gain or lose it get a namespace attribute notice. Returns false
+     * if there is no such namespace.
+     */
+    public boolean visibility(int nsid, Set<String> hosts) {
+        Namespace ns = namespaces.get(nsid);
+        if (ns == null) {
+            return false;
+        }
+        Set<String> before = ns.visibility();
+        ns.visibility(hosts);
+        for (Controller c : controllers.values()) {
+            boolean was = before == null || before.contains(c.hostNqn());
+            if (was != ns.visibleTo(c.hostNqn())) {
+                c.namespaceChanged(nsid);
+            }
+        }
+        return true;
     }
 
     public NavigableMap<Integer, Namespace> namespaces() {

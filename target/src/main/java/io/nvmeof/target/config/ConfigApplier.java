@@ -206,6 +206,11 @@ public final class ConfigApplier {
             wanted.add(n.nsid());
             NamespaceConfig prev = before.get(n.nsid());
             if (prev != null && prev.sameStorage(n) && sub.namespace(n.nsid()) != null) {
+                if (!java.util.Objects.equals(sub.namespace(n.nsid()).visibility(), n.visibility())) {
+                    sub.visibility(n.nsid(), n.visibility());
+                    changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " now visible to "
+                            + (n.visibleTo() == null ? "every allowed host" : n.visibleTo()));
+                }
                 continue;
             }
             if (sub.namespace(n.nsid()) == null) {
@@ -219,6 +224,7 @@ public final class ConfigApplier {
             // new storage for an existing NSID: open it first, so a failure keeps the old one
             try {
                 Namespace replacement = new Namespace(s.nqn(), n.nsid(), Backends.open(n), n.readOnly(), n.uuid());
+                replacement.visibility(n.visibility());
                 sub.removeNamespace(n.nsid());
                 sub.addNamespace(replacement);
                 changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " replaced");
@@ -238,7 +244,9 @@ public final class ConfigApplier {
     private static void open(Subsystem sub, String nqn, NamespaceConfig n, boolean strict, List<String> changes)
             throws IOException {
         try {
-            sub.addNamespace(new Namespace(nqn, n.nsid(), Backends.open(n), n.readOnly(), n.uuid()));
+            Namespace ns = new Namespace(nqn, n.nsid(), Backends.open(n), n.readOnly(), n.uuid());
+            ns.visibility(n.visibility());
+            sub.addNamespace(ns);
             changes.add(nqn + ": namespace " + Integer.toUnsignedString(n.nsid()) + " added");
         } catch (IOException | RuntimeException e) {
             String what = nqn + " namespace " + Integer.toUnsignedString(n.nsid()) + " (" + n.backend()

@@ -319,7 +319,8 @@ public final class ConfigLoader {
 
     private static NamespaceConfig namespace(JsonNode node, String at) {
         JsonNode n = object(node, at);
-        known(n, at, "nsid", "backend", "path", "size", "block_size", "read_only", "uuid", "direct_io", "enable");
+        known(n, at, "nsid", "backend", "path", "size", "block_size", "read_only", "uuid", "direct_io", "enable",
+                "visible_to");
         int nsid = nsid(n.get("nsid"), at + ".nsid");
         String backend = string(n, "backend", at, null);
         if (backend == null) {
@@ -356,7 +357,15 @@ public final class ConfigLoader {
         if (direct && !backend.equals("file")) {
             throw new ConfigException(at + ".direct_io", "applies to file namespaces only");
         }
-        return new NamespaceConfig(nsid, backend, path, size, bs, ro, uuid, direct);
+        List<String> visible = null;
+        if (n.has("visible_to")) {
+            visible = new ArrayList<>();
+            JsonNode vl = array(n, "visible_to", at);
+            for (int i = 0; i < vl.size(); i++) {
+                visible.add(nqn(vl.get(i), at + ".visible_to[" + i + "]"));
+            }
+        }
+        return new NamespaceConfig(nsid, backend, path, size, bs, ro, uuid, direct, visible);
     }
 
     private static PortConfig port(JsonNode p, String at, JsonNode addr) {
@@ -517,6 +526,15 @@ public final class ConfigLoader {
             }
             if (!nqns.add(s.nqn())) {
                 throw new ConfigException("subsystems[" + i + "].nqn", s.nqn() + " is defined twice");
+            }
+            for (int n = 0; n < s.namespaces().size(); n++) {
+                List<String> v = s.namespaces().get(n).visibleTo();
+                for (int h = 0; v != null && !s.allowAnyHost() && h < v.size(); h++) {
+                    if (!s.allowedHosts().contains(v.get(h))) {
+                        throw new ConfigException("subsystems[" + i + "].namespaces[" + n + "].visible_to[" + h + "]",
+                                v.get(h) + " is not in the subsystem's allowed_hosts");
+                    }
+                }
             }
             Set<Integer> nsids = new HashSet<>();
             for (int n = 0; n < s.namespaces().size(); n++) {

@@ -78,10 +78,25 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
 
     /**
      * A namespace. {@code backend} is ram, null, file or block; {@code size} is bytes (0: the
-     * file's or device's own); {@code blockSize} 512 or 4096 (0: the device's own).
+     * file's or device's own); {@code blockSize} 512 or 4096 (0: the device's own);
+     * {@code visibleTo} the hosts that see it (null: every host the subsystem lets in).
      */
     public record NamespaceConfig(int nsid, String backend, String path, long size, int blockSize, boolean readOnly,
-                                  UUID uuid, boolean directIo) {
+                                  UUID uuid, boolean directIo, List<String> visibleTo) {
+        public NamespaceConfig {
+            visibleTo = visibleTo == null ? null : List.copyOf(visibleTo);
+        }
+
+        public NamespaceConfig(int nsid, String backend, String path, long size, int blockSize, boolean readOnly, UUID uuid,
+                               boolean directIo) {
+            this(nsid, backend, path, size, blockSize, readOnly, uuid, directIo, null);
+        }
+
+        /** The hosts that see it, as a set, or null for every host the subsystem lets in. */
+        public java.util.Set<String> visibility() {
+            return visibleTo == null ? null : java.util.Set.copyOf(visibleTo);
+        }
+
         /** Whether two configs describe the same storage (a reload keeps such a namespace open). */
         public boolean sameStorage(NamespaceConfig o) {
             return backend.equals(o.backend) && Objects.equals(path, o.path) && size == o.size
