@@ -49,7 +49,12 @@ class CommandSetsTest {
         assertEquals("Property Set", FabricsCommands.handler(FabricsCommandType.PROPERTY_SET.code, 0).name());
         assertNull(FabricsCommands.handler(FabricsCommandType.PROPERTY_GET.code, 1), "properties: admin queue only");
         assertNull(FabricsCommands.handler(FabricsCommandType.PROPERTY_SET.code, 1));
-        assertNull(FabricsCommands.handler(0x05, 0), "Authentication Send is not implemented: Invalid Opcode");
+        for (int qid : new int[] {0, 1}) {
+            assertEquals("Authentication Send", FabricsCommands.handler(FabricsCommandType.AUTHENTICATION_SEND.code, qid).name());
+            assertEquals("Authentication Receive",
+                    FabricsCommands.handler(FabricsCommandType.AUTHENTICATION_RECEIVE.code, qid).name());
+        }
+        assertNull(FabricsCommands.handler(FabricsCommandType.DISCONNECT.code, 0), "Disconnect is not implemented: Invalid Opcode");
     }
 
     @Test
