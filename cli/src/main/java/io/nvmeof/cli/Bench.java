@@ -25,37 +25,76 @@ import org.HdrHistogram.Recorder;
  */
 final class Bench {
     enum Pattern {
-        READ("read", false, false), WRITE("write", true, false), RANDREAD("randread", false, true),
-        RANDWRITE("randwrite", true, true);
+        READ("read", false, false, false), WRITE("write", true, false, false), RANDREAD("randread", false, true, false),
+        RANDWRITE("randwrite", true, true, false), RW("rw", false, false, true), RANDRW("randrw", false, true, true);
 
         final String fioName;
         final boolean write;
         final boolean random;
+        /** Reads and writes mixed (fio's rw/readwrite and randrw, by --rwmixread). */
+        final boolean mixed;
 
-        Pattern(String fioName, boolean write, boolean random) {
+        Pattern(String fioName, boolean write, boolean random, boolean mixed) {
             this.fioName = fioName;
             this.write = write;
             this.random = random;
+            this.mixed = mixed;
         }
 
         static Pattern parse(String s) {
+            if (s.equals("readwrite")) {
+                return RW;
+            }
             for (Pattern p : values()) {
                 if (p.fioName.equals(s)) {
                     return p;
                 }
             }
-            throw new IllegalArgumentException("--rw '" + s + "': expected read, write, randread or randwrite");
+            throw new IllegalArgumentException("--rw '" + s + "': expected read, write, randread, randwrite, rw or randrw");
         }
     }
 
-    /** What a run measured. */
-    record Result(Pattern pattern, int blockSize, int iodepth, long ios, long elapsedNanos, Histogram latency) {
-        double iops() {
+    /**
+     * What one job does, fio's names: the pattern, the share of reads in a mix ({@code rwmixread}),
+     * block size, queue depth, the region ({@code offset}, {@code size}: 0 for the rest of the
+     * device), and an optional bound on the bytes it moves ({@code io_size}; 0: bounded by time).
+     */
+    record Job(Pattern pattern, int rwmixread, int blockSize, int iodepth, long offset, long size, long ioSize) {
+        Job(Pattern pattern, int blockSize, int iodepth, long size) {
+            this(pattern, 50, blockSize, iodepth, 0, size, 0);
+        }
+    }
+
+    /** One direction's share of a run. */
+    record Direction(long ios, long bytes, Histogram latency) {
+        double iops(long elapsedNanos) {
             return ios * 1e9 / elapsedNanos;
         }
 
+        double bytesPerSecond(long elapsedNanos) {
+            return bytes * 1e9 / elapsedNanos;
+        }
+    }
+
+    /** What a run measured, reads and writes apart. */
+    record Result(Pattern pattern, int blockSize, int iodepth, long elapsedNanos, Direction read, Direction write) {
+        long ios() {
+            return read.ios() + write.ios();
+        }
+
+        double iops() {
+            return ios() * 1e9 / elapsedNanos;
+        }
+
         double bytesPerSecond() {
-            return iops() * blockSize;
+            return (read.bytes() + write.bytes()) * 1e9 / elapsedNanos;
+        }
+
+        /** The latencies of both directions together. */
+        Histogram latency() {
+            Histogram h = read.latency().copy();
+            h.add(write.latency());
+            return h;
         }
     }
 
@@ -63,8 +102,16 @@ final class Bench {
     private final Pattern pattern;
     private final int blockSize;
     private final int iodepth;
+    private final long offset;
     private final long span;
-    private final Recorder recorder = new Recorder(3);
+    private final int rwmixread;
+    /** Bytes to move before stopping (0: stop by time). */
+    private final long ioLimit;
+    private final AtomicLong issuedBytes = new AtomicLong();
+    private final Recorder readLatency = new Recorder(3);
+    private final Recorder writeLatency = new Recorder(3);
+    private final AtomicLong reads = new AtomicLong();
+    private final AtomicLong writes = new AtomicLong();
     private final AtomicLong sequential = new AtomicLong();
     /** Measured completions. */
     private final AtomicLong completed = new AtomicLong();
@@ -74,8 +121,17 @@ final class Bench {
     private volatile long stopAt;
     /** I/Os submitted from this time on are measured (the ramp ends). */
     private volatile long measureFrom;
+    /** When the last measured I/O completed (a run bounded by --io_size ends there). */
+    private volatile long lastCompletion;
 
     Bench(BlockDevice device, Pattern pattern, int blockSize, int iodepth, long span) {
+        this(device, new Job(pattern, blockSize, iodepth, span));
+    }
+
+    Bench(BlockDevice device, Job job) {
+        Pattern pattern = job.pattern();
+        int blockSize = job.blockSize();
+        int iodepth = job.iodepth();
         if (blockSize <= 0 || blockSize % device.blockSize() != 0) {
             throw new IllegalArgumentException("--bs " + blockSize + " is not a multiple of the device's "
                     + device.blockSize() + "-byte blocks");
@@ -83,22 +139,50 @@ final class Bench {
         if (iodepth < 1 || iodepth > 4096) {
             throw new IllegalArgumentException("--iodepth must be 1..4096: " + iodepth);
         }
+        if (job.rwmixread() < 0 || job.rwmixread() > 100) {
+            throw new IllegalArgumentException("--rwmixread must be 0..100: " + job.rwmixread());
+        }
+        if (job.offset() < 0 || job.offset() % device.blockSize() != 0 || job.offset() >= device.size()) {
+            throw new IllegalArgumentException("--offset " + job.offset() + " must be a multiple of the device's "
+                    + device.blockSize() + "-byte blocks inside its " + device.size() + " bytes");
+        }
+        if (job.ioSize() < 0) {
+            throw new IllegalArgumentException("--io_size must not be negative");
+        }
         this.device = device;
         this.pattern = pattern;
         this.blockSize = blockSize;
         this.iodepth = iodepth;
-        this.span = Math.min(span <= 0 ? device.size() : span, device.size()) / blockSize * blockSize;
+        this.offset = job.offset();
+        this.rwmixread = pattern.mixed ? job.rwmixread() : pattern.write ? 0 : 100;
+        this.ioLimit = job.ioSize();
+        long room = device.size() - offset;
+        this.span = Math.min(job.size() <= 0 ? room : job.size(), room) / blockSize * blockSize;
         if (this.span < blockSize) {
-            throw new IllegalArgumentException("the device (or --size) is smaller than one " + blockSize + "-byte I/O");
+            throw new IllegalArgumentException("the device (or --size past --offset) is smaller than one " + blockSize
+                    + "-byte I/O");
         }
     }
 
     private long nextOffset() {
         long slots = span / blockSize;
         if (pattern.random) {
-            return ThreadLocalRandom.current().nextLong(slots) * blockSize;
+            return offset + ThreadLocalRandom.current().nextLong(slots) * blockSize;
         }
-        return (sequential.getAndIncrement() % slots) * blockSize;
+        return offset + (sequential.getAndIncrement() % slots) * blockSize;
+    }
+
+    /** Whether the next I/O writes: by the pattern, or in a mix by --rwmixread. */
+    private boolean nextIsWrite() {
+        return rwmixread == 0 || rwmixread < 100 && ThreadLocalRandom.current().nextInt(100) >= rwmixread;
+    }
+
+    /** Whether another I/O may start: before the end of the run and, with --io_size, within its bytes. */
+    private boolean mayIssue(long now) {
+        if (now - stopAt >= 0 || error.get() != null) {
+            return false;
+        }
+        return ioLimit == 0 || issuedBytes.addAndGet(blockSize) <= ioLimit;
     }
 
     /** Runs for {@code seconds}; prints a progress line a second to {@code progress} if not null. */
@@ -118,7 +202,7 @@ final class Bench {
         boolean oneCommand = blockSize <= device.maxTransferSize();
         for (int i = 0; i < iodepth; i++) {
             ByteBuffer buf = ByteBuffer.allocateDirect(blockSize);
-            if (pattern.write) {
+            if (pattern.write || pattern.mixed) {
                 byte[] noise = new byte[blockSize];
                 ThreadLocalRandom.current().nextBytes(noise);
                 buf.put(noise).clear();
@@ -150,6 +234,9 @@ final class Bench {
             }
         }
         long elapsed = Math.max(1, System.nanoTime() - start);
+        if (ioLimit > 0 && lastCompletion - start > 0) {
+            elapsed = lastCompletion - start; // bounded by bytes: the run ends with its last I/O
+        }
         if (progress != null) {
             progress.print("\r" + " ".repeat(60) + "\r");
             progress.flush();
@@ -159,19 +246,22 @@ final class Bench {
             throw new IOException(pattern.fioName + " failed after " + completed.get() + " I/Os: "
                     + Main.describe(t), t);
         }
-        return new Result(pattern, blockSize, iodepth, completed.get(), elapsed, recorder.getIntervalHistogram());
+        return new Result(pattern, blockSize, iodepth, elapsed,
+                new Direction(reads.get(), reads.get() * blockSize, readLatency.getIntervalHistogram()),
+                new Direction(writes.get(), writes.get() * blockSize, writeLatency.getIntervalHistogram()));
     }
 
     private void issue(ByteBuffer buf, CountDownLatch drained) {
-        if (System.nanoTime() - stopAt >= 0 || error.get() != null) {
+        if (!mayIssue(System.nanoTime())) {
             drained.countDown();
             return;
         }
         buf.clear();
-        long offset = nextOffset();
+        long at = nextOffset();
+        boolean write = nextIsWrite();
         long t0 = System.nanoTime();
-        (pattern.write ? device.writeAsync(offset, buf) : device.readAsync(offset, buf)).whenComplete((v, t) -> {
-            if (record(t0, System.nanoTime(), t, drained)) {
+        (write ? device.writeAsync(at, buf) : device.readAsync(at, buf)).whenComplete((v, t) -> {
+            if (record(t0, System.nanoTime(), write, t, drained)) {
                 issue(buf, drained);
             }
         });
@@ -183,6 +273,7 @@ final class Bench {
         final ByteBuffer buf;
         final CountDownLatch drained;
         long issuedAt;
+        boolean writing;
 
         Slot(ByteBuffer buf, CountDownLatch drained) {
             this.buf = buf;
@@ -191,17 +282,18 @@ final class Bench {
 
         /** Issues the next I/O at {@code now} (one clock read per I/O: a completion's time is the next issue's). */
         void issue(long now) {
-            if (now - stopAt >= 0 || error.get() != null) {
+            if (!mayIssue(now)) {
                 drained.countDown();
                 return;
             }
-            long offset = nextOffset();
+            long at = nextOffset();
             issuedAt = now;
+            writing = nextIsWrite();
             try {
-                if (pattern.write) {
-                    request.write(offset, buf, this);
+                if (writing) {
+                    request.write(at, buf, this);
                 } else {
-                    request.read(offset, buf, this);
+                    request.read(at, buf, this);
                 }
             } catch (RuntimeException e) {
                 error.compareAndSet(null, e);
@@ -212,14 +304,14 @@ final class Bench {
         @Override
         public void completed(IoRequest r, Throwable t) {
             long now = System.nanoTime();
-            if (record(issuedAt, now, t, drained)) {
+            if (record(issuedAt, now, writing, t, drained)) {
                 issue(now);
             }
         }
     }
 
     /** Records one completion; true if the slot goes on. */
-    private boolean record(long t0, long now, Throwable t, CountDownLatch drained) {
+    private boolean record(long t0, long now, boolean write, Throwable t, CountDownLatch drained) {
         if (t != null) {
             error.compareAndSet(null, t);
             drained.countDown();
@@ -227,8 +319,10 @@ final class Bench {
         }
         all.incrementAndGet();
         if (t0 - measureFrom >= 0) {
-            recorder.recordValue(Math.max(1, now - t0));
+            (write ? writeLatency : readLatency).recordValue(Math.max(1, now - t0));
+            (write ? writes : reads).incrementAndGet();
             completed.incrementAndGet();
+            lastCompletion = now;
         }
         return true;
     }

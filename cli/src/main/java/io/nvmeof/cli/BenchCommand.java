@@ -12,8 +12,23 @@ import picocli.CommandLine.Option;
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Benchmark a remote namespace like fio: IOPS, bandwidth and latency percentiles.")
 final class BenchCommand extends ConnectedCommand {
-    @Option(names = "--rw", defaultValue = "randread", description = "read, write, randread or randwrite (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--rw", defaultValue = "randread", description = "read, write, randread, randwrite, rw (readwrite)"
+            + " or randrw (default: ${DEFAULT-VALUE}).")
     String rw;
+
+    @Option(names = "--rwmixread", defaultValue = "50", description = "Percentage of reads in rw and randrw (default:"
+            + " ${DEFAULT-VALUE}).")
+    int rwmixread;
+
+    @Option(names = "--offset", description = "Start of the region the job works on (default: 0).")
+    String offset;
+
+    @Option(names = {"--io_size", "--io-size"}, description = "Stop after moving this many bytes instead of after"
+            + " --runtime (which then defaults to a day).")
+    String ioSize;
+
+    @Option(names = "--number_ios", description = "Stop after this many I/Os (--io_size in I/Os).")
+    Long numberIos;
 
     @Option(names = "--bs", defaultValue = "4k", description = "Block size of each I/O (default: ${DEFAULT-VALUE}).")
     String bs;
@@ -21,15 +36,15 @@ final class BenchCommand extends ConnectedCommand {
     @Option(names = "--iodepth", defaultValue = "32", description = "I/Os in flight (default: ${DEFAULT-VALUE}).")
     int iodepth;
 
-    @Option(names = "--runtime", defaultValue = "5", description = "Seconds to run (default: ${DEFAULT-VALUE}).")
-    double runtime;
+    @Option(names = "--runtime", description = "Seconds to run (default: 5).")
+    Double runtime;
 
     @Option(names = {"--ramp_time", "--ramp-time"}, defaultValue = "0", paramLabel = "SECONDS",
             description = "Run the load this long before measuring, as fio's ramp_time: nothing of it is counted,"
                     + " and the JIT has compiled the I/O path when measuring starts (default: ${DEFAULT-VALUE}).")
     double rampTime;
 
-    @Option(names = "--size", description = "Use only the first SIZE bytes of the namespace.")
+    @Option(names = "--size", description = "Use only SIZE bytes of the namespace (from --offset).")
     String size;
 
     @Option(names = "--name", defaultValue = "nvmeof", description = "Job name in the report (default: ${DEFAULT-VALUE}).")
@@ -38,17 +53,26 @@ final class BenchCommand extends ConnectedCommand {
     @Mixin
     OutputFormat output;
 
-    private Bench.Pattern pattern;
-    private int blockSize;
-    private long span;
+    private Bench.Job job;
+    private double seconds;
 
     @Override
     void checkOptions() {
-        pattern = Bench.Pattern.parse(rw);
-        blockSize = (int) BackendSpec.parseSize(bs, "--bs");
-        span = size != null ? BackendSpec.parseSize(size, "--size") : 0;
+        Bench.Pattern pattern = Bench.Pattern.parse(rw);
+        int blockSize = (int) BackendSpec.parseSize(bs, "--bs");
+        long span = size != null ? BackendSpec.parseSize(size, "--size") : 0;
+        long start = offset != null ? BackendSpec.parseSize(offset, "--offset") : 0;
+        if (ioSize != null && numberIos != null) {
+            throw new IllegalArgumentException("give --io_size or --number_ios, not both");
+        }
+        if (numberIos != null && numberIos <= 0) {
+            throw new IllegalArgumentException("--number_ios must be positive");
+        }
+        long limit = ioSize != null ? BackendSpec.parseSize(ioSize, "--io_size") : numberIos != null ? numberIos * blockSize : 0;
+        job = new Bench.Job(pattern, rwmixread, blockSize, iodepth, start, span, limit);
+        seconds = runtime != null ? runtime : limit > 0 ? 86400 : 5;
         output.json();
-        if (runtime <= 0 || runtime > 86400) {
+        if (seconds <= 0 || seconds > 86400) {
             throw new IllegalArgumentException("--runtime must be between 0 and 86400 seconds");
         }
         if (rampTime < 0 || rampTime > 86400) {
@@ -59,11 +83,11 @@ final class BenchCommand extends ConnectedCommand {
     @Override
     void run(Controller c, PrintWriter out) throws Exception {
         BlockDevice dev = Devices.open(c);
-        Bench bench = new Bench(dev, pattern, blockSize, iodepth, span);
+        Bench bench = new Bench(dev, job);
         PrintWriter progress = !output.json() && System.console() != null ? spec.commandLine().getErr() : null;
-        Bench.Result r = bench.run(rampTime, runtime, progress);
+        Bench.Result r = bench.run(rampTime, seconds, progress);
         if (output.json()) {
-            BenchReport.json(out, name, r, uri);
+            BenchReport.json(out, name, r, uri, job.rwmixread());
         } else {
             BenchReport.text(out, name, r);
         }

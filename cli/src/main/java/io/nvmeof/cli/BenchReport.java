@@ -27,19 +27,28 @@ final class BenchReport {
     }
 
     static void text(PrintWriter out, String jobName, Bench.Result r) {
-        Histogram h = r.latency();
-        String dir = r.pattern().write ? "write" : "read";
-        double mib = r.bytesPerSecond() / (1 << 20);
-        double mb = r.bytesPerSecond() / 1e6;
-        long ms = r.elapsedNanos() / 1_000_000;
         out.printf(Locale.ROOT, "%s: (rw=%s, bs=%d, iodepth=%d)%n", jobName, r.pattern().fioName, r.blockSize(), r.iodepth());
-        out.printf(Locale.ROOT, "  %s: IOPS=%s, BW=%.1fMiB/s (%.1fMB/s)(%.1fMiB/%dmsec)%n", dir, human(r.iops()), mib, mb,
-                (double) r.ios() * r.blockSize() / (1 << 20), ms);
-        out.printf(Locale.ROOT, "    lat (usec): min=%.1f, max=%.1f, avg=%.2f, stdev=%.2f%n", h.getMinValue() / 1e3,
-                h.getMaxValue() / 1e3, h.getMean() / 1e3, h.getStdDeviation() / 1e3);
-        out.printf(Locale.ROOT, "    lat percentiles (usec): 50.00th=[%.1f], 90.00th=[%.1f], 99.00th=[%.1f], 99.90th=[%.1f], 99.99th=[%.1f]%n",
-                h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(90) / 1e3, h.getValueAtPercentile(99) / 1e3,
-                h.getValueAtPercentile(99.9) / 1e3, h.getValueAtPercentile(99.99) / 1e3);
+        // each direction that did I/O (a run that did none shows its pattern's own direction)
+        boolean none = r.ios() == 0;
+        for (boolean write : new boolean[] {false, true}) {
+            Bench.Direction d = write ? r.write() : r.read();
+            if (d.ios() == 0 && !(none && write == r.pattern().write)) {
+                continue;
+            }
+            Histogram h = d.latency();
+            double bps = d.bytesPerSecond(r.elapsedNanos());
+            out.printf(Locale.ROOT, "  %s: IOPS=%s, BW=%.1fMiB/s (%.1fMB/s)(%.1fMiB/%dmsec)%n", write ? "write" : "read",
+                    human(d.iops(r.elapsedNanos())), bps / (1 << 20), bps / 1e6, (double) d.bytes() / (1 << 20),
+                    r.elapsedNanos() / 1_000_000);
+            if (h.getTotalCount() == 0) {
+                continue;
+            }
+            out.printf(Locale.ROOT, "    lat (usec): min=%.1f, max=%.1f, avg=%.2f, stdev=%.2f%n", h.getMinValue() / 1e3,
+                    h.getMaxValue() / 1e3, h.getMean() / 1e3, h.getStdDeviation() / 1e3);
+            out.printf(Locale.ROOT, "    lat percentiles (usec): 50.00th=[%.1f], 90.00th=[%.1f], 99.00th=[%.1f], 99.90th=[%.1f], 99.99th=[%.1f]%n",
+                    h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(90) / 1e3, h.getValueAtPercentile(99) / 1e3,
+                    h.getValueAtPercentile(99.9) / 1e3, h.getValueAtPercentile(99.99) / 1e3);
+        }
         out.flush();
     }
 
@@ -60,18 +69,19 @@ final class BenchReport {
         return n;
     }
 
-    private static ObjectNode direction(ObjectMapper m, Bench.Result r, boolean active) {
+    private static ObjectNode direction(ObjectMapper m, Bench.Result r, Bench.Direction d) {
         ObjectNode n = m.createObjectNode();
-        Histogram h = active ? r.latency() : new Histogram(3);
-        long ios = active ? r.ios() : 0;
-        long bytes = ios * r.blockSize();
+        boolean active = d.ios() > 0;
+        Histogram h = d.latency();
+        long ios = d.ios();
+        long bytes = d.bytes();
         long runtimeMs = active ? r.elapsedNanos() / 1_000_000 : 0;
-        double bps = active ? r.bytesPerSecond() : 0;
+        double bps = active ? d.bytesPerSecond(r.elapsedNanos()) : 0;
         n.put("io_bytes", bytes);
         n.put("io_kbytes", bytes / 1024);
         n.put("bw_bytes", (long) bps);
         n.put("bw", (long) (bps / 1024));
-        n.put("iops", active ? r.iops() : 0.0);
+        n.put("iops", active ? d.iops(r.elapsedNanos()) : 0.0);
         n.put("runtime", runtimeMs);
         n.put("total_ios", ios);
         n.put("short_ios", 0);
@@ -83,6 +93,10 @@ final class BenchReport {
     }
 
     static void json(PrintWriter out, String jobName, Bench.Result r, String uri) {
+        json(out, jobName, r, uri, 50);
+    }
+
+    static void json(PrintWriter out, String jobName, Bench.Result r, String uri, int rwmixread) {
         ObjectMapper m = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         ObjectNode root = m.createObjectNode();
         root.put("fio version", "nvmeof-java");
@@ -96,12 +110,15 @@ final class BenchReport {
         job.put("error", 0);
         ObjectNode jo = job.putObject("job options");
         jo.put("rw", r.pattern().fioName);
+        if (r.pattern().mixed) {
+            jo.put("rwmixread", Integer.toString(rwmixread));
+        }
         jo.put("bs", Integer.toString(r.blockSize()));
         jo.put("iodepth", Integer.toString(r.iodepth()));
         job.put("elapsed", Math.max(1, r.elapsedNanos() / 1_000_000_000L));
         job.put("job_runtime", r.elapsedNanos() / 1_000_000);
-        job.set("read", direction(m, r, !r.pattern().write));
-        job.set("write", direction(m, r, r.pattern().write));
+        job.set("read", direction(m, r, r.read()));
+        job.set("write", direction(m, r, r.write()));
         out.println(root.toPrettyString());
         out.flush();
     }

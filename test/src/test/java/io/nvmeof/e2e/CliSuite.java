@@ -173,6 +173,36 @@ abstract class CliSuite {
         assertTrue(text.out().contains("99.00th="), text.out());
     }
 
+    @Test
+    void benchMixesReadsAndWritesAndStopsAtAnIoBound() throws Exception {
+        // randrw with 75% reads, bounded by a number of I/Os rather than by time
+        TargetProcess.Run mix = TargetProcess.cli(60, "bench", target.uri(NQN), "--rw", "randrw", "--rwmixread", "75",
+                "--bs", "4k", "--iodepth", "8", "--number_ios", "4000", "--output-format", "json");
+        assertEquals(0, mix.exit(), mix.err());
+        JsonNode job = new ObjectMapper().readTree(mix.out()).get("jobs").get(0);
+        long reads = job.get("read").get("total_ios").asLong();
+        long writes = job.get("write").get("total_ios").asLong();
+        assertEquals(4000, reads + writes, "exactly --number_ios I/Os");
+        double share = reads / 4000.0;
+        assertTrue(share > 0.70 && share < 0.80, "read share " + share + " for --rwmixread 75");
+        assertEquals("75", job.get("job options").get("rwmixread").asText());
+        assertEquals(reads, job.get("read").get("lat_ns").get("N").asLong(), "read latencies apart from writes");
+        // sequential writes in a region, bounded by bytes: the region wraps, the byte count is exact
+        TargetProcess.Run bounded = TargetProcess.cli(60, "bench", target.uri(NQN), "--rw", "write", "--bs", "64k",
+                "--offset", "1M", "--size", "2M", "--io_size", "8M", "--output-format", "json");
+        assertEquals(0, bounded.exit(), bounded.err());
+        JsonNode w = new ObjectMapper().readTree(bounded.out()).get("jobs").get(0).get("write");
+        assertEquals(8 << 20, w.get("io_bytes").asLong());
+        assertEquals(128, w.get("total_ios").asLong());
+        // a mixed run in text shows both directions
+        TargetProcess.Run text = TargetProcess.cli(60, "bench", target.uri(NQN), "--rw", "rw", "--bs", "4k",
+                "--iodepth", "4", "--runtime", "0.5");
+        assertEquals(0, text.exit(), text.err());
+        assertTrue(text.out().contains("read: IOPS=") && text.out().contains("write: IOPS="), text.out());
+        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--rw", "randrw", "--rwmixread", "150"), 1,
+                "--rwmixread must be 0..100");
+    }
+
     private void assertOneLineError(TargetProcess.Run r, int exit, String part) {
         assertEquals(exit, r.exit(), r.out() + r.err());
         assertEquals(1, r.err().lines().count(), "one line:\n" + r.err());
