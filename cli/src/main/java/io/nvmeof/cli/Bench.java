@@ -6,13 +6,19 @@ import io.nvmeof.initiator.IoRequest;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
+import org.apache.commons.rng.sampling.distribution.RejectionInversionZipfSampler;
+import org.apache.commons.rng.sampling.distribution.SharedStateDiscreteSampler;
+import org.apache.commons.rng.simple.RandomSource;
 
 /**
  * A closed-loop load like fio's: {@code iodepth} commands always in flight against a block
@@ -59,9 +65,10 @@ final class Bench {
      * block size, queue depth, the region ({@code offset}, {@code size}: 0 for the rest of the
      * device), and an optional bound on the bytes it moves ({@code io_size}; 0: bounded by time).
      */
-    record Job(Pattern pattern, int rwmixread, int blockSize, int iodepth, long offset, long size, long ioSize) {
+    record Job(Pattern pattern, int rwmixread, int blockSize, int iodepth, long offset, long size, long ioSize,
+               long rateIops, double zipfTheta) {
         Job(Pattern pattern, int blockSize, int iodepth, long size) {
-            this(pattern, 50, blockSize, iodepth, 0, size, 0);
+            this(pattern, 50, blockSize, iodepth, 0, size, 0, 0, 0);
         }
     }
 
@@ -90,6 +97,31 @@ final class Bench {
             return (read.bytes() + write.bytes()) * 1e9 / elapsedNanos;
         }
 
+        /** Several jobs' results as one (fio's group_reporting): counts and latencies added, the longest runtime. */
+        static Result merge(List<Result> all) {
+            Result first = all.get(0);
+            long elapsed = 0;
+            long rIos = 0;
+            long rBytes = 0;
+            long wIos = 0;
+            long wBytes = 0;
+            int depth = 0;
+            Histogram rl = new Histogram(3);
+            Histogram wl = new Histogram(3);
+            for (Result r : all) {
+                elapsed = Math.max(elapsed, r.elapsedNanos());
+                rIos += r.read().ios();
+                rBytes += r.read().bytes();
+                wIos += r.write().ios();
+                wBytes += r.write().bytes();
+                depth += r.iodepth();
+                rl.add(r.read().latency());
+                wl.add(r.write().latency());
+            }
+            return new Result(first.pattern(), first.blockSize(), depth, elapsed, new Direction(rIos, rBytes, rl),
+                    new Direction(wIos, wBytes, wl));
+        }
+
         /** The latencies of both directions together. */
         Histogram latency() {
             Histogram h = read.latency().copy();
@@ -113,6 +145,14 @@ final class Bench {
     private final AtomicLong reads = new AtomicLong();
     private final AtomicLong writes = new AtomicLong();
     private final AtomicLong sequential = new AtomicLong();
+    /** --rate_iops: the time between two issues, and the issue tickets handed out (0: no cap). */
+    private final long issueIntervalNanos;
+    private final AtomicLong tickets = new AtomicLong();
+    private volatile long rateFrom;
+    private final ScheduledExecutorService pacer;
+    /** --random_distribution=zipf:theta: a sampler per thread (they keep state), or null for uniform. */
+    private final ThreadLocal<SharedStateDiscreteSampler> zipf;
+    private final long zipfMultiplier;
     /** Measured completions. */
     private final AtomicLong completed = new AtomicLong();
     /** Every completion, ramp included (the progress line). */
@@ -156,18 +196,63 @@ final class Bench {
         this.offset = job.offset();
         this.rwmixread = pattern.mixed ? job.rwmixread() : pattern.write ? 0 : 100;
         this.ioLimit = job.ioSize();
+        if (job.rateIops() < 0) {
+            throw new IllegalArgumentException("--rate_iops must not be negative");
+        }
+        this.issueIntervalNanos = job.rateIops() > 0 ? Math.max(1, 1_000_000_000L / job.rateIops()) : 0;
+        this.pacer = job.rateIops() > 0 ? Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "bench-pacer");
+            t.setDaemon(true);
+            return t;
+        }) : null;
         long room = device.size() - offset;
         this.span = Math.min(job.size() <= 0 ? room : job.size(), room) / blockSize * blockSize;
         if (this.span < blockSize) {
             throw new IllegalArgumentException("the device (or --size past --offset) is smaller than one " + blockSize
                     + "-byte I/O");
         }
+        long slots = span / blockSize;
+        if (job.zipfTheta() != 0 && (job.zipfTheta() <= 0 || slots > Integer.MAX_VALUE)) {
+            throw new IllegalArgumentException("zipf needs a positive theta and at most 2^31 blocks in the region");
+        }
+        double theta = job.zipfTheta();
+        this.zipfMultiplier = spreading(slots);
+        this.zipf = theta == 0 ? null : ThreadLocal.withInitial(() -> RejectionInversionZipfSampler.of(
+                RandomSource.XO_RO_SHI_RO_128_PP.create(), (int) slots, theta));
+    }
+
+    /**
+     * A block of a zipf-distributed rank: rank 1 is the hottest. Ranks are spread over the region
+     * by a fixed permutation (multiplying by an odd constant prime to the number of blocks), as fio
+     * scatters its hot blocks instead of putting them all at the start.
+     */
+    private long zipfBlock(long slots) {
+        long rank = zipf.get().sample() - 1;
+        return Math.floorMod(rank * zipfMultiplier, slots);
+    }
+
+    /** A multiplier prime to the number of blocks: rank to block is a permutation. */
+    private static long spreading(long slots) {
+        long mult = (0x9E3779B97F4A7C15L >>> 1) % slots;
+        while (mult == 0 || gcd(mult, slots) != 1) {
+            mult = (mult + 1) % slots;
+        }
+        return mult;
+    }
+
+    private static long gcd(long a, long b) {
+        while (b != 0) {
+            long t = a % b;
+            a = b;
+            b = t;
+        }
+        return a;
     }
 
     private long nextOffset() {
         long slots = span / blockSize;
         if (pattern.random) {
-            return offset + ThreadLocalRandom.current().nextLong(slots) * blockSize;
+            return offset + (zipf != null ? zipfBlock(slots) : ThreadLocalRandom.current().nextLong(slots)) * blockSize;
         }
         return offset + (sequential.getAndIncrement() % slots) * blockSize;
     }
@@ -197,6 +282,7 @@ final class Bench {
     Result run(double rampSeconds, double seconds, PrintWriter progress) throws Exception {
         CountDownLatch drained = new CountDownLatch(iodepth);
         long begin = System.nanoTime();
+        rateFrom = begin;
         measureFrom = begin + (long) (rampSeconds * 1e9);
         stopAt = measureFrom + (long) (seconds * 1e9);
         boolean oneCommand = blockSize <= device.maxTransferSize();
@@ -234,6 +320,9 @@ final class Bench {
             }
         }
         long elapsed = Math.max(1, System.nanoTime() - start);
+        if (pacer != null) {
+            pacer.shutdownNow();
+        }
         if (ioLimit > 0 && lastCompletion - start > 0) {
             elapsed = lastCompletion - start; // bounded by bytes: the run ends with its last I/O
         }
@@ -252,10 +341,22 @@ final class Bench {
     }
 
     private void issue(ByteBuffer buf, CountDownLatch drained) {
-        if (!mayIssue(System.nanoTime())) {
+        long now = System.nanoTime();
+        if (!mayIssue(now)) {
             drained.countDown();
             return;
         }
+        if (issueIntervalNanos > 0) {
+            long due = rateFrom + tickets.getAndIncrement() * issueIntervalNanos;
+            if (due - now > 0) {
+                pacer.schedule(() -> submitLarge(buf, drained), due - now, TimeUnit.NANOSECONDS);
+                return;
+            }
+        }
+        submitLarge(buf, drained);
+    }
+
+    private void submitLarge(ByteBuffer buf, CountDownLatch drained) {
         buf.clear();
         long at = nextOffset();
         boolean write = nextIsWrite();
@@ -286,6 +387,18 @@ final class Bench {
                 drained.countDown();
                 return;
             }
+            if (issueIntervalNanos > 0) {
+                long due = rateFrom + tickets.getAndIncrement() * issueIntervalNanos;
+                if (due - now > 0) {
+                    // --rate_iops: not yet; off the event loop until its turn (a rate-capped run has time)
+                    pacer.schedule(() -> submit(System.nanoTime()), due - now, TimeUnit.NANOSECONDS);
+                    return;
+                }
+            }
+            submit(now);
+        }
+
+        private void submit(long now) {
             long at = nextOffset();
             issuedAt = now;
             writing = nextIsWrite();

@@ -2,9 +2,11 @@ package io.nvmeof.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.PrintWriter;
 import java.util.Date;
+import java.util.List;
 import java.util.Locale;
 import org.HdrHistogram.Histogram;
 
@@ -93,10 +95,11 @@ final class BenchReport {
     }
 
     static void json(PrintWriter out, String jobName, Bench.Result r, String uri) {
-        json(out, jobName, r, uri, 50);
+        json(out, jobName, List.of(r), uri, 50);
     }
 
-    static void json(PrintWriter out, String jobName, Bench.Result r, String uri, int rwmixread) {
+    /** fio's JSON: one entry in {@code jobs} per result (one in all with group_reporting). */
+    static void json(PrintWriter out, String jobName, List<Bench.Result> results, String uri, int rwmixread) {
         ObjectMapper m = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         ObjectNode root = m.createObjectNode();
         root.put("fio version", "nvmeof-java");
@@ -104,7 +107,15 @@ final class BenchReport {
         root.put("time", new Date().toString());
         ObjectNode options = root.putObject("global options");
         options.put("filename", uri);
-        ObjectNode job = root.putArray("jobs").addObject();
+        ArrayNode jobs = root.putArray("jobs");
+        for (Bench.Result r : results) {
+            job(jobs.addObject(), jobName, r, rwmixread, m);
+        }
+        out.println(root.toPrettyString());
+        out.flush();
+    }
+
+    private static void job(ObjectNode job, String jobName, Bench.Result r, int rwmixread, ObjectMapper m) {
         job.put("jobname", jobName);
         job.put("groupid", 0);
         job.put("error", 0);
@@ -119,7 +130,5 @@ final class BenchReport {
         job.put("job_runtime", r.elapsedNanos() / 1_000_000);
         job.set("read", direction(m, r, r.read()));
         job.set("write", direction(m, r, r.write()));
-        out.println(root.toPrettyString());
-        out.flush();
     }
 }

@@ -203,6 +203,39 @@ abstract class CliSuite {
                 "--rwmixread must be 0..100");
     }
 
+    @Test
+    void benchJobsRatesAndDistributions() throws Exception {
+        // three jobs, each its own connection: three entries, or one with group_reporting
+        TargetProcess.Run jobs = TargetProcess.cli(60, "bench", target.uri(NQN), "--numjobs", "3", "--iodepth", "2",
+                "--runtime", "0.5", "--output-format", "json");
+        assertEquals(0, jobs.exit(), jobs.err());
+        JsonNode all = new ObjectMapper().readTree(jobs.out()).get("jobs");
+        assertEquals(3, all.size());
+        long sum = 0;
+        for (JsonNode j : all) {
+            assertTrue(j.get("read").get("total_ios").asLong() > 0, jobs.out());
+            sum += j.get("read").get("total_ios").asLong();
+        }
+        TargetProcess.Run grouped = TargetProcess.cli(60, "bench", target.uri(NQN), "--numjobs", "3", "--iodepth", "2",
+                "--runtime", "0.5", "--group_reporting", "--output-format", "json");
+        assertEquals(0, grouped.exit(), grouped.err());
+        JsonNode one = new ObjectMapper().readTree(grouped.out()).get("jobs");
+        assertEquals(1, one.size());
+        assertEquals("6", one.get(0).get("job options").get("iodepth").asText(), "the jobs' depths together");
+        assertTrue(sum > 0);
+        // a rate cap holds (a 2 s run at 500 IOPS: 1000 I/Os, give or take the start)
+        TargetProcess.Run capped = TargetProcess.cli(60, "bench", target.uri(NQN), "--rate_iops", "500", "--iodepth", "8",
+                "--runtime", "2", "--output-format", "json");
+        assertEquals(0, capped.exit(), capped.err());
+        double iops = new ObjectMapper().readTree(capped.out()).get("jobs").get(0).get("read").get("iops").asDouble();
+        assertTrue(iops > 400 && iops < 560, "--rate_iops 500 gave " + iops);
+        TargetProcess.Run zipf = TargetProcess.cli(60, "bench", target.uri(NQN), "--random_distribution", "zipf:1.2",
+                "--runtime", "0.3");
+        assertEquals(0, zipf.exit(), zipf.err());
+        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--random_distribution", "pareto:0.5"), 1,
+                "--random_distribution must be random or zipf:THETA");
+    }
+
     private void assertOneLineError(TargetProcess.Run r, int exit, String part) {
         assertEquals(exit, r.exit(), r.out() + r.err());
         assertEquals(1, r.err().lines().count(), "one line:\n" + r.err());
