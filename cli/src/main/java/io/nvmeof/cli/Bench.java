@@ -66,10 +66,14 @@ final class Bench {
      * device), and an optional bound on the bytes it moves ({@code io_size}; 0: bounded by time).
      */
     record Job(Pattern pattern, int rwmixread, int blockSize, int iodepth, long offset, long size, long ioSize,
-               long rateIops, double zipfTheta) {
+               long rateIops, double zipfTheta, BlockVerify verify) {
         Job(Pattern pattern, int blockSize, int iodepth, long size) {
-            this(pattern, 50, blockSize, iodepth, 0, size, 0, 0, 0);
+            this(pattern, 50, blockSize, iodepth, 0, size, 0, 0, 0, null);
         }
+    }
+
+    /** What reading back the written blocks found: blocks checked, bad ones, and the first few problems. */
+    record Verification(long checked, long bad, List<String> problems) {
     }
 
     /** One direction's share of a run. */
@@ -153,6 +157,10 @@ final class Bench {
     /** --random_distribution=zipf:theta: a sampler per thread (they keep state), or null for uniform. */
     private final ThreadLocal<SharedStateDiscreteSampler> zipf;
     private final long zipfMultiplier;
+    /** --verify: what each written block holds, and the generation of the last write per block. */
+    private final BlockVerify verify;
+    private final long[] lastGeneration;
+    private final AtomicLong generations = new AtomicLong();
     /** Measured completions. */
     private final AtomicLong completed = new AtomicLong();
     /** Every completion, ramp included (the progress line). */
@@ -217,6 +225,19 @@ final class Bench {
         }
         double theta = job.zipfTheta();
         this.zipfMultiplier = spreading(slots);
+        this.verify = job.verify();
+        if (verify != null) {
+            if (slots > 1L << 27) {
+                throw new IllegalArgumentException("--verify tracks at most 2^27 blocks: give a smaller --size");
+            }
+            if (theta != 0) {
+                throw new IllegalArgumentException("--verify writes each block once per pass: not with zipf");
+            }
+            if (blockSize < BlockVerify.HEADER * 2) {
+                throw new IllegalArgumentException("--verify needs blocks of at least 128 bytes");
+            }
+        }
+        this.lastGeneration = verify != null ? new long[(int) slots] : null;
         this.zipf = theta == 0 ? null : ThreadLocal.withInitial(() -> RejectionInversionZipfSampler.of(
                 RandomSource.XO_RO_SHI_RO_128_PP.create(), (int) slots, theta));
     }
@@ -251,6 +272,10 @@ final class Bench {
 
     private long nextOffset() {
         long slots = span / blockSize;
+        if (pattern.random && verify != null) {
+            // each block once per pass (a permutation): no two writes in flight to one block
+            return offset + Math.floorMod((sequential.getAndIncrement() % slots) * zipfMultiplier, slots) * blockSize;
+        }
         if (pattern.random) {
             return offset + (zipf != null ? zipfBlock(slots) : ThreadLocalRandom.current().nextLong(slots)) * blockSize;
         }
@@ -360,12 +385,54 @@ final class Bench {
         buf.clear();
         long at = nextOffset();
         boolean write = nextIsWrite();
+        if (write && verify != null) {
+            stamp(buf, at);
+        }
         long t0 = System.nanoTime();
         (write ? device.writeAsync(at, buf) : device.readAsync(at, buf)).whenComplete((v, t) -> {
             if (record(t0, System.nanoTime(), write, t, drained)) {
                 issue(buf, drained);
             }
         });
+    }
+
+    /** Writes the verify header and data of the next write to {@code at} into {@code buf}. */
+    private void stamp(ByteBuffer buf, long at) {
+        long gen = generations.incrementAndGet();
+        lastGeneration[(int) ((at - offset) / blockSize)] = gen;
+        verify.fill(buf.clear(), at, gen);
+    }
+
+    /**
+     * Reads back every block written and checks it against the write that last went there
+     * (--verify); with {@code all}, reads every block of the region and checks only that each is
+     * intact and in its place (fio's verify_only: what an earlier run wrote).
+     */
+    Verification verify(boolean all) throws IOException {
+        ByteBuffer b = ByteBuffer.allocateDirect(blockSize);
+        long slots = span / blockSize;
+        long checked = 0;
+        long bad = 0;
+        List<String> problems = new java.util.ArrayList<>();
+        for (long i = 0; i < slots; i++) {
+            long expected = all ? -1 : lastGeneration[(int) i];
+            if (expected == 0) {
+                continue;
+            }
+            long at = offset + i * blockSize;
+            b.clear();
+            device.read(at, b);
+            b.flip();
+            checked++;
+            String problem = verify.check(b, at, expected);
+            if (problem != null) {
+                bad++;
+                if (problems.size() < 10) {
+                    problems.add(String.format("offset %#x: %s", at, problem));
+                }
+            }
+        }
+        return new Verification(checked, bad, problems);
     }
 
     /** One slot of the queue depth: a reusable request, its buffer, and when it was issued. */
@@ -403,6 +470,9 @@ final class Bench {
             issuedAt = now;
             writing = nextIsWrite();
             try {
+                if (writing && verify != null) {
+                    stamp(buf, at);
+                }
                 if (writing) {
                     request.write(at, buf, this);
                 } else {

@@ -3,6 +3,7 @@ package io.nvmeof.cli;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.target.backend.BackendSpec;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
@@ -49,6 +50,18 @@ final class BenchCommand extends ConnectedCommand {
 
     @Option(names = "--group_reporting", description = "Report all jobs together, as one.")
     boolean groupReporting;
+
+    @Option(names = "--verify", description = "crc32c, md5 or pattern: every block written carries a header naming"
+            + " its offset and write, and is read back and checked after the run; a corrupted, misplaced or stale"
+            + " block is reported by offset and fails the command.")
+    String verifyKind;
+
+    @Option(names = "--verify_pattern", description = "The pattern for --verify=pattern: 0x-prefixed hex or a string.")
+    String verifyPattern;
+
+    @Option(names = "--verify_only", description = "Do not write: read the region and check the blocks an earlier"
+            + " --verify run left there (intact, in their place).")
+    boolean verifyOnly;
 
     @Option(names = "--bs", defaultValue = "4k", description = "Block size of each I/O (default: ${DEFAULT-VALUE}).")
     String bs;
@@ -105,7 +118,22 @@ final class BenchCommand extends ConnectedCommand {
         if (numjobs < 1 || numjobs > 64) {
             throw new IllegalArgumentException("--numjobs must be 1..64");
         }
-        job = new Bench.Job(pattern, rwmixread, blockSize, iodepth, start, span, limit, rateIops, theta);
+        BlockVerify verify = null;
+        if (verifyKind != null || verifyOnly) {
+            BlockVerify.Kind kind = BlockVerify.Kind.parse(verifyKind != null ? verifyKind : "crc32c");
+            verify = new BlockVerify(kind, verifyPattern != null ? BlockVerify.parsePattern(verifyPattern) : null);
+            if (!pattern.write && !pattern.mixed && !verifyOnly) {
+                throw new IllegalArgumentException("--verify checks what the job writes: use a write, randwrite, rw or"
+                        + " randrw pattern (or --verify_only to check an earlier run)");
+            }
+            if (numjobs > 1) {
+                throw new IllegalArgumentException("--verify with --numjobs above 1: the jobs would overwrite each"
+                        + " other's blocks (give each job its own target, or run one)");
+            }
+        } else if (verifyPattern != null) {
+            throw new IllegalArgumentException("--verify_pattern needs --verify=pattern");
+        }
+        job = new Bench.Job(pattern, rwmixread, blockSize, iodepth, start, span, limit, rateIops, theta, verify);
         seconds = runtime != null ? runtime : limit > 0 ? 86400 : 5;
         output.json();
         if (seconds <= 0 || seconds > 86400) {
@@ -117,6 +145,20 @@ final class BenchCommand extends ConnectedCommand {
     }
 
     private ConnectOptions connectOptions;
+
+    /** Prints what a verify found (to stderr with JSON output); bad blocks fail the command. */
+    private void report(PrintWriter out, Bench.Verification v) throws IOException {
+        PrintWriter to = output.json() ? spec.commandLine().getErr() : out;
+        to.printf("verify (%s): %d blocks read back, %d bad%n", job.verify().kind().fioName, v.checked(), v.bad());
+        for (String p : v.problems()) {
+            to.println("  " + p);
+        }
+        to.flush();
+        if (v.bad() > 0) {
+            throw new IOException("verify failed: " + v.bad() + " of " + v.checked() + " blocks bad, first "
+                    + v.problems().get(0));
+        }
+    }
 
     @Override
     ConnectOptions options(ConnectOptions fromUser) {
@@ -130,6 +172,11 @@ final class BenchCommand extends ConnectedCommand {
         List<Controller> extra = new ArrayList<>();
         ExecutorService threads = Executors.newFixedThreadPool(numjobs);
         try {
+            if (verifyOnly) {
+                Bench.Verification v = new Bench(Devices.open(c), job).verify(true);
+                report(out, v);
+                return;
+            }
             List<Bench> benches = new ArrayList<>();
             benches.add(new Bench(Devices.open(c), job));
             for (int i = 1; i < numjobs; i++) {
@@ -160,6 +207,18 @@ final class BenchCommand extends ConnectedCommand {
                 for (Bench.Result r : results) {
                     BenchReport.text(out, name, r);
                 }
+            }
+            if (job.verify() != null) {
+                long checked = 0;
+                long bad = 0;
+                List<String> problems = new ArrayList<>();
+                for (Bench b : benches) {
+                    Bench.Verification v = b.verify(false);
+                    checked += v.checked();
+                    bad += v.bad();
+                    problems.addAll(v.problems());
+                }
+                report(out, new Bench.Verification(checked, bad, problems));
             }
         } finally {
             threads.shutdownNow();

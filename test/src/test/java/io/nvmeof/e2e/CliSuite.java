@@ -204,6 +204,30 @@ abstract class CliSuite {
     }
 
     @Test
+    void benchVerifyCatchesACorruptedAndAMisplacedBlock() throws Exception {
+        // two passes of sequential 4 KiB writes over the first MiB of the file namespace, read back and checked
+        TargetProcess.Run w = TargetProcess.cli(60, "bench", target.uri(NQN, 2), "--rw", "write", "--bs", "4k",
+                "--size", "1M", "--io_size", "2M", "--verify", "crc32c");
+        assertEquals(0, w.exit(), w.out() + w.err());
+        assertTrue(w.out().contains("verify (crc32c): 256 blocks read back, 0 bad"), w.out());
+        // one block damaged in the backing file, another overwritten with a copy of a third
+        try (java.nio.channels.FileChannel f = java.nio.channels.FileChannel.open(dir.resolve("ns2.img"),
+                java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
+            f.write(java.nio.ByteBuffer.wrap(new byte[] {1, 2, 3}), 5 * 4096 + 1000);
+            java.nio.ByteBuffer copy = java.nio.ByteBuffer.allocate(4096);
+            f.read(copy, 9 * 4096);
+            f.write(copy.flip(), 12 * 4096);
+        }
+        TargetProcess.Run check = TargetProcess.cli(60, "bench", target.uri(NQN, 2), "--rw", "read", "--bs", "4k",
+                "--size", "1M", "--verify_only", "--verify", "crc32c");
+        assertEquals(1, check.exit(), check.out() + check.err());
+        assertTrue(check.out().contains("256 blocks read back, 2 bad"), check.out());
+        assertTrue(check.out().contains("offset 0x5000: crc32c mismatch"), check.out());
+        assertTrue(check.out().contains("offset 0xc000: misplaced: it is the block written for offset 0x9000"), check.out());
+        assertTrue(check.firstErrLine().startsWith("nvmeof: verify failed: 2 of 256 blocks bad"), check.err());
+    }
+
+    @Test
     void benchJobsRatesAndDistributions() throws Exception {
         // three jobs, each its own connection: three entries, or one with group_reporting
         TargetProcess.Run jobs = TargetProcess.cli(60, "bench", target.uri(NQN), "--numjobs", "3", "--iodepth", "2",
