@@ -62,28 +62,25 @@ if dev=$(nvme_dev "$NQN"); then
 else fail "no namespace device"; fi
 phase "nvme disconnect" nvme disconnect -n "$NQN" || rc=1
 
+# authenticated TITLE HASH GROUP [controller] -- CONNECT-ARGS: connect, check the kernel's log, I/O, disconnect
+authenticated() {
+  local title=$1 hash=$2 group=$3 ctrl=; shift 3
+  [ "$1" = controller ] && { ctrl=controller; shift; }
+  [ "$1" = -- ] && shift
+  dmesg -C
+  phase "connect $title" connect "$@" || { dmesg | tail; exit 1; }
+  expect_auth "$hash" "$group" $ctrl
+  if dev=$(nvme_dev "$NQN"); then phase "io_check" io_check "$dev" || rc=1; else fail "no namespace device"; fi
+  phase "nvme disconnect" nvme disconnect -n "$NQN" || rc=1
+}
 # 2. bidirectional: the kernel makes our controller prove its key
-dmesg -C
-phase "connect host 1, bidirectional" connect --hostnqn="$HOST1" --dhchap-secret="$KEY1" --dhchap-ctrl-secret="$CKEY1" \
-  || { dmesg | tail; exit 1; }
-expect_auth "hmac(sha512)" ffdhe2048 controller
-if dev=$(nvme_dev "$NQN"); then phase "io_check" io_check "$dev" || rc=1; else fail "no namespace device"; fi
-phase "nvme disconnect" nvme disconnect -n "$NQN" || rc=1
-
+authenticated "host 1, bidirectional" "hmac(sha512)" ffdhe2048 controller -- \
+  --hostnqn="$HOST1" --dhchap-secret="$KEY1" --dhchap-ctrl-secret="$CKEY1"
 # 3. host 2: SHA-256 and ffdhe3072 only, an untransformed 64-byte key; bidirectional
-dmesg -C
-phase "connect host 2" connect --hostnqn="$HOST2" --dhchap-secret="$KEY2" --dhchap-ctrl-secret="$CKEY1" \
-  || { dmesg | tail; exit 1; }
-expect_auth "hmac(sha256)" ffdhe3072 controller
-if dev=$(nvme_dev "$NQN"); then phase "io_check" io_check "$dev" || rc=1; else fail "no namespace device"; fi
-phase "nvme disconnect" nvme disconnect -n "$NQN" || rc=1
-
+authenticated "host 2" "hmac(sha256)" ffdhe3072 controller -- \
+  --hostnqn="$HOST2" --dhchap-secret="$KEY2" --dhchap-ctrl-secret="$CKEY1"
 # 4. host 3: SHA-384 and the NULL group (no Diffie-Hellman)
-dmesg -C
-phase "connect host 3" connect --hostnqn="$HOST3" --dhchap-secret="$KEY3" || { dmesg | tail; exit 1; }
-expect_auth "hmac(sha384)" null
-if dev=$(nvme_dev "$NQN"); then phase "io_check" io_check "$dev" || rc=1; else fail "no namespace device"; fi
-phase "nvme disconnect" nvme disconnect -n "$NQN" || rc=1
+authenticated "host 3" "hmac(sha384)" null -- --hostnqn="$HOST3" --dhchap-secret="$KEY3"
 
 # 5. refusals: another host's key, no key, a controller key the controller does not hold
 dmesg -C

@@ -8,14 +8,27 @@ import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** Key tools with nvme-cli's names and flags: {@code gen-dhchap-key}, {@code check-dhchap-key}. */
 final class KeyCommands {
     private KeyCommands() {
+    }
+
+    /** Parses a key ({@code describe} throws what is wrong with it) and says so, as nvme-cli's check commands do. */
+    static int check(CommandSpec spec, java.util.function.Supplier<String> describe) {
+        try {
+            spec.commandLine().getOut().println("Key is valid (" + describe.get() + ")");
+            spec.commandLine().getOut().flush();
+            return 0;
+        } catch (IllegalArgumentException e) {
+            spec.commandLine().getErr().println("nvmeof: " + e.getMessage());
+            spec.commandLine().getErr().flush();
+            return 1;
+        }
     }
 
     @Command(name = "gen-dhchap-key", mixinStandardHelpOptions = true,
@@ -145,18 +158,10 @@ final class KeyCommands {
 
         @Override
         public Integer call() {
-            TlsPsk k;
-            try {
-                k = TlsPsk.parse(key);
-            } catch (IllegalArgumentException e) {
-                spec.commandLine().getErr().println("nvmeof: " + e.getMessage());
-                spec.commandLine().getErr().flush();
-                return 1;
-            }
-            spec.commandLine().getOut().println("Key is valid (HMAC " + k.hashField() + ", cipher suite hash "
-                    + k.cipherHash().kernelName() + ")");
-            spec.commandLine().getOut().flush();
-            return 0;
+            return check(spec, () -> {
+                TlsPsk k = TlsPsk.parse(key);
+                return "HMAC " + k.hashField() + ", cipher suite hash " + k.cipherHash().kernelName();
+            });
         }
     }
 
@@ -171,18 +176,11 @@ final class KeyCommands {
 
         @Override
         public Integer call() {
-            DhchapKey k;
-            try {
-                k = DhchapKey.parse(key);
-            } catch (IllegalArgumentException e) {
-                spec.commandLine().getErr().println("nvmeof: " + e.getMessage());
-                spec.commandLine().getErr().flush();
-                return 1;
-            }
-            spec.commandLine().getOut().println("Key is valid (" + (k.transformHash() == null ? "no transformation"
-                    : "transformed with " + k.transformHash().kernelName()) + ", " + k.length() + " bytes)");
-            spec.commandLine().getOut().flush();
-            return 0;
+            return check(spec, () -> {
+                DhchapKey k = DhchapKey.parse(key);
+                return (k.transformHash() == null ? "no transformation" : "transformed with "
+                        + k.transformHash().kernelName()) + ", " + k.length() + " bytes";
+            });
         }
     }
 }

@@ -67,7 +67,7 @@ final class Authentication {
     static void send(Request r, Controller c) {
         QueuePair q = r.queue;
         SubmissionQueueEntry sqe = r.sqe;
-        if (!checkCommand(r, sqe) || r.direction != Request.XFER_H2C || r.length == 0 || sqe.authLength() != r.length) {
+        if (!checkCommand(sqe) || r.direction != Request.XFER_H2C || r.length == 0 || sqe.authLength() != r.length) {
             q.complete(r, Status.INVALID_FIELD);
             return;
         }
@@ -81,14 +81,14 @@ final class Authentication {
     static void receive(Request r, Controller c) {
         QueuePair q = r.queue;
         SubmissionQueueEntry sqe = r.sqe;
-        if (!checkCommand(r, sqe) || r.direction != Request.XFER_C2H || r.length == 0 || sqe.authLength() != r.length) {
+        if (!checkCommand(sqe) || r.direction != Request.XFER_C2H || r.length == 0 || sqe.authLength() != r.length) {
             q.complete(r, Status.INVALID_FIELD);
             return;
         }
         q.authentication(c).fetch(r);
     }
 
-    private static boolean checkCommand(Request r, SubmissionQueueEntry sqe) {
+    private static boolean checkCommand(SubmissionQueueEntry sqe) {
         return sqe.authSecp() == AuthMessage.SECP && sqe.authSpsp0() == AuthMessage.SPSP0
                 && sqe.authSpsp1() == AuthMessage.SPSP1;
     }

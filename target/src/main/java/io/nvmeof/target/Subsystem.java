@@ -87,14 +87,14 @@ public final class Subsystem implements AutoCloseable {
         if (namespaces.putIfAbsent(ns.nsid(), ns) != null) {
             throw new IllegalArgumentException("subsystem " + nqn + " already has nsid " + Integer.toUnsignedString(ns.nsid()));
         }
-        notifyNamespaceChanged(ns.nsid());
+        notifyNamespaceChanged(ns);
     }
 
-    private void notifyNamespaceChanged(int nsid) {
-        Namespace ns = namespaces.get(nsid);
+    /** A namespace came or went: the controllers of the hosts that see it are told. */
+    private void notifyNamespaceChanged(Namespace ns) {
         for (Controller c : controllers.values()) {
-            if (ns == null || ns.visibleTo(c.hostNqn()) || ns.visibility() == null) {
-                c.namespaceChanged(nsid);
+            if (ns.visibleTo(c.hostNqn())) {
+                c.namespaceChanged(ns.nsid());
             }
         }
     }
@@ -109,7 +109,7 @@ public final class Subsystem implements AutoCloseable {
             return false;
         }
         ns.close();
-        notifyNamespaceChanged(nsid);
+        notifyNamespaceChanged(ns);
         return true;
     }
 

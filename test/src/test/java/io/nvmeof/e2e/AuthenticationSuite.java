@@ -1,7 +1,6 @@
 package io.nvmeof.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -185,7 +184,6 @@ abstract class AuthenticationSuite {
                     DhchapKey.create(DhchapKey.randomSecret(32, RANDOM), null, HOST), controllerKey)));
             IOException e = assertThrows(IOException.class, c::reauthenticate);
             assertTrue(e.getMessage().contains("refused authentication"), e.getMessage());
-            assertFalse(e.getMessage().isEmpty());
         }
     }
 }

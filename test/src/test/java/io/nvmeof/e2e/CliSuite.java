@@ -235,10 +235,8 @@ abstract class CliSuite {
         assertEquals(0, jobs.exit(), jobs.err());
         JsonNode all = new ObjectMapper().readTree(jobs.out()).get("jobs");
         assertEquals(3, all.size());
-        long sum = 0;
         for (JsonNode j : all) {
             assertTrue(j.get("read").get("total_ios").asLong() > 0, jobs.out());
-            sum += j.get("read").get("total_ios").asLong();
         }
         TargetProcess.Run grouped = TargetProcess.cli(60, "bench", target.uri(NQN), "--numjobs", "3", "--iodepth", "2",
                 "--runtime", "0.5", "--group_reporting", "--output-format", "json");
@@ -246,7 +244,6 @@ abstract class CliSuite {
         JsonNode one = new ObjectMapper().readTree(grouped.out()).get("jobs");
         assertEquals(1, one.size());
         assertEquals("6", one.get(0).get("job options").get("iodepth").asText(), "the jobs' depths together");
-        assertTrue(sum > 0);
         // a rate cap holds (a 2 s run at 500 IOPS: 1000 I/Os, give or take the start)
         TargetProcess.Run capped = TargetProcess.cli(60, "bench", target.uri(NQN), "--rate_iops", "500", "--iodepth", "8",
                 "--runtime", "2", "--output-format", "json");

@@ -93,6 +93,14 @@ public sealed interface AuthMessage {
         return type << 8 | id;
     }
 
+    /** Checks that a message of {@code length} bytes holds at least its {@code header}; returns its transaction ID. */
+    private static int header(ByteBuffer b, int length, int header, String what) throws AuthException {
+        if (length < header) {
+            throw new AuthException(INCORRECT_PAYLOAD, what + " of " + length + " bytes");
+        }
+        return b.getShort(b.position() + 4) & 0xffff;
+    }
+
     /** AUTH_Negotiate with one DH-HMAC-CHAP descriptor. */
     record Negotiate(int tid, int scc, int[] hashes, int[] dhGroups) implements AuthMessage {
         public static final int HEADER = 8;
@@ -123,10 +131,7 @@ public sealed interface AuthMessage {
         /** Decodes the DH-HMAC-CHAP descriptor of an AUTH_Negotiate of {@code length} bytes. */
         public static Negotiate decode(ByteBuffer b, int length) throws AuthException {
             int at = b.position();
-            if (length < HEADER) {
-                throw new AuthException(INCORRECT_PAYLOAD, "AUTH_Negotiate of " + length + " bytes");
-            }
-            int tid = b.getShort(at + 4) & 0xffff;
+            int tid = header(b, length, HEADER, "AUTH_Negotiate");
             int scc = b.get(at + 6) & 0xff;
             int napd = b.get(at + 7) & 0xff;
             if (napd == 0 || length != HEADER + napd * DESCRIPTOR) {
@@ -178,10 +183,7 @@ public sealed interface AuthMessage {
 
         public static Challenge decode(ByteBuffer b, int length) throws AuthException {
             int at = b.position();
-            if (length < HEADER) {
-                throw new AuthException(INCORRECT_PAYLOAD, "DH-HMAC-CHAP_Challenge of " + length + " bytes");
-            }
-            int tid = b.getShort(at + 4) & 0xffff;
+            int tid = header(b, length, HEADER, "DH-HMAC-CHAP_Challenge");
             int hl = b.get(at + 6) & 0xff;
             int hashId = b.get(at + 8) & 0xff;
             int group = b.get(at + 9) & 0xff;
@@ -221,10 +223,7 @@ public sealed interface AuthMessage {
         /** Decodes a reply whose HL must be {@code hl}. */
         public static Reply decode(ByteBuffer b, int length, int hl) throws AuthException {
             int at = b.position();
-            if (length < HEADER) {
-                throw new AuthException(INCORRECT_PAYLOAD, "DH-HMAC-CHAP_Reply of " + length + " bytes");
-            }
-            int tid = b.getShort(at + 4) & 0xffff;
+            int tid = header(b, length, HEADER, "DH-HMAC-CHAP_Reply");
             int got = b.get(at + 6) & 0xff;
             int cvalid = b.get(at + 8) & 0xff;
             int dhvlen = b.getShort(at + 10) & 0xffff;
@@ -272,10 +271,7 @@ public sealed interface AuthMessage {
 
         public static Success1 decode(ByteBuffer b, int length) throws AuthException {
             int at = b.position();
-            if (length < HEADER) {
-                throw new AuthException(INCORRECT_PAYLOAD, "DH-HMAC-CHAP_Success1 of " + length + " bytes");
-            }
-            int tid = b.getShort(at + 4) & 0xffff;
+            int tid = header(b, length, HEADER, "DH-HMAC-CHAP_Success1");
             int hl = b.get(at + 6) & 0xff;
             boolean rvalid = (b.get(at + 8) & 0xff) == 1;
             byte[] r = null;
@@ -311,7 +307,7 @@ public sealed interface AuthMessage {
             if (length != SIZE) {
                 throw new AuthException(INCORRECT_PAYLOAD, "DH-HMAC-CHAP_Success2 of " + length + " bytes");
             }
-            return new Success2(b.getShort(b.position() + 4) & 0xffff);
+            return new Success2(header(b, length, SIZE, "DH-HMAC-CHAP_Success2"));
         }
     }
 
@@ -335,10 +331,8 @@ public sealed interface AuthMessage {
 
         public static Failure decode(ByteBuffer b, int length) throws AuthException {
             int at = b.position();
-            if (length < SIZE) {
-                throw new AuthException(INCORRECT_PAYLOAD, "AUTH_Failure of " + length + " bytes");
-            }
-            return new Failure(b.getShort(at + 4) & 0xffff, (b.get(at + 1) & 0xff) == ID_FAILURE1, b.get(at + 7) & 0xff);
+            int tid = header(b, length, SIZE, "AUTH_Failure");
+            return new Failure(tid, (b.get(at + 1) & 0xff) == ID_FAILURE1, b.get(at + 7) & 0xff);
         }
     }
 }

@@ -22,8 +22,6 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -121,11 +119,7 @@ public final class ConfigLoader {
             JsonNode s = object(subs.get(i), at);
             known(s, at, "nqn", "serial", "model", "firmware", "ieee_oui", "allow_any_host", "allowed_hosts", "namespaces");
             String nqn = nqn(s.get("nqn"), at + ".nqn");
-            List<String> hosts = new ArrayList<>();
-            JsonNode hl = optionalArray(s, "allowed_hosts", at);
-            for (int h = 0; h < hl.size(); h++) {
-                hosts.add(nqn(hl.get(h), at + ".allowed_hosts[" + h + "]"));
-            }
+            List<String> hosts = list(s, "allowed_hosts", at, ConfigLoader::nqn);
             boolean any = s.has("allow_any_host") ? bool(s.get("allow_any_host"), at + ".allow_any_host") : hosts.isEmpty();
             if (any && !hosts.isEmpty()) {
                 throw new ConfigException(at + ".allow_any_host", "is true, but allowed_hosts lists hosts");
@@ -160,16 +154,8 @@ public final class ConfigLoader {
             if (ctrl != null && key == null) {
                 throw new ConfigException(at + ".dhchap_ctrl_key", "needs a dhchap_key too (the host authenticates first)");
             }
-            List<DhchapHash> hashes = new ArrayList<>();
-            JsonNode hl = optionalArray(h, "dhchap_hashes", at);
-            for (int k = 0; k < hl.size(); k++) {
-                hashes.add(hash(hl.get(k), at + ".dhchap_hashes[" + k + "]"));
-            }
-            List<DhGroup> groups = new ArrayList<>();
-            JsonNode gl = optionalArray(h, "dhchap_dhgroups", at);
-            for (int k = 0; k < gl.size(); k++) {
-                groups.add(dhGroup(gl.get(k), at + ".dhchap_dhgroups[" + k + "]"));
-            }
+            List<DhchapHash> hashes = list(h, "dhchap_hashes", at, ConfigLoader::hash);
+            List<DhGroup> groups = list(h, "dhchap_dhgroups", at, ConfigLoader::dhGroup);
             hostKeys.add(new HostSecurity(nqn, key, ctrl, hashes, groups, secrets.tlsKey(h, "tls_key", at)));
         }
         return new TargetConfig(ports, subsystems, limits(root), hostKeys);
@@ -258,7 +244,7 @@ public final class ConfigLoader {
                 if (!p.isAbsolute() && file != null && file.toAbsolutePath().getParent() != null) {
                     p = file.toAbsolutePath().getParent().resolve(p);
                 }
-                String problem = othersCanRead(p);
+                String problem = PrivateFiles.problem(p);
                 if (problem != null) {
                     throw new ConfigException(where[0], problem);
                 }
@@ -276,26 +262,11 @@ public final class ConfigLoader {
             if (inlineField == null || file == null) {
                 return;
             }
-            String problem = othersCanRead(file);
+            String problem = PrivateFiles.problem(file);
             if (problem != null) {
                 throw new ConfigException(inlineField, "is a secret in a configuration that others can read: " + problem
                         + " (or put the key in a " + inlineField.substring(inlineField.lastIndexOf('.') + 1)
                         + "_file only the target can read)");
-            }
-        }
-
-        /** Null if only its owner and group can read {@code p}, else what to do about it. */
-        static String othersCanRead(Path p) {
-            try {
-                Set<PosixFilePermission> perms = Files.getPosixFilePermissions(p);
-                if (perms.contains(PosixFilePermission.OTHERS_READ) || perms.contains(PosixFilePermission.OTHERS_WRITE)) {
-                    return p + " has mode " + PosixFilePermissions.toString(perms) + "; chmod o-rw " + p;
-                }
-                return null;
-            } catch (UnsupportedOperationException e) {
-                return null; // no POSIX modes on this file system
-            } catch (IOException e) {
-                return "cannot read " + p + ": " + e.getMessage();
             }
         }
     }
@@ -357,14 +328,7 @@ public final class ConfigLoader {
         if (direct && !backend.equals("file")) {
             throw new ConfigException(at + ".direct_io", "applies to file namespaces only");
         }
-        List<String> visible = null;
-        if (n.has("visible_to")) {
-            visible = new ArrayList<>();
-            JsonNode vl = array(n, "visible_to", at);
-            for (int i = 0; i < vl.size(); i++) {
-                visible.add(nqn(vl.get(i), at + ".visible_to[" + i + "]"));
-            }
-        }
+        List<String> visible = n.has("visible_to") ? list(n, "visible_to", at, ConfigLoader::nqn) : null;
         return new NamespaceConfig(nsid, backend, path, size, bs, ro, uuid, direct, visible);
     }
 
@@ -439,11 +403,7 @@ public final class ConfigLoader {
             String nqn = nqn(s.get("nqn"), at + ".nqn");
             JsonNode attr = s.path("attr");
             boolean any = "1".equals(attr.path("allow_any_host").asText("0"));
-            List<String> hosts = new ArrayList<>();
-            JsonNode hl = optionalArray(s, "allowed_hosts", at);
-            for (int h = 0; h < hl.size(); h++) {
-                hosts.add(nqn(hl.get(h), at + ".allowed_hosts[" + h + "]"));
-            }
+            List<String> hosts = list(s, "allowed_hosts", at, ConfigLoader::nqn);
             List<NamespaceConfig> namespaces = new ArrayList<>();
             JsonNode nl = optionalArray(s, "namespaces", at);
             for (int n = 0; n < nl.size(); n++) {
@@ -610,6 +570,17 @@ public final class ConfigLoader {
 
     private static JsonNode optionalArray(JsonNode parent, String field, String at) {
         return parent.has(field) ? array(parent, field, at) : JSON.createArrayNode();
+    }
+
+    /** The items of an optional array field, each read by {@code item} with its path ({@code at.field[i]}). */
+    private static <T> List<T> list(JsonNode parent, String field, String at,
+                                    java.util.function.BiFunction<JsonNode, String, T> item) {
+        List<T> out = new ArrayList<>();
+        JsonNode a = optionalArray(parent, field, at);
+        for (int i = 0; i < a.size(); i++) {
+            out.add(item.apply(a.get(i), at + "." + field + "[" + i + "]"));
+        }
+        return out;
     }
 
     private static String string(JsonNode parent, String field, String at, String dflt) {
