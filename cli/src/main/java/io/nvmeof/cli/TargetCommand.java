@@ -14,12 +14,16 @@ import io.nvmeof.target.config.TargetConfig;
 import io.nvmeof.target.config.TargetConfig.NamespaceConfig;
 import io.nvmeof.target.config.TargetConfig.PortConfig;
 import io.nvmeof.target.config.TargetConfig.SubsystemConfig;
+import io.nvmeof.target.metrics.MetricsServer;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -74,6 +78,12 @@ final class TargetCommand implements Callable<Integer> {
                     + " JVM's direct memory). Commands wait for a buffer when it is in use; none fails. Overrides"
                     + " limits.max_buffer_memory of --config.")
     String maxBufferMemory;
+
+    @Option(names = "--metrics", paramLabel = "tcp://ADDR:PORT",
+            description = "Serve Prometheus metrics (text format, GET /metrics) there, e.g. tcp://127.0.0.1:9748 (port 0"
+                    + " picks a free one): per namespace commands, bytes, errors and latency histograms, per controller"
+                    + " connections and commands in flight, buffer use, JVM and process. Overrides \"metrics\" of --config.")
+    String metrics;
 
     @Option(names = "--threads", paramLabel = "N", description = "Event loop threads (default: one per core).")
     int threads;
@@ -163,9 +173,10 @@ final class TargetCommand implements Callable<Integer> {
                 }
             }
             out.println("  command data buffers: at most " + target.bufferBudget().limit() / (1 << 20) + " MiB in use");
+            metricsAt(target, initial.metrics(), out);
             out.flush();
             if (config != null) {
-                Signals.onReload(() -> reload(applier, out));
+                Signals.onReload(() -> reload(applier, target, out));
             }
             // SIGINT and SIGTERM end the wait; the target then closes in order and the
             // process exits 0, which is what systemd expects of a clean stop.
@@ -173,24 +184,49 @@ final class TargetCommand implements Callable<Integer> {
             stopped.await();
             out.println("nvmeof target stopping");
             out.flush();
+            metricsAt(target, null, out);
         }
         out.println("nvmeof target stopped");
         out.flush();
         return 0;
     }
 
-    /** {@code c} with the limits given by flags over its own. */
+    /** {@code c} with the limits and the metrics address given by flags over its own. */
     private TargetConfig withFlags(TargetConfig c) {
-        if (maxBufferMemory == null) {
-            return c;
+        if (maxBufferMemory != null) {
+            c = new TargetConfig(c.ports(), c.subsystems(),
+                    c.limits().withMaxBufferMemory(BackendSpec.parseSize(maxBufferMemory, "--max-buffer-memory")), c.hosts(),
+                    c.metrics());
         }
-        return new TargetConfig(c.ports(), c.subsystems(),
-                c.limits().withMaxBufferMemory(BackendSpec.parseSize(maxBufferMemory, "--max-buffer-memory")), c.hosts());
+        return metrics == null ? c : c.withMetrics(MetricsServer.parse(metrics, "--metrics"));
     }
 
-    private void reload(ConfigApplier applier, PrintWriter out) {
+    /** The metrics endpoint being served, and the address it was asked for (guarded by this). */
+    private MetricsServer metricsServer;
+    private InetSocketAddress metricsAsked;
+
+    /** Serves metrics at {@code address} (null: nowhere), moving the endpoint if it was elsewhere. */
+    private synchronized void metricsAt(Target target, InetSocketAddress address, PrintWriter out) throws IOException {
+        if (Objects.equals(address, metricsAsked) && (address == null) == (metricsServer == null)) {
+            return;
+        }
+        if (metricsServer != null) {
+            metricsServer.close();
+            metricsServer = null;
+        }
+        metricsAsked = address;
+        if (address != null) {
+            metricsServer = MetricsServer.start(target, address);
+            out.println("  metrics on http://" + metricsServer.address().getAddress().getHostAddress() + ":"
+                    + metricsServer.address().getPort() + "/metrics");
+        }
+    }
+
+    private void reload(ConfigApplier applier, Target target, PrintWriter out) {
         try {
-            ConfigApplier.Changes c = applier.apply(withFlags(ConfigLoader.load(config)));
+            TargetConfig next = withFlags(ConfigLoader.load(config));
+            ConfigApplier.Changes c = applier.apply(next);
+            metricsAt(target, next.metrics(), out);
             out.println("nvmeof target reloaded " + config + ": " + c);
         } catch (Exception e) {
             out.println("nvmeof target kept its configuration; reloading " + config + " failed: " + Main.describe(e));

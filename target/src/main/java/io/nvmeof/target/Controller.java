@@ -11,6 +11,8 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.RejectedExecutionException;
@@ -85,6 +87,21 @@ public final class Controller {
         this.katoMillis = katoMillis;
         this.ioQueues = new QueuePair[target.maxIoQueues() + 1];
         this.grantedIoQueues = target.maxIoQueues();
+    }
+
+    /** Its queues now, the admin queue first (one connection each). */
+    public List<QueuePair> queues() {
+        List<QueuePair> l = new ArrayList<>();
+        QueuePair a = admin;
+        if (a != null) {
+            l.add(a);
+        }
+        for (QueuePair q : ioQueues) {
+            if (q != null) {
+                l.add(q);
+            }
+        }
+        return l;
     }
 
     public int cntlid() {
@@ -235,6 +252,7 @@ public final class Controller {
         if (idle > katoMillis + target.keepAliveGraceMillis()) {
             LOG.log(System.Logger.Level.WARNING, "controller {0} of {1} for host {2}: keep alive timer expired after {3} ms",
                     cntlid, subsystem.nqn(), hostNqn, idle);
+            target.keepAliveExpired();
             destroy();
         }
     }

@@ -56,6 +56,7 @@ final class IoCommands {
         }
         Status s = r.handler.check().check(r, ns);
         if (s != null) {
+            ns.stats().completed(r.sqe.opcode(), 0, s, System.nanoTime() - r.startNanos); // refused, but counted
             return s;
         }
         if (!ns.acquire()) {

@@ -100,6 +100,7 @@ public final class Namespace implements AutoCloseable {
      */
     private final ReentrantReadWriteLock atomicity = new ReentrantReadWriteLock();
     private final Counters counters = new Counters();
+    private final IoStats stats = new IoStats();
 
     /** What every writer holds: shared among writers (the read side of the read-write lock). */
     Lock writersSharedLock() {
@@ -109,6 +110,11 @@ public final class Namespace implements AutoCloseable {
     /** What a fused Compare and Write holds: no writer runs beside it. */
     Lock compareAndWriteLock() {
         return atomicity.writeLock();
+    }
+
+    /** What its commands did, by kind: for the metrics endpoint. */
+    public IoStats stats() {
+        return stats;
     }
 
     /** I/O counters for the SMART / Health log. */

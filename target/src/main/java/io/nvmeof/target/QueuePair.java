@@ -6,6 +6,8 @@ import io.nvmeof.protocol.FabricsCommandType;
 import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,6 +34,18 @@ public final class QueuePair {
      * only after it saw that response, so a well-behaved host never exceeds it.
      */
     private int limit = 1;
+    /** Requests in flight: written by the queue's event loop only, read (opaque) by a metrics scrape. */
+    @SuppressWarnings("unused")
+    private int inFlight;
+    private static final VarHandle IN_FLIGHT;
+
+    static {
+        try {
+            IN_FLIGHT = MethodHandles.lookup().findVarHandle(QueuePair.class, "inFlight", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private int qid = -1;
     private int size;
@@ -92,7 +106,13 @@ public final class QueuePair {
             all.add(r);
         }
         r.reset();
+        IN_FLIGHT.setOpaque(this, (int) IN_FLIGHT.getOpaque(this) + 1);
         return r;
+    }
+
+    /** Commands the host has in flight on this queue now. */
+    public int inFlight() {
+        return (int) IN_FLIGHT.getOpaque(this);
     }
 
     /** The request with this tag if it is in flight, else null. */
@@ -112,6 +132,7 @@ public final class QueuePair {
         r.releaseData();
         r.state = Request.State.FREE;
         free.addFirst(r);
+        IN_FLIGHT.setOpaque(this, (int) IN_FLIGHT.getOpaque(this) - 1);
     }
 
     /**
@@ -119,6 +140,7 @@ public final class QueuePair {
      * {@link Request#received} set) the transport has loaded.
      */
     public void start(Request r) {
+        r.startNanos = System.nanoTime();
         if (controller != null) {
             controller.touch();
         }
@@ -425,6 +447,10 @@ public final class QueuePair {
         fused.completing(r, status);
         if (!status.isSuccess() && controller != null && r.sqe.opcode() != AdminOpcode.ASYNC_EVENT_REQUEST.code) {
             controller.recordError(Math.max(qid, 0), r, status);
+            controller.subsystem().errors().count(status);
+        }
+        if (r.namespace != null) {
+            r.namespace.stats().completed(r.sqe.opcode(), r.length, status, System.nanoTime() - r.startNanos);
         }
         releaseNamespace(r);
         if (closed) {

@@ -68,6 +68,8 @@ public final class Request implements Runnable {
     public int c2hLength;
     /** {@link System#nanoTime()} by which the host must have sent the data it was asked for. */
     public long dataDeadline;
+    /** {@link System#nanoTime()} when the command arrived: its latency runs from here to its completion. */
+    long startNanos;
     /** Bytes of its queue's write-data window this request counts for. */
     int h2cWindow;
     /** Bytes of the target's {@link BufferBudget} this request holds, and wants while it waits. */

@@ -29,6 +29,7 @@ public final class Subsystem implements AutoCloseable {
     private volatile boolean allowAnyHost = true;
     private volatile int ieeeOui;
     private final Map<Integer, Controller> controllers = new ConcurrentHashMap<>();
+    private final ErrorCounts errors = new ErrorCounts();
     private int nextCntlid = 1;
     private final boolean discovery;
     private volatile Runnable onChange = () -> { };
@@ -235,6 +236,11 @@ public final class Subsystem implements AutoCloseable {
 
     public Collection<Controller> controllers() {
         return controllers.values();
+    }
+
+    /** Failed commands of its controllers (admin and I/O), by status. */
+    public ErrorCounts errors() {
+        return errors;
     }
 
     /** Tears down the controllers whose hosts came in through {@code port}. */

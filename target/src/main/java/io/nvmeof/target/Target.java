@@ -20,6 +20,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 
 /**
@@ -402,6 +403,7 @@ public final class Target implements AutoCloseable {
         while (true) {
             int n = connections.get();
             if (n >= options.maxConnections) {
+                connectionsRefused.increment();
                 return false;
             }
             if (connections.compareAndSet(n, n + 1)) {
@@ -417,6 +419,24 @@ public final class Target implements AutoCloseable {
     /** Connections open now. */
     public int connectionCount() {
         return connections.get();
+    }
+
+    private final LongAdder keepAliveExpiries = new LongAdder();
+    private final LongAdder connectionsRefused = new LongAdder();
+
+    /** A controller's keep-alive timer expired and it was torn down. */
+    void keepAliveExpired() {
+        keepAliveExpiries.increment();
+    }
+
+    /** Controllers torn down since the start because their hosts went quiet past the keep-alive timeout. */
+    public long keepAliveExpiries() {
+        return keepAliveExpiries.sum();
+    }
+
+    /** Connections refused since the start because {@link Options#maxConnections} were open. */
+    public long connectionsRefused() {
+        return connectionsRefused.sum();
     }
 
     @Override

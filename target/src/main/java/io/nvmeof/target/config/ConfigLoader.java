@@ -17,8 +17,10 @@ import io.nvmeof.target.backend.BackendSpec;
 import io.nvmeof.target.config.TargetConfig.NamespaceConfig;
 import io.nvmeof.target.config.TargetConfig.PortConfig;
 import io.nvmeof.target.config.TargetConfig.SubsystemConfig;
+import io.nvmeof.target.metrics.MetricsServer;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -40,8 +42,8 @@ import java.util.UUID;
  * "read_only", "uuid", "direct_io"}]}], "limits": {"max_buffer_memory", "max_queue_write_data",
  * "connect_timeout_ms", "data_timeout_ms", "max_controllers_per_host", "max_connections"},
  * "hosts": [{"nqn", "dhchap_key", "dhchap_ctrl_key", "dhchap_key_file", "dhchap_ctrl_key_file",
- * "dhchap_hashes", "dhchap_dhgroups", "tls_key", "tls_key_file"}]}, ports with "tls": none, optional
- * or required};</li>
+ * "dhchap_hashes", "dhchap_dhgroups", "tls_key", "tls_key_file"}], "metrics": "tcp://ADDR:PORT"},
+ * ports with "tls": none, optional or required};</li>
  * <li>what {@code nvmetcli save} writes for the Linux kernel target ({@code ports[].addr},
  * {@code subsystems[].attr}, {@code namespaces[].device}, {@code ports[].addr.tsas/treq},
  * {@code hosts[].dhchap} with the
@@ -111,7 +113,7 @@ public final class ConfigLoader {
     // ---- our format ----
 
     private static TargetConfig fromOurs(JsonNode root, Secrets secrets) {
-        known(root, "", "ports", "subsystems", "limits", "hosts");
+        known(root, "", "ports", "subsystems", "limits", "hosts", "metrics");
         List<SubsystemConfig> subsystems = new ArrayList<>();
         JsonNode subs = array(root, "subsystems", "");
         for (int i = 0; i < subs.size(); i++) {
@@ -158,7 +160,7 @@ public final class ConfigLoader {
             List<DhGroup> groups = list(h, "dhchap_dhgroups", at, ConfigLoader::dhGroup);
             hostKeys.add(new HostSecurity(nqn, key, ctrl, hashes, groups, secrets.tlsKey(h, "tls_key", at)));
         }
-        return new TargetConfig(ports, subsystems, limits(root), hostKeys);
+        return new TargetConfig(ports, subsystems, limits(root), hostKeys, metrics(root));
     }
 
     private static DhchapHash hash(JsonNode n, String at) {
@@ -268,6 +270,22 @@ public final class ConfigLoader {
                         + " (or put the key in a " + inlineField.substring(inlineField.lastIndexOf('.') + 1)
                         + "_file only the target can read)");
             }
+        }
+    }
+
+    /** {@code "metrics": "tcp://ADDR:PORT"}: where to serve Prometheus metrics. */
+    private static InetSocketAddress metrics(JsonNode root) {
+        JsonNode m = root.get("metrics");
+        if (m == null || m.isNull()) {
+            return null;
+        }
+        if (!m.isTextual()) {
+            throw new ConfigException("metrics", "must be a string tcp://ADDR:PORT");
+        }
+        try {
+            return MetricsServer.parse(m.asText(), "address");
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("metrics", e.getMessage());
         }
     }
 

@@ -2,6 +2,7 @@ package io.nvmeof.target.config;
 
 import io.nvmeof.target.HostSecurity;
 import io.nvmeof.target.Target;
+import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -9,13 +10,25 @@ import java.util.UUID;
 
 /**
  * The target's configuration, in the nouns of Linux nvmet: ports, subsystems, namespaces,
- * allowed hosts, and what each host must prove (DH-HMAC-CHAP keys). Values are validated; {@link ConfigLoader} builds it from JSON.
+ * allowed hosts, and what each host must prove (DH-HMAC-CHAP keys); and where the
+ * Prometheus metrics are served ({@code metrics}, null: nowhere). Values are validated; {@link ConfigLoader} builds it from JSON.
  */
 public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Limits limits,
-                           List<HostSecurity> hosts) {
+                           List<HostSecurity> hosts, InetSocketAddress metrics) {
 
     public TargetConfig {
         hosts = List.copyOf(hosts);
+    }
+
+    /** Without a metrics endpoint. */
+    public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Limits limits,
+                        List<HostSecurity> hosts) {
+        this(ports, subsystems, limits, hosts, null);
+    }
+
+    /** The same with the metrics endpoint at {@code address} (null: none). */
+    public TargetConfig withMetrics(InetSocketAddress address) {
+        return new TargetConfig(ports, subsystems, limits, hosts, address);
     }
 
     public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Limits limits) {

@@ -69,6 +69,18 @@ class ConfigLoaderTest {
         assertEquals(d.maxConnections, o.maxConnections);
     }
 
+    @Test
+    void readsTheMetricsAddress() {
+        assertNull(ConfigLoader.parse(GOOD).metrics());
+        TargetConfig c = ConfigLoader.parse(GOOD.replaceFirst("\\{", "{\"metrics\": \"tcp://127.0.0.1:9100\","));
+        assertEquals(new java.net.InetSocketAddress("127.0.0.1", 9100), c.metrics());
+        TargetConfig d = ConfigLoader.parse(GOOD.replaceFirst("\\{", "{\"metrics\": \"127.0.0.1\","));
+        assertEquals(9748, d.metrics().getPort(), "the default port");
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> ConfigLoader.parse(GOOD.replaceFirst("\\{", "{\"metrics\": \"http://127.0.0.1:1/x\",")));
+        assertTrue(e.getMessage().startsWith("metrics"), e.getMessage());
+    }
+
     /** What `nvmetcli save` writes for the kernel target. */
     @Test
     void readsNvmetcliSave() {

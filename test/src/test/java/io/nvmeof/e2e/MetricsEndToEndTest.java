@@ -1,0 +1,168 @@
+package io.nvmeof.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.nvmeof.initiator.Command;
+import io.nvmeof.initiator.ConnectOptions;
+import io.nvmeof.initiator.Controller;
+import io.nvmeof.initiator.NvmeStatusException;
+import io.nvmeof.initiator.Nvmeof;
+import io.nvmeof.protocol.NvmOpcode;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The target's Prometheus endpoint as an operator uses it: scraped while a bench runs, its
+ * counters only grow, and afterwards they agree exactly with what the bench says it did;
+ * failures are counted by status; {@code nvmeof top} shows the same.
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class MetricsEndToEndTest {
+    static final String NQN = "nqn.2026-11.io.nvmeof:metrics";
+    @TempDir
+    Path dir;
+    final HttpClient http = HttpClient.newHttpClient();
+
+    String scrape(String url) throws Exception {
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, r.statusCode());
+        return r.body();
+    }
+
+    /** The value of the one sample {@code name{labels}} (labels in the exposition's order), or 0 if absent. */
+    static double sample(String text, String name, String labels) {
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name + labels) + " (\\S+)$").matcher(text);
+        return m.find() ? Double.parseDouble(m.group(1)) : 0;
+    }
+
+    static String ns(int nsid, String op) {
+        return "{nsid=\"" + nsid + "\",op=\"" + op + "\",subsystem=\"" + NQN + "\"}";
+    }
+
+    @Test
+    void scrapesDuringABenchAgreeWithTheBench() throws Exception {
+        try (TargetProcess t = TargetProcess.start(Fabric.TCP, dir, "--listen", "tcp://127.0.0.1:0", "--subsystem", NQN,
+                "--namespace", "ram:32M", "--namespace", "file:" + dir.resolve("ns2.img") + ",size=16M",
+                "--metrics", "tcp://127.0.0.1:0")) {
+            Pattern metricsLine = Pattern.compile("metrics on (http://\\S+/metrics)");
+            Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> metricsLine.matcher(t.out()).find());
+            Matcher at = metricsLine.matcher(t.out());
+            assertTrue(at.find(), t.out());
+            String url = at.group(1);
+            String idle = scrape(url);
+            assertEquals(0, sample(idle, "nvmeof_namespace_commands_total", ns(2, "write")));
+            assertTrue(idle.contains("jvm_memory_used_bytes"), "JVM metrics");
+            assertTrue(idle.contains("process_cpu_seconds_total"), "process metrics");
+            assertEquals(16 << 20, sample(idle, "nvmeof_namespace_size_bytes", "{nsid=\"2\",subsystem=\"" + NQN + "\"}"));
+
+            // a bench bounded by I/Os, scraped while it runs
+            CompletableFuture<TargetProcess.Run> bench = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return TargetProcess.cli(120, "bench", t.uri(NQN, 2), "--rw", "randrw", "--rwmixread", "60",
+                            "--bs", "4k", "--iodepth", "16", "--number_ios", "40000", "--output-format", "json");
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            List<Double> seen = new ArrayList<>();
+            String during = null;
+            while (!bench.isDone()) {
+                String s = scrape(url);
+                double n = sample(s, "nvmeof_namespace_commands_total", ns(2, "read"))
+                        + sample(s, "nvmeof_namespace_commands_total", ns(2, "write"));
+                if (n > 0 && sample(s, "nvmeof_connections", "") > 0) {
+                    during = s;
+                }
+                seen.add(n);
+                Thread.sleep(50);
+            }
+            TargetProcess.Run b = bench.get();
+            assertEquals(0, b.exit(), b.err());
+            for (int i = 1; i < seen.size(); i++) {
+                assertTrue(seen.get(i) >= seen.get(i - 1), "a counter went down: " + seen);
+            }
+            assertTrue(during != null, "no scrape saw the bench running: " + seen);
+            assertTrue(during.contains("nvmeof_controller_connections{cntlid="), during);
+
+            JsonNode job = new ObjectMapper().readTree(b.out()).get("jobs").get(0);
+            String after = scrape(url);
+            for (String op : new String[] {"read", "write"}) {
+                long ios = job.get(op).get("total_ios").asLong();
+                long bytes = job.get(op).get("io_bytes").asLong();
+                assertTrue(ios > 0, op);
+                assertEquals(ios, (long) sample(after, "nvmeof_namespace_commands_total", ns(2, op)), op + " commands");
+                assertEquals(bytes, (long) sample(after, "nvmeof_namespace_bytes_total", ns(2, op)), op + " bytes");
+                assertEquals(ios, (long) sample(after, "nvmeof_namespace_latency_seconds_count", ns(2, op)), op + " latencies");
+                assertEquals(ios, (long) sample(after, "nvmeof_namespace_latency_seconds_bucket",
+                        ns(2, op).replace("}", ",le=\"+Inf\"}")), op + " histogram");
+                assertTrue(sample(after, "nvmeof_namespace_latency_seconds_sum", ns(2, op)) > 0, op + " latency sum");
+            }
+            assertEquals(0, sample(after, "nvmeof_namespace_commands_total", ns(1, "read")), "namespace 1 was idle");
+
+            // a failed command is counted by its status: LBA Out of Range is SCT 0, SC 80h
+            try (Controller c = Nvmeof.connect(t.uri(NQN), ConnectOptions.defaults())) {
+                assertThrows(NvmeStatusException.class, () -> c.io(new Command("Read").opcode(NvmOpcode.READ.code).nsid(2)
+                        .cdw(10, 4096).cdw(12, 0).dataIn(java.nio.ByteBuffer.allocateDirect(4096), 4096)));
+            }
+            String failed = scrape(url);
+            assertEquals(1, sample(failed, "nvmeof_namespace_errors_total",
+                    "{nsid=\"2\",status=\"0x0/0x80\",subsystem=\"" + NQN + "\"}"), failed);
+            assertEquals(1, sample(failed, "nvmeof_subsystem_errors_total", "{status=\"0x0/0x80\",subsystem=\"" + NQN + "\"}"));
+
+            // nvmeof top on a pipe: plain tables, the namespace busy while a bench runs
+            CompletableFuture<TargetProcess.Run> load = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return TargetProcess.cli(60, "bench", t.uri(NQN, 1), "--rw", "randread", "--runtime", "4");
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            Thread.sleep(1500);
+            TargetProcess.Run top = TargetProcess.cli(30, "top", url.replace("/metrics", ""), "--interval", "0.5",
+                    "--count", "2");
+            assertEquals(0, load.get().exit());
+            assertEquals(0, top.exit(), top.err());
+            assertFalse(top.out().contains("\033["), "no terminal codes on a pipe");
+            Matcher row = Pattern.compile("(?m)^" + Pattern.quote(NQN) + "\\s+1\\s+(\\d+)\\s").matcher(top.out());
+            assertTrue(row.find(), top.out());
+            assertTrue(Long.parseLong(row.group(1)) > 0, "read IOPS of namespace 1 while a bench reads it:\n" + top.out());
+            assertTrue(top.out().contains("CNTLID"), top.out());
+            assertEquals(0, t.stop());
+            t.assertNoLeaks();
+        }
+    }
+
+    @Test
+    void aBadMetricsAddressIsNamed() throws Exception {
+        TargetProcess.Run r = TargetProcess.cli(30, "target", "--listen", "tcp://127.0.0.1:0", "--subsystem", NQN,
+                "--namespace", "ram:1M", "--metrics", "udp://127.0.0.1:1");
+        assertEquals(1, r.exit());
+        assertTrue(r.firstErrLine().contains("--metrics 'udp://127.0.0.1:1' is not tcp://ADDR:PORT"), r.err());
+        Path cfg = dir.resolve("bad.json");
+        Files.writeString(cfg, "{\"ports\": [{\"portid\": 1, \"trtype\": \"tcp\", \"traddr\": \"127.0.0.1\", \"trsvcid\": 0,"
+                + " \"subsystems\": []}], \"subsystems\": [], \"metrics\": 9748}");
+        TargetProcess.Run c = TargetProcess.cli(30, "target", "--config", cfg.toString());
+        assertEquals(1, c.exit());
+        assertTrue(c.firstErrLine().contains("metrics"), c.err());
+    }
+}
