@@ -5,6 +5,7 @@ import io.nvmeof.protocol.Nqn;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Port;
 import io.nvmeof.target.Subsystem;
+import io.nvmeof.target.Systemd;
 import io.nvmeof.target.Target;
 import io.nvmeof.target.TargetTransports;
 import io.nvmeof.target.backend.BackendSpec;
@@ -156,7 +157,7 @@ final class TargetCommand implements Callable<Integer> {
         Target.Options options = new Target.Options();
         options.eventLoopThreads = threads;
         options.busyPoll = busyPoll == null ? BusyPoll.OFF : BusyPoll.parse(busyPoll);
-        try (Target target = new Target(options)) {
+        try (Target target = new Target(options); Systemd systemd = Systemd.fromEnvironment()) {
             ConfigApplier applier = new ConfigApplier(target);
             applier.apply(initial);
             for (Port p : target.ports()) {
@@ -176,12 +177,16 @@ final class TargetCommand implements Callable<Integer> {
             metricsAt(target, initial.metrics(), out);
             out.flush();
             if (config != null) {
-                Signals.onReload(() -> reload(applier, target, out));
+                Signals.onReload(() -> reload(applier, target, systemd, out));
             }
+            // every port listens: a Type=notify unit is started now; its watchdog is fed by the event loops
+            systemd.startWatchdog(target::eventLoops);
+            systemd.ready(status(target));
             // SIGINT and SIGTERM end the wait; the target then closes in order and the
             // process exits 0, which is what systemd expects of a clean stop.
             Signals.onTermination(stopped::countDown);
             stopped.await();
+            systemd.stopping();
             out.println("nvmeof target stopping");
             out.flush();
             metricsAt(target, null, out);
@@ -222,7 +227,18 @@ final class TargetCommand implements Callable<Integer> {
         }
     }
 
-    private void reload(ConfigApplier applier, Target target, PrintWriter out) {
+    /** The one-line status systemctl shows. */
+    private static String status(Target target) {
+        int namespaces = 0;
+        for (Subsystem s : target.subsystems()) {
+            namespaces += s.namespaces().size();
+        }
+        return "serving " + target.subsystems().size() + " subsystem(s), " + namespaces + " namespace(s) on "
+                + target.ports().size() + " port(s)";
+    }
+
+    private void reload(ConfigApplier applier, Target target, Systemd systemd, PrintWriter out) {
+        systemd.reloading();
         try {
             TargetConfig next = withFlags(ConfigLoader.load(config));
             ConfigApplier.Changes c = applier.apply(next);
@@ -232,5 +248,6 @@ final class TargetCommand implements Callable<Integer> {
             out.println("nvmeof target kept its configuration; reloading " + config + " failed: " + Main.describe(e));
         }
         out.flush();
+        systemd.ready(status(target));
     }
 }

@@ -1,6 +1,7 @@
 package io.nvmeof.target;
 
 import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.internal.PlatformDependent;
 import io.nvmeof.fabric.BusyPoll;
 import io.nvmeof.fabric.EventLoops;
@@ -200,6 +201,15 @@ public final class Target implements AutoCloseable {
 
     public Collection<Subsystem> subsystems() {
         return subsystems.values();
+    }
+
+    /** The event loops that serve the ports (none before the first port is added). */
+    public synchronized List<EventExecutor> eventLoops() {
+        List<EventExecutor> l = new ArrayList<>();
+        if (group != null && !group.isShuttingDown()) {
+            group.forEach(l::add);
+        }
+        return l;
     }
 
     private synchronized void startThreads() {

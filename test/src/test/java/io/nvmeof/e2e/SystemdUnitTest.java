@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -56,6 +57,9 @@ class SystemdUnitTest {
         assertTrue(unit.contains("KillSignal=SIGTERM"));
         assertTrue(unit.contains("ExecReload=/bin/kill -HUP $MAINPID"));
         assertTrue(unit.contains("WantedBy=multi-user.target"));
+        assertTrue(unit.contains("Type=notify"), "READY=1 once every port listens");
+        assertTrue(unit.contains("WatchdogSec="), "the event loops feed a watchdog");
+        assertTrue(unit.contains("User=nvmeof"), "its own unprivileged user");
         Matcher exec = Pattern.compile("(?m)^ExecStart=(.*)$").matcher(unit);
         assertTrue(exec.find(), "ExecStart");
         Map<String, String> env = environmentFile(SYSTEMD.resolve("target.conf"));
@@ -72,11 +76,10 @@ class SystemdUnitTest {
                 argv.add(word);
             }
         }
-        assertEquals("/usr/bin/java", argv.get(0));
-        int jar = argv.indexOf("-jar");
-        assertEquals("/opt/nvmeof/nvmeof.jar", argv.get(jar + 1));
-        assertEquals("target", argv.get(jar + 2));
-        List<String> targetArgs = new ArrayList<>(argv.subList(jar + 3, argv.size()));
+        assertEquals("/usr/bin/nvmeof", argv.get(0), "the packaged launcher, which execs java: the JVM is the main PID");
+        assertEquals("target", argv.get(1));
+        assertTrue(env.containsKey("NVMEOF_JAVA_OPTS"), "JVM options for the launcher");
+        List<String> targetArgs = new ArrayList<>(argv.subList(2, argv.size()));
         int c = targetArgs.indexOf("--config");
         assertEquals("/etc/nvmeof/target.json", targetArgs.get(c + 1));
 
@@ -115,5 +118,94 @@ class SystemdUnitTest {
             t.assertNoLeaks();
         }
         assertTrue(Files.exists(dir.resolve("disk0.img")));
+    }
+
+    /**
+     * The notify protocol without systemd: a datagram socket where systemd's would be (python3
+     * receives, as Java has no AF_UNIX datagrams) gets READY=1 after the ports listen,
+     * WATCHDOG=1 at half the period while the event loops run and none while the process is
+     * stopped, RELOADING=1 and READY=1 around a reload, and STOPPING=1 at SIGTERM.
+     */
+    @Test
+    @Timeout(value = 2, unit = TimeUnit.MINUTES)
+    void notifiesReadyWatchdogReloadAndStop() throws Exception {
+        Assumptions.assumeTrue(new ProcessBuilder("python3", "-c", "import socket").start().waitFor() == 0,
+                "python3 is needed to receive the datagrams");
+        Path sock = dir.resolve("notify.sock");
+        Path log = dir.resolve("notify.log");
+        Process receiver = new ProcessBuilder("python3", "-u", "-c", String.join("\n",
+                "import socket, sys, time",
+                "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)",
+                "s.bind(sys.argv[1])",
+                "print('BOUND', flush=True)",
+                "while True:",
+                "    m = s.recv(4096).decode()",
+                "    print('%d %s' % (time.monotonic_ns() // 1000000, m.replace(chr(10), '|')), flush=True)"),
+                sock.toString()).redirectOutput(log.toFile()).redirectErrorStream(true).start();
+        try {
+            Awaitility.await().atMost(10, TimeUnit.SECONDS).until(() -> Files.readString(log).contains("BOUND"));
+            Path config = dir.resolve("t.json");
+            String json = "{\"ports\": [{\"portid\": 1, \"trtype\": \"tcp\", \"traddr\": \"127.0.0.1\", \"trsvcid\": 0,"
+                    + " \"subsystems\": [\"nqn.2026-11.io.nvmeof:sd\"]}], \"subsystems\": [{\"nqn\": \"nqn.2026-11.io.nvmeof:sd\","
+                    + " \"namespaces\": [{\"nsid\": 1, \"backend\": \"ram\", \"size\": \"8M\"}]}]}";
+            Files.writeString(config, json);
+            try (TargetProcess t = TargetProcess.startWith(List.of(), Map.of("NOTIFY_SOCKET", sock.toString(),
+                    "WATCHDOG_USEC", "600000"), Fabric.TCP, dir, "--config", config.toString())) {
+                Awaitility.await().atMost(20, TimeUnit.SECONDS).until(() -> Files.readString(log).contains("READY=1"));
+                String ready = Files.readString(log).lines().filter(l -> l.contains("READY=1")).findFirst().orElseThrow();
+                assertTrue(ready.contains("STATUS=serving 1 subsystem(s), 1 namespace(s) on 1 port(s)"), ready);
+                assertTrue(ready.contains("MAINPID=" + t.process.pid()), ready);
+                Awaitility.await().atMost(20, TimeUnit.SECONDS).until(() -> count(log, "WATCHDOG=1") >= 4);
+
+                // stopped, the process feeds nothing: systemd would kill and restart it
+                new ProcessBuilder("kill", "-STOP", Long.toString(t.process.pid())).start().waitFor();
+                Thread.sleep(500);
+                int before = count(log, "WATCHDOG=1");
+                Thread.sleep(1500);
+                assertEquals(before, count(log, "WATCHDOG=1"), "no pings while stopped");
+                new ProcessBuilder("kill", "-CONT", Long.toString(t.process.pid())).start().waitFor();
+                Awaitility.await().atMost(20, TimeUnit.SECONDS).until(() -> count(log, "WATCHDOG=1") > before + 1);
+
+                new ProcessBuilder("kill", "-HUP", Long.toString(t.process.pid())).start().waitFor();
+                Awaitility.await().atMost(20, TimeUnit.SECONDS).until(() -> count(log, "READY=1") == 2);
+                String text = Files.readString(log);
+                assertTrue(text.indexOf("RELOADING=1|MONOTONIC_USEC=") > text.indexOf("READY=1"), text);
+                assertTrue(text.lastIndexOf("READY=1") > text.indexOf("RELOADING=1"), text);
+                assertEquals(0, t.stop());
+                Awaitility.await().atMost(10, TimeUnit.SECONDS).until(() -> Files.readString(log).contains("STOPPING=1"));
+                t.assertNoLeaks();
+            }
+        } finally {
+            receiver.destroy();
+        }
+    }
+
+    private static int count(Path log, String what) throws java.io.IOException {
+        return (int) Files.readString(log).lines().filter(l -> l.contains(what)).count();
+    }
+
+    /** systemd's own review of the unit's sandboxing: an exposure of at most 3.0 (where systemd-analyze can say). */
+    @Test
+    void systemdRatesTheSandboxAtMostThree() throws Exception {
+        Process v;
+        try {
+            v = new ProcessBuilder("systemd-analyze", "--version").redirectErrorStream(true).start();
+        } catch (java.io.IOException e) {
+            Assumptions.abort("systemd-analyze is not installed here; the service test in a systemd guest checks it");
+            return;
+        }
+        String version = new String(v.getInputStream().readAllBytes());
+        Matcher m = Pattern.compile("systemd (\\d+)").matcher(version);
+        Assumptions.assumeTrue(v.waitFor() == 0 && m.find() && Integer.parseInt(m.group(1)) >= 250,
+                "systemd-analyze security --offline needs systemd 250 or later: " + version);
+        Path unit = dir.resolve("nvmeof-target.service");
+        Files.copy(SYSTEMD.resolve("nvmeof-target.service"), unit);
+        Process p = new ProcessBuilder("systemd-analyze", "security", "--offline=true", "--no-pager", unit.toString())
+                .directory(dir.toFile()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        p.waitFor();
+        Matcher score = Pattern.compile("Overall exposure level for nvmeof-target.service: (\\d+\\.\\d)").matcher(out);
+        assertTrue(score.find(), out);
+        assertTrue(Double.parseDouble(score.group(1)) <= 3.0, "exposure " + score.group(1) + ":\n" + out);
     }
 }

@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -64,6 +65,12 @@ final class TargetProcess implements AutoCloseable {
     /** {@link #start} with JVM flags in front of the jar. */
     static TargetProcess startWith(List<String> jvmFlags, Fabric fabric, Path dir, String... args)
             throws IOException, InterruptedException {
+        return startWith(jvmFlags, Map.of(), fabric, dir, args);
+    }
+
+    /** {@link #start} with JVM flags and environment variables. */
+    static TargetProcess startWith(List<String> jvmFlags, Map<String, String> env, Fabric fabric, Path dir, String... args)
+            throws IOException, InterruptedException {
         assertTrue(Files.isRegularFile(JAR), "the CLI jar must be built first: " + JAR);
         List<String> cmd = javaWith(jvmFlags, "target");
         cmd.addAll(List.of(args));
@@ -72,7 +79,9 @@ final class TargetProcess implements AutoCloseable {
         }
         Path out = Files.createTempFile(dir, "target", ".out");
         Path err = Files.createTempFile(dir, "target", ".err");
-        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile());
+        pb.environment().putAll(env);
+        Process p = pb.start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (System.nanoTime() < deadline) {
             Matcher m = LISTENING.matcher(Files.readString(out));
