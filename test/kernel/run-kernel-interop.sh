@@ -192,5 +192,9 @@ fi
 if bash "$top/test/kernel/run-security-interop.sh"; then echo "SECURITY INTEROP (Linux 6.12): PASS"
 else echo "SECURITY INTEROP (Linux 6.12): FAIL"; status=1; fi
 
+# ---- part 7: the Debian package and its service under systemd as PID 1 (a guest of its own) ----
+if bash "$top/test/systemd/run-service-test.sh"; then echo "SYSTEMD SERVICE (package, notify, watchdog): PASS"
+else echo "SYSTEMD SERVICE (package, notify, watchdog): FAIL"; status=1; fi
+
 if [ $status = 0 ]; then echo "kernel interop: every part passed"; else echo "kernel interop: FAILED"; fi
 exit $status
