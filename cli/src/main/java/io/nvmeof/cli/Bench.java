@@ -12,8 +12,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 import org.apache.commons.rng.sampling.distribution.RejectionInversionZipfSampler;
@@ -66,9 +68,14 @@ final class Bench {
      * device), and an optional bound on the bytes it moves ({@code io_size}; 0: bounded by time).
      */
     record Job(Pattern pattern, int rwmixread, int blockSize, int iodepth, long offset, long size, long ioSize,
-               long rateIops, double zipfTheta, BlockVerify verify) {
+               long rateIops, double zipfTheta, BlockVerify verify, BlockSizes split) {
         Job(Pattern pattern, int blockSize, int iodepth, long size) {
-            this(pattern, 50, blockSize, iodepth, 0, size, 0, 0, 0, null);
+            this(pattern, 50, blockSize, iodepth, 0, size, 0, 0, 0, null, null);
+        }
+
+        /** The block size as reports name it: the size, or the bssplit. */
+        String bsText() {
+            return split != null ? split.toString() : Integer.toString(blockSize);
         }
     }
 
@@ -87,8 +94,24 @@ final class Bench {
         }
     }
 
-    /** What a run measured, reads and writes apart. */
-    record Result(Pattern pattern, int blockSize, int iodepth, long elapsedNanos, Direction read, Direction write) {
+    /** fio's iodepth_level buckets: I/Os submitted with this many in flight (the last, 64 and more). */
+    static final int[] DEPTH_LEVELS = {1, 2, 4, 8, 16, 32, 64};
+
+    /** Which {@link #DEPTH_LEVELS} bucket {@code depth} in flight falls into (fio counts 3 as "4"). */
+    static int depthLevel(int depth) {
+        int i = 0;
+        while (i < DEPTH_LEVELS.length - 1 && depth > DEPTH_LEVELS[i]) {
+            i++;
+        }
+        return i;
+    }
+
+    /**
+     * What a run measured, reads and writes apart; {@code depthLevels} counts measured submissions
+     * by the I/Os in flight as each was submitted, in {@link #DEPTH_LEVELS} buckets.
+     */
+    record Result(Pattern pattern, String bs, int iodepth, long elapsedNanos, Direction read, Direction write,
+                  long[] depthLevels) {
         long ios() {
             return read.ios() + write.ios();
         }
@@ -110,6 +133,7 @@ final class Bench {
             long wIos = 0;
             long wBytes = 0;
             int depth = 0;
+            long[] levels = new long[DEPTH_LEVELS.length];
             Histogram rl = new Histogram(3);
             Histogram wl = new Histogram(3);
             for (Result r : all) {
@@ -121,9 +145,12 @@ final class Bench {
                 depth += r.iodepth();
                 rl.add(r.read().latency());
                 wl.add(r.write().latency());
+                for (int i = 0; i < levels.length; i++) {
+                    levels[i] += r.depthLevels()[i];
+                }
             }
-            return new Result(first.pattern(), first.blockSize(), depth, elapsed, new Direction(rIos, rBytes, rl),
-                    new Direction(wIos, wBytes, wl));
+            return new Result(first.pattern(), first.bs(), depth, elapsed, new Direction(rIos, rBytes, rl),
+                    new Direction(wIos, wBytes, wl), levels);
         }
 
         /** The latencies of both directions together. */
@@ -136,7 +163,14 @@ final class Bench {
 
     private final BlockDevice device;
     private final Pattern pattern;
+    /** The largest I/O (buffers are this big), and the unit offsets are aligned to (the smallest). */
     private final int blockSize;
+    private final int unit;
+    /** --bssplit, or null for every I/O of {@link #blockSize}. */
+    private final BlockSizes split;
+    private final String bsText;
+    private final LongAdder readBytes = new LongAdder();
+    private final LongAdder writeBytes = new LongAdder();
     private final int iodepth;
     private final long offset;
     private final long span;
@@ -161,6 +195,33 @@ final class Bench {
     private final BlockVerify verify;
     private final long[] lastGeneration;
     private final AtomicLong generations = new AtomicLong();
+    /** I/Os in flight now, and measured submissions by how many were in flight (fio's iodepth_level). */
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final LongAdder[] depthLevels = new LongAdder[DEPTH_LEVELS.length];
+
+    {
+        for (int i = 0; i < depthLevels.length; i++) {
+            depthLevels[i] = new LongAdder();
+        }
+    }
+
+    /** Counts a submission at {@code now}: in flight, and its depth level if measured. */
+    private void submitted(long now) {
+        int depth = inFlight.incrementAndGet();
+        if (now - measureFrom >= 0) {
+            depthLevels[depthLevel(depth)].increment();
+        }
+    }
+
+    /** --write_*_log, --log_avg_msec, --plot: where the run over time goes (none: not kept). */
+    private BenchLog[] logs = new BenchLog[0];
+
+    /** Records the run over time into {@code l} too (started with the measured run; closed by the caller). */
+    void logTo(BenchLog l) {
+        logs = java.util.Arrays.copyOf(logs, logs.length + 1);
+        logs[logs.length - 1] = l;
+    }
+
     /** Measured completions. */
     private final AtomicLong completed = new AtomicLong();
     /** Every completion, ramp included (the progress line). */
@@ -178,11 +239,14 @@ final class Bench {
 
     Bench(BlockDevice device, Job job) {
         Pattern pattern = job.pattern();
-        int blockSize = job.blockSize();
+        BlockSizes split = job.split();
+        int blockSize = split != null ? split.max() : job.blockSize();
         int iodepth = job.iodepth();
-        if (blockSize <= 0 || blockSize % device.blockSize() != 0) {
-            throw new IllegalArgumentException("--bs " + blockSize + " is not a multiple of the device's "
-                    + device.blockSize() + "-byte blocks");
+        for (int size : split != null ? split.all() : List.of(blockSize)) {
+            if (size <= 0 || size % device.blockSize() != 0) {
+                throw new IllegalArgumentException((split != null ? "--bssplit " : "--bs ") + size
+                        + " is not a multiple of the device's " + device.blockSize() + "-byte blocks");
+            }
         }
         if (iodepth < 1 || iodepth > 4096) {
             throw new IllegalArgumentException("--iodepth must be 1..4096: " + iodepth);
@@ -200,6 +264,9 @@ final class Bench {
         this.device = device;
         this.pattern = pattern;
         this.blockSize = blockSize;
+        this.split = split;
+        this.unit = split != null ? split.min() : blockSize;
+        this.bsText = job.bsText();
         this.iodepth = iodepth;
         this.offset = job.offset();
         this.rwmixread = pattern.mixed ? job.rwmixread() : pattern.write ? 0 : 100;
@@ -214,18 +281,21 @@ final class Bench {
             return t;
         }) : null;
         long room = device.size() - offset;
-        this.span = Math.min(job.size() <= 0 ? room : job.size(), room) / blockSize * blockSize;
+        this.span = Math.min(job.size() <= 0 ? room : job.size(), room) / unit * unit;
         if (this.span < blockSize) {
             throw new IllegalArgumentException("the device (or --size past --offset) is smaller than one " + blockSize
                     + "-byte I/O");
         }
-        long slots = span / blockSize;
+        long slots = span / unit;
         if (job.zipfTheta() != 0 && (job.zipfTheta() <= 0 || slots > Integer.MAX_VALUE)) {
             throw new IllegalArgumentException("zipf needs a positive theta and at most 2^31 blocks in the region");
         }
         double theta = job.zipfTheta();
         this.zipfMultiplier = spreading(slots);
         this.verify = job.verify();
+        if (verify != null && split != null) {
+            throw new IllegalArgumentException("--verify tracks blocks of one size: not with --bssplit");
+        }
         if (verify != null) {
             if (slots > 1L << 27) {
                 throw new IllegalArgumentException("--verify tracks at most 2^27 blocks: give a smaller --size");
@@ -270,16 +340,23 @@ final class Bench {
         return a;
     }
 
-    private long nextOffset() {
-        long slots = span / blockSize;
+    /** Where the next I/O of {@code size} bytes goes: on a multiple of the smallest size, inside the region. */
+    private long nextOffset(int size) {
+        long slots = span / unit;
         if (pattern.random && verify != null) {
             // each block once per pass (a permutation): no two writes in flight to one block
-            return offset + Math.floorMod((sequential.getAndIncrement() % slots) * zipfMultiplier, slots) * blockSize;
+            return offset + Math.floorMod((sequential.getAndIncrement() % slots) * zipfMultiplier, slots) * unit;
         }
+        long last = (span - size) / unit; // the last slot an I/O of this size fits at
         if (pattern.random) {
-            return offset + (zipf != null ? zipfBlock(slots) : ThreadLocalRandom.current().nextLong(slots)) * blockSize;
+            long slot = zipf != null ? Math.min(zipfBlock(slots), last) : ThreadLocalRandom.current().nextLong(last + 1);
+            return offset + slot * unit;
         }
-        return offset + (sequential.getAndIncrement() % slots) * blockSize;
+        if (split == null) {
+            return offset + (sequential.getAndIncrement() % slots) * unit;
+        }
+        long at = sequential.getAndAdd(size) % span / unit * unit;
+        return offset + Math.min(at, last * unit);
     }
 
     /** Whether the next I/O writes: by the pattern, or in a mix by --rwmixread. */
@@ -288,11 +365,16 @@ final class Bench {
     }
 
     /** Whether another I/O may start: before the end of the run and, with --io_size, within its bytes. */
-    private boolean mayIssue(long now) {
+    private boolean mayIssue(long now, int size) {
         if (now - stopAt >= 0 || error.get() != null) {
             return false;
         }
-        return ioLimit == 0 || issuedBytes.addAndGet(blockSize) <= ioLimit;
+        return ioLimit == 0 || issuedBytes.addAndGet(size) <= ioLimit;
+    }
+
+    /** The size of the next I/O in that direction. */
+    private int nextSize(boolean write) {
+        return split != null ? split.pick(write) : blockSize;
     }
 
     /** Runs for {@code seconds}; prints a progress line a second to {@code progress} if not null. */
@@ -310,9 +392,12 @@ final class Bench {
         rateFrom = begin;
         measureFrom = begin + (long) (rampSeconds * 1e9);
         stopAt = measureFrom + (long) (seconds * 1e9);
-        boolean oneCommand = blockSize <= device.maxTransferSize();
+        for (BenchLog l : logs) {
+            l.start(measureFrom);
+        }
+        boolean oneCommand = blockSize <= device.maxTransferSize() && !(device instanceof LocalDevice);
         for (int i = 0; i < iodepth; i++) {
-            ByteBuffer buf = ByteBuffer.allocateDirect(blockSize);
+            ByteBuffer buf = aligned(blockSize);
             if (pattern.write || pattern.mixed) {
                 byte[] noise = new byte[blockSize];
                 ThreadLocalRandom.current().nextBytes(noise);
@@ -332,10 +417,7 @@ final class Bench {
             if (progress != null && now - lastReport >= 1_000_000_000L) {
                 long c = all.get();
                 double iops = (c - lastCount) * 1e9 / (now - lastReport);
-                progress.printf("\r[%s%s: %.0f%%] %.1fk IOPS, %.1f MiB/s   ", pattern.fioName,
-                        now - start < 0 ? " ramp" : "",
-                        Math.max(0.0, Math.min(100.0, 100.0 * (now - start) / (stopAt - start))), iops / 1000,
-                        iops * blockSize / (1 << 20));
+                progress.print("\r" + progressLine(now, start, iops) + "   ");
                 progress.flush();
                 lastReport = now;
                 lastCount = c;
@@ -352,7 +434,7 @@ final class Bench {
             elapsed = lastCompletion - start; // bounded by bytes: the run ends with its last I/O
         }
         if (progress != null) {
-            progress.print("\r" + " ".repeat(60) + "\r");
+            progress.print("\r" + " ".repeat(79) + "\r");
             progress.flush();
         }
         Throwable t = error.get();
@@ -360,37 +442,78 @@ final class Bench {
             throw new IOException(pattern.fioName + " failed after " + completed.get() + " I/Os: "
                     + Main.describe(t), t);
         }
-        return new Result(pattern, blockSize, iodepth, elapsed,
-                new Direction(reads.get(), reads.get() * blockSize, readLatency.getIntervalHistogram()),
-                new Direction(writes.get(), writes.get() * blockSize, writeLatency.getIntervalHistogram()));
+        long[] levels = new long[DEPTH_LEVELS.length];
+        for (int i = 0; i < levels.length; i++) {
+            levels[i] = depthLevels[i].sum();
+        }
+        return new Result(pattern, bsText, iodepth, elapsed,
+                new Direction(reads.get(), readBytes.sum(), readLatency.getIntervalHistogram()),
+                new Direction(writes.get(), writeBytes.sum(), writeLatency.getIntervalHistogram()), levels);
+    }
+
+    /**
+     * fio's status line: the pattern and depth, how far the run is, the last second's bandwidth
+     * and IOPS, and the time left (by the clock, or for a run bounded by --io_size by its bytes at
+     * the current rate).
+     */
+    String progressLine(long now, long start, double iops) {
+        boolean ramp = now - start < 0;
+        double done = Math.max(0.0, Math.min(1.0, (double) (now - start) / (stopAt - start)));
+        long leftNanos = ramp ? stopAt - now : Math.max(0, stopAt - now);
+        if (ioLimit > 0 && !ramp) {
+            long moved = Math.min(ioLimit, readBytes.sum() + writeBytes.sum());
+            done = (double) moved / ioLimit;
+            double bytesPerNano = iops * meanSize() / 1e9;
+            leftNanos = bytesPerNano > 0 ? (long) ((ioLimit - moved) / bytesPerNano) : leftNanos;
+        }
+        long left = Math.min(leftNanos / 1_000_000_000L, 359_999);
+        String dir = pattern.mixed ? "m" : pattern.write ? "w" : "r";
+        return String.format(java.util.Locale.ROOT, "[%s(%d)]%s[%.1f%%][%s=%.1fMiB/s][%s=%s IOPS][eta %02dh:%02dm:%02ds]",
+                dir, iodepth, ramp ? "[ramp]" : "", done * 100, dir, iops * meanSize() / (1 << 20), dir,
+                BenchReport.human(iops), left / 3600, left / 60 % 60, left % 60);
+    }
+
+    /** The mean I/O size so far (the block size without --bssplit). */
+    private double meanSize() {
+        long n = completed.get();
+        return split == null || n == 0 ? blockSize : (double) (readBytes.sum() + writeBytes.sum()) / n;
+    }
+
+    /** A direct buffer of {@code size} bytes on a 4 KiB boundary (what O_DIRECT on a local disk needs). */
+    static ByteBuffer aligned(int size) {
+        int page = 4096;
+        int rounded = (size + page - 1) / page * page;
+        return ByteBuffer.allocateDirect(rounded + page).alignedSlice(page).slice(0, size);
     }
 
     private void issue(ByteBuffer buf, CountDownLatch drained) {
         long now = System.nanoTime();
-        if (!mayIssue(now)) {
+        boolean write = nextIsWrite();
+        int size = nextSize(write);
+        if (!mayIssue(now, size)) {
             drained.countDown();
             return;
         }
         if (issueIntervalNanos > 0) {
             long due = rateFrom + tickets.getAndIncrement() * issueIntervalNanos;
             if (due - now > 0) {
-                pacer.schedule(() -> submitLarge(buf, drained), due - now, TimeUnit.NANOSECONDS);
+                pacer.schedule(() -> submitLarge(buf, drained, write, size), due - now, TimeUnit.NANOSECONDS);
                 return;
             }
         }
-        submitLarge(buf, drained);
+        submitLarge(buf, drained, write, size);
     }
 
-    private void submitLarge(ByteBuffer buf, CountDownLatch drained) {
-        buf.clear();
-        long at = nextOffset();
-        boolean write = nextIsWrite();
+    private void submitLarge(ByteBuffer buf, CountDownLatch drained, boolean write, int size) {
+        buf.clear().limit(size);
+        long at = nextOffset(size);
         if (write && verify != null) {
             stamp(buf, at);
         }
         long t0 = System.nanoTime();
+        submitted(t0);
         (write ? device.writeAsync(at, buf) : device.readAsync(at, buf)).whenComplete((v, t) -> {
-            if (record(t0, System.nanoTime(), write, t, drained)) {
+            if (record(t0, System.nanoTime(), write, t, drained, at, size)) {
                 issue(buf, drained);
             }
         });
@@ -409,7 +532,7 @@ final class Bench {
      * intact and in its place (fio's verify_only: what an earlier run wrote).
      */
     Verification verify(boolean all) throws IOException {
-        ByteBuffer b = ByteBuffer.allocateDirect(blockSize);
+        ByteBuffer b = aligned(blockSize);
         long slots = span / blockSize;
         long checked = 0;
         long bad = 0;
@@ -441,6 +564,8 @@ final class Bench {
         final ByteBuffer buf;
         final CountDownLatch drained;
         long issuedAt;
+        long offsetAt;
+        int length;
         boolean writing;
 
         Slot(ByteBuffer buf, CountDownLatch drained) {
@@ -450,7 +575,9 @@ final class Bench {
 
         /** Issues the next I/O at {@code now} (one clock read per I/O: a completion's time is the next issue's). */
         void issue(long now) {
-            if (!mayIssue(now)) {
+            writing = nextIsWrite();
+            length = nextSize(writing);
+            if (!mayIssue(now, length)) {
                 drained.countDown();
                 return;
             }
@@ -466,9 +593,13 @@ final class Bench {
         }
 
         private void submit(long now) {
-            long at = nextOffset();
+            long at = nextOffset(length);
+            offsetAt = at;
             issuedAt = now;
-            writing = nextIsWrite();
+            if (split != null) {
+                buf.clear().limit(length);
+            }
+            submitted(now);
             try {
                 if (writing && verify != null) {
                     stamp(buf, at);
@@ -487,14 +618,15 @@ final class Bench {
         @Override
         public void completed(IoRequest r, Throwable t) {
             long now = System.nanoTime();
-            if (record(issuedAt, now, writing, t, drained)) {
+            if (record(issuedAt, now, writing, t, drained, offsetAt, length)) {
                 issue(now);
             }
         }
     }
 
     /** Records one completion; true if the slot goes on. */
-    private boolean record(long t0, long now, boolean write, Throwable t, CountDownLatch drained) {
+    private boolean record(long t0, long now, boolean write, Throwable t, CountDownLatch drained, long at, int size) {
+        inFlight.decrementAndGet();
         if (t != null) {
             error.compareAndSet(null, t);
             drained.countDown();
@@ -504,7 +636,11 @@ final class Bench {
         if (t0 - measureFrom >= 0) {
             (write ? writeLatency : readLatency).recordValue(Math.max(1, now - t0));
             (write ? writes : reads).incrementAndGet();
+            (write ? writeBytes : readBytes).add(size);
             completed.incrementAndGet();
+            for (BenchLog l : logs) {
+                l.record(now, now - t0, write, size, at);
+            }
             lastCompletion = now;
         }
         return true;

@@ -1,5 +1,6 @@
 package io.nvmeof.cli;
 
+import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.target.backend.BackendSpec;
@@ -17,7 +18,10 @@ import picocli.CommandLine.Option;
 
 /** {@code nvmeof bench URI --rw randread --bs 4k --iodepth 32 --runtime 5}: fio-style load. */
 @Command(name = "bench", mixinStandardHelpOptions = true,
-        description = "Benchmark a remote namespace like fio: IOPS, bandwidth and latency percentiles.")
+        description = {"Benchmark a remote namespace like fio: IOPS, bandwidth and latency percentiles.",
+            "A path instead of a URI (/dev/nvme0n1, a file) benchmarks a local disk the same way (positional I/O,"
+                    + " a thread per slot of --iodepth, O_DIRECT with --direct=1): one tool for a disk local and"
+                    + " over the fabric."})
 final class BenchCommand extends ConnectedCommand {
     @Option(names = "--rw", defaultValue = "randread", description = "read, write, randread, randwrite, rw (readwrite)"
             + " or randrw (default: ${DEFAULT-VALUE}).")
@@ -63,8 +67,18 @@ final class BenchCommand extends ConnectedCommand {
             + " --verify run left there (intact, in their place).")
     boolean verifyOnly;
 
+    @Option(names = "--direct", defaultValue = "0", paramLabel = "0|1", description = "For a local disk or file:"
+            + " 1 bypasses the page cache (O_DIRECT), as fio's direct=1 (default: ${DEFAULT-VALUE}, as fio's)."
+            + " A remote namespace has no page cache in between.")
+    int direct;
+
     @Option(names = "--bs", defaultValue = "4k", description = "Block size of each I/O (default: ${DEFAULT-VALUE}).")
     String bs;
+
+    @Option(names = "--bssplit", paramLabel = "SIZE/PCT:...", description = "Mixed block sizes by weight, as fio's"
+            + " bssplit: 4k/50:64k/40:1m/10 (READS,WRITES for each direction apart; a size without a weight shares"
+            + " the rest). Replaces --bs.")
+    String bssplit;
 
     @Option(names = "--iodepth", defaultValue = "32", description = "I/Os in flight (default: ${DEFAULT-VALUE}).")
     int iodepth;
@@ -82,6 +96,27 @@ final class BenchCommand extends ConnectedCommand {
 
     @Option(names = "--name", defaultValue = "nvmeof", description = "Job name in the report (default: ${DEFAULT-VALUE}).")
     String name;
+
+    @Option(names = "--write_lat_log", paramLabel = "NAME", description = "Write fio's latency logs NAME_lat.N.log,"
+            + " NAME_clat.N.log and NAME_slat.N.log (N: the job, from 1): each I/O, or with --log_avg_msec the mean of"
+            + " each window; lines \"msec, nsec, direction, bs, offset, prio\".")
+    String latLog;
+
+    @Option(names = "--write_iops_log", paramLabel = "NAME", description = "Write fio's IOPS log NAME_iops.N.log, per"
+            + " --log_avg_msec window (default 1000).")
+    String iopsLog;
+
+    @Option(names = "--write_bw_log", paramLabel = "NAME", description = "Write fio's bandwidth log NAME_bw.N.log"
+            + " (KiB/s), per --log_avg_msec window (default 1000).")
+    String bwLog;
+
+    @Option(names = "--log_avg_msec", defaultValue = "0", paramLabel = "MSEC", description = "Average the logs over"
+            + " windows of MSEC instead of one line per I/O (default: ${DEFAULT-VALUE}).")
+    long logAvgMsec;
+
+    @Option(names = "--plot", paramLabel = "FILE.svg", description = "Draw IOPS and latency percentiles (50, 99, 99.9)"
+            + " over the run as an SVG, per --log_avg_msec window (default 1000).")
+    java.nio.file.Path plot;
 
     @Mixin
     OutputFormat output;
@@ -133,11 +168,25 @@ final class BenchCommand extends ConnectedCommand {
         } else if (verifyPattern != null) {
             throw new IllegalArgumentException("--verify_pattern needs --verify=pattern");
         }
-        job = new Bench.Job(pattern, rwmixread, blockSize, iodepth, start, span, limit, rateIops, theta, verify);
+        BlockSizes split = bssplit != null ? BlockSizes.parse(bssplit) : null;
+        if (split != null && numberIos != null) {
+            throw new IllegalArgumentException("--number_ios counts I/Os of one size: with --bssplit bound the run by"
+                    + " --io_size");
+        }
+        job = new Bench.Job(pattern, rwmixread, blockSize, iodepth, start, span, limit, rateIops, theta, verify, split);
         seconds = runtime != null ? runtime : limit > 0 ? 86400 : 5;
         output.json();
         if (seconds <= 0 || seconds > 86400) {
             throw new IllegalArgumentException("--runtime must be between 0 and 86400 seconds");
+        }
+        if (direct != 0 && direct != 1) {
+            throw new IllegalArgumentException("--direct must be 0 or 1");
+        }
+        if (logAvgMsec < 0 || logAvgMsec > 3_600_000) {
+            throw new IllegalArgumentException("--log_avg_msec must be between 0 and 3600000");
+        }
+        if (plot != null && !plot.toString().endsWith(".svg")) {
+            throw new IllegalArgumentException("--plot writes SVG: name a .svg file, not " + plot);
         }
         if (rampTime < 0 || rampTime > 86400) {
             throw new IllegalArgumentException("--ramp_time must be between 0 and 86400 seconds");
@@ -167,25 +216,75 @@ final class BenchCommand extends ConnectedCommand {
         return connectOptions;
     }
 
+    /** A local disk or file: no connection; each job opens it for itself. */
+    @Override
+    Integer runWithoutConnection(PrintWriter out) throws Exception {
+        if (!LocalDevice.isLocal(uri)) {
+            return null;
+        }
+        List<LocalDevice> devices = new ArrayList<>();
+        try {
+            boolean writes = !verifyOnly && (job.pattern().write || job.pattern().mixed);
+            long create = size != null ? BackendSpec.parseSize(size, "--size") : 0;
+            for (int i = 0; i < (verifyOnly ? 1 : numjobs); i++) {
+                devices.add(LocalDevice.open(java.nio.file.Path.of(uri), create, direct == 1, writes, iodepth));
+            }
+            runJobs(new ArrayList<>(devices), out);
+        } finally {
+            for (LocalDevice d : devices) {
+                d.close();
+            }
+        }
+        return 0;
+    }
+
     @Override
     void run(Controller c, PrintWriter out) throws Exception {
         List<Controller> extra = new ArrayList<>();
+        try {
+            List<BlockDevice> devices = new ArrayList<>();
+            devices.add(Devices.open(c));
+            for (int i = 1; i < (verifyOnly ? 1 : numjobs); i++) {
+                Controller more = Controller.connect(Devices.parse(uri), connectOptions);
+                extra.add(more);
+                devices.add(Devices.open(more));
+            }
+            runJobs(devices, out);
+        } finally {
+            for (Controller x : extra) {
+                x.close();
+            }
+        }
+    }
+
+    /** One job per device (each its own connection or file handle, and thread), then the report. */
+    private void runJobs(List<BlockDevice> devices, PrintWriter out) throws Exception {
         ExecutorService threads = Executors.newFixedThreadPool(numjobs);
         try {
             if (verifyOnly) {
-                Bench.Verification v = new Bench(Devices.open(c), job).verify(true);
+                Bench.Verification v = new Bench(devices.get(0), job).verify(true);
                 report(out, v);
                 return;
             }
             List<Bench> benches = new ArrayList<>();
-            benches.add(new Bench(Devices.open(c), job));
-            for (int i = 1; i < numjobs; i++) {
-                Controller more = Controller.connect(Devices.parse(uri), connectOptions);
-                extra.add(more);
-                benches.add(new Bench(Devices.open(more), job));
+            for (BlockDevice d : devices) {
+                benches.add(new Bench(d, job));
             }
             PrintWriter progress = numjobs == 1 && !output.json() && System.console() != null
                     ? spec.commandLine().getErr() : null;
+            long window = logAvgMsec > 0 ? logAvgMsec : 1000;
+            List<BenchLog> jobLogs = new ArrayList<>();
+            if (latLog != null || iopsLog != null || bwLog != null) {
+                for (Bench b : benches) {
+                    BenchLog l = new BenchLog(window, latLog != null && logAvgMsec == 0, job.blockSize());
+                    b.logTo(l);
+                    jobLogs.add(l);
+                }
+            }
+            BenchLog plotLog = plot != null ? new BenchLog(window, false, job.blockSize()) : null;
+            if (plotLog != null) {
+                benches.forEach(b -> b.logTo(plotLog));
+            }
             List<Future<Bench.Result>> running = new ArrayList<>();
             for (Bench b : benches) {
                 running.add(threads.submit(() -> b.run(rampTime, seconds, progress)));
@@ -198,11 +297,24 @@ final class BenchCommand extends ConnectedCommand {
                     throw e.getCause() instanceof Exception x ? x : e;
                 }
             }
+            for (int i = 0; i < jobLogs.size(); i++) {
+                jobLogs.get(i).close();
+                jobLogs.get(i).writeFio(latLog, iopsLog, bwLog, i + 1);
+                if (jobLogs.get(i).dropped() > 0) {
+                    spec.commandLine().getErr().printf("bench: the latency log of job %d kept its first %d I/Os only;"
+                            + " --log_avg_msec keeps averages of all%n", i + 1, BenchLog.MAX_IOS);
+                }
+            }
+            if (plotLog != null) {
+                plotLog.close();
+                BenchPlot.svg(plot, name + ": " + job.pattern().fioName + ", bs=" + job.bsText() + ", iodepth="
+                        + job.iodepth() + (numjobs > 1 ? ", " + numjobs + " jobs" : ""), plotLog.windows());
+            }
             if (groupReporting && results.size() > 1) {
                 results = List.of(Bench.Result.merge(results));
             }
             if (output.json()) {
-                BenchReport.json(out, name, results, uri, job.rwmixread());
+                BenchReport.json(out, name, results, uri, job.rwmixread(), output.jsonPlus());
             } else {
                 for (Bench.Result r : results) {
                     BenchReport.text(out, name, r);
@@ -222,9 +334,6 @@ final class BenchCommand extends ConnectedCommand {
             }
         } finally {
             threads.shutdownNow();
-            for (Controller x : extra) {
-                x.close();
-            }
         }
     }
 }

@@ -9,6 +9,7 @@ import java.util.Date;
 import java.util.List;
 import java.util.Locale;
 import org.HdrHistogram.Histogram;
+import org.HdrHistogram.HistogramIterationValue;
 
 /** Prints bench results the way fio does: its text summary, or its JSON layout. */
 final class BenchReport {
@@ -29,7 +30,7 @@ final class BenchReport {
     }
 
     static void text(PrintWriter out, String jobName, Bench.Result r) {
-        out.printf(Locale.ROOT, "%s: (rw=%s, bs=%d, iodepth=%d)%n", jobName, r.pattern().fioName, r.blockSize(), r.iodepth());
+        out.printf(Locale.ROOT, "%s: (rw=%s, bs=%s, iodepth=%d)%n", jobName, r.pattern().fioName, r.bs(), r.iodepth());
         // each direction that did I/O (a run that did none shows its pattern's own direction)
         boolean none = r.ios() == 0;
         for (boolean write : new boolean[] {false, true}) {
@@ -55,6 +56,11 @@ final class BenchReport {
     }
 
     private static ObjectNode latency(ObjectMapper m, Histogram h, boolean withPercentiles) {
+        return latency(m, h, withPercentiles, false);
+    }
+
+    /** fio's latency object; with {@code bins} (json+) every latency seen, in ns, and how often. */
+    private static ObjectNode latency(ObjectMapper m, Histogram h, boolean withPercentiles, boolean bins) {
         ObjectNode n = m.createObjectNode();
         boolean any = h.getTotalCount() > 0;
         n.put("min", any ? h.getMinValue() : 0);
@@ -68,10 +74,16 @@ final class BenchReport {
                 p.put(String.format(Locale.ROOT, "%.6f", q), h.getValueAtPercentile(q));
             }
         }
+        if (bins && any) {
+            ObjectNode b = n.putObject("bins");
+            for (HistogramIterationValue v : h.recordedValues()) {
+                b.put(Long.toString(h.highestEquivalentValue(v.getValueIteratedTo())), v.getCountAddedInThisIterationStep());
+            }
+        }
         return n;
     }
 
-    private static ObjectNode direction(ObjectMapper m, Bench.Result r, Bench.Direction d) {
+    private static ObjectNode direction(ObjectMapper m, Bench.Result r, Bench.Direction d, boolean bins) {
         ObjectNode n = m.createObjectNode();
         boolean active = d.ios() > 0;
         Histogram h = d.latency();
@@ -89,17 +101,20 @@ final class BenchReport {
         n.put("short_ios", 0);
         n.put("drop_ios", 0);
         n.set("slat_ns", latency(m, new Histogram(3), false));
-        n.set("clat_ns", latency(m, h, true));
+        n.set("clat_ns", latency(m, h, true, bins));
         n.set("lat_ns", latency(m, h, true));
         return n;
     }
 
     static void json(PrintWriter out, String jobName, Bench.Result r, String uri) {
-        json(out, jobName, List.of(r), uri, 50);
+        json(out, jobName, List.of(r), uri, 50, false);
     }
 
-    /** fio's JSON: one entry in {@code jobs} per result (one in all with group_reporting). */
-    static void json(PrintWriter out, String jobName, List<Bench.Result> results, String uri, int rwmixread) {
+    /**
+     * fio's JSON: one entry in {@code jobs} per result (one in all with group_reporting); with
+     * {@code bins}, fio's json+ (the completion latency bins too).
+     */
+    static void json(PrintWriter out, String jobName, List<Bench.Result> results, String uri, int rwmixread, boolean bins) {
         ObjectMapper m = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         ObjectNode root = m.createObjectNode();
         root.put("fio version", "nvmeof-java");
@@ -109,13 +124,13 @@ final class BenchReport {
         options.put("filename", uri);
         ArrayNode jobs = root.putArray("jobs");
         for (Bench.Result r : results) {
-            job(jobs.addObject(), jobName, r, rwmixread, m);
+            job(jobs.addObject(), jobName, r, rwmixread, m, bins);
         }
         out.println(root.toPrettyString());
         out.flush();
     }
 
-    private static void job(ObjectNode job, String jobName, Bench.Result r, int rwmixread, ObjectMapper m) {
+    private static void job(ObjectNode job, String jobName, Bench.Result r, int rwmixread, ObjectMapper m, boolean bins) {
         job.put("jobname", jobName);
         job.put("groupid", 0);
         job.put("error", 0);
@@ -124,11 +139,21 @@ final class BenchReport {
         if (r.pattern().mixed) {
             jo.put("rwmixread", Integer.toString(rwmixread));
         }
-        jo.put("bs", Integer.toString(r.blockSize()));
+        jo.put(r.bs().matches("\\d+") ? "bs" : "bssplit", r.bs());
         jo.put("iodepth", Integer.toString(r.iodepth()));
         job.put("elapsed", Math.max(1, r.elapsedNanos() / 1_000_000_000L));
         job.put("job_runtime", r.elapsedNanos() / 1_000_000);
-        job.set("read", direction(m, r, r.read()));
-        job.set("write", direction(m, r, r.write()));
+        job.set("read", direction(m, r, r.read(), bins));
+        job.set("write", direction(m, r, r.write(), bins));
+        // fio's iodepth_level: percentages of submissions by the I/Os in flight
+        ObjectNode levels = job.putObject("iodepth_level");
+        long total = 0;
+        for (long c : r.depthLevels()) {
+            total += c;
+        }
+        for (int i = 0; i < Bench.DEPTH_LEVELS.length; i++) {
+            String key = i == Bench.DEPTH_LEVELS.length - 1 ? ">=" + Bench.DEPTH_LEVELS[i] : Integer.toString(Bench.DEPTH_LEVELS[i]);
+            levels.put(key, total == 0 ? 0.0 : 100.0 * r.depthLevels()[i] / total);
+        }
     }
 }

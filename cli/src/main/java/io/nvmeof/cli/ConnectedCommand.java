@@ -25,6 +25,10 @@ abstract class ConnectedCommand implements Callable<Integer> {
     @Override
     public final Integer call() throws Exception {
         checkOptions();
+        Integer done = runWithoutConnection(spec.commandLine().getOut());
+        if (done != null) {
+            return done;
+        }
         try (Controller c = Controller.connect(Devices.parse(uri), options(connection.toOptions()))) {
             run(c, spec.commandLine().getOut());
         }
@@ -33,6 +37,11 @@ abstract class ConnectedCommand implements Callable<Integer> {
 
     /** Rejects bad options (IllegalArgumentException naming the option) before any connection is made. */
     void checkOptions() {
+    }
+
+    /** Runs a command that needs no connection for this target (a local path), or returns null. */
+    Integer runWithoutConnection(PrintWriter out) throws Exception {
+        return null;
     }
 
     /** The connection options this command needs, from the user's. */

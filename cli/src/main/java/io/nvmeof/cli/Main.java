@@ -15,7 +15,7 @@ import picocli.CommandLine.Command;
         description = "User-space NVMe over Fabrics: serve namespaces, copy data, benchmark remote disks.",
         subcommands = {TargetCommand.class, DiscoverCommand.class, IdentifyCommands.IdCtrl.class,
                 IdentifyCommands.IdNs.class, IdentifyCommands.ListNamespaces.class, ReadCommand.class, WriteCommand.class,
-                BenchCommand.class, TopCommand.class, DemoCommand.class, KeyCommands.Gen.class, KeyCommands.Check.class,
+                BenchCommand.class, PlotCommand.class, TopCommand.class, DemoCommand.class, KeyCommands.Gen.class, KeyCommands.Check.class,
                 KeyCommands.GenTls.class, KeyCommands.CheckTls.class,
                 CommandLine.HelpCommand.class})
 public final class Main implements Runnable {

@@ -1,0 +1,181 @@
+package io.nvmeof.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The bench's fio features as a user runs them (the jar as a process, a target process over
+ * NVMe/TCP, and local files and devices): mixed block sizes, json+ bins and iodepth levels,
+ * fio-format logs, plots, and a local disk measured like a remote one, with its verify catching
+ * a block corrupted behind its back.
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class BenchFeaturesTest {
+    static final String NQN = "nqn.2026-11.io.nvmeof:bench";
+    @TempDir
+    static Path dir;
+    TargetProcess target;
+    final ObjectMapper json = new ObjectMapper();
+
+    @BeforeAll
+    void start() throws Exception {
+        target = TargetProcess.start(Fabric.TCP, dir, "--listen", "tcp://127.0.0.1:0", "--subsystem", NQN,
+                "--namespace", "ram:64M");
+    }
+
+    @AfterAll
+    void stop() throws Exception {
+        assertEquals(0, target.stop());
+        target.assertNoLeaks();
+        target.close();
+    }
+
+    JsonNode job(TargetProcess.Run r) throws Exception {
+        assertEquals(0, r.exit(), r.err());
+        return json.readTree(r.out()).get("jobs").get(0);
+    }
+
+    @Test
+    void mixedBlockSizesWithBinsAndDepthLevels() throws Exception {
+        JsonNode j = job(TargetProcess.cli(60, "bench", target.uri(NQN), "--rw", "randrw", "--bssplit", "4k/50:16k/50",
+                "--iodepth", "8", "--io_size", "8M", "-o", "json+"));
+        assertEquals("4k/50:16k/50", j.get("job options").get("bssplit").asText());
+        long ios = 0;
+        long bytes = 0;
+        for (String d : new String[] {"read", "write"}) {
+            JsonNode dir = j.get(d);
+            ios += dir.get("total_ios").asLong();
+            bytes += dir.get("io_bytes").asLong();
+            long binned = 0;
+            for (Iterator<Map.Entry<String, JsonNode>> it = dir.get("clat_ns").get("bins").fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = it.next();
+                assertTrue(Long.parseLong(e.getKey()) > 0, e.getKey());
+                binned += e.getValue().asLong();
+            }
+            assertEquals(dir.get("total_ios").asLong(), binned, d + ": every I/O in a bin");
+        }
+        assertTrue(bytes <= 8 << 20 && bytes > (8 << 20) - 16384, "bounded by --io_size: " + bytes);
+        assertTrue(bytes > ios * 4096 && bytes < ios * 16384, "both sizes used: " + bytes + " bytes in " + ios + " I/Os");
+        JsonNode levels = j.get("iodepth_level");
+        double sum = 0;
+        for (String k : List.of("1", "2", "4", "8", "16", "32", ">=64")) {
+            sum += levels.get(k).asDouble();
+        }
+        assertEquals(100.0, sum, 0.01);
+        assertTrue(levels.get("8").asDouble() > 90, "a closed loop at depth 8 submits at depth 8: " + levels);
+    }
+
+    @Test
+    void fioLogsAndPlots() throws Exception {
+        String each = dir.resolve("each").toString();
+        String avg = dir.resolve("avg").toString();
+        Path svg = dir.resolve("run.svg");
+        JsonNode j = job(TargetProcess.cli(60, "bench", target.uri(NQN), "--rw", "randread", "--iodepth", "4",
+                "--runtime", "2", "--rate_iops", "2000", "--write_lat_log", each, "--write_iops_log", each,
+                "--plot", svg.toString(), "-o", "json"));
+        long ios = j.get("read").get("total_ios").asLong();
+        List<String> lat = Files.readAllLines(Path.of(each + "_lat.1.log"));
+        assertEquals(ios, lat.size(), "one line per I/O without --log_avg_msec");
+        for (String line : lat) {
+            String[] f = line.split(", ");
+            assertEquals(6, f.length, line);
+            assertTrue(Long.parseLong(f[0]) >= 0 && Long.parseLong(f[0]) <= 2500, line);
+            assertTrue(Long.parseLong(f[1]) > 0, line);
+            assertEquals("0", f[2], "reads: " + line);
+            assertEquals("4096", f[3], line);
+            assertEquals(0, Long.parseLong(f[4]) % 4096, line);
+        }
+        assertTrue(Files.exists(Path.of(each + "_clat.1.log")) && Files.exists(Path.of(each + "_slat.1.log")));
+        List<String> iops = Files.readAllLines(Path.of(each + "_iops.1.log"));
+        assertTrue(iops.size() >= 2 && iops.size() <= 3, "a line a second: " + iops);
+        long rate = Long.parseLong(iops.get(0).split(", ")[1]);
+        assertTrue(rate > 1500 && rate < 2500, "--rate_iops 2000 in the IOPS log: " + iops);
+        String plot = Files.readString(svg);
+        assertTrue(plot.startsWith("<svg") || plot.startsWith("<?xml"), plot.substring(0, 40));
+        assertTrue(plot.contains("read IOPS") && plot.contains("read p99"), "legend of the plot");
+
+        // averaged over windows: a line per window; and nvmeof plot draws fio logs
+        TargetProcess.Run r = TargetProcess.cli(60, "bench", target.uri(NQN), "--rw", "randwrite", "--runtime", "2",
+                "--write_lat_log", avg, "--write_bw_log", avg, "--log_avg_msec", "500");
+        assertEquals(0, r.exit(), r.err());
+        List<String> avgLat = Files.readAllLines(Path.of(avg + "_lat.1.log"));
+        assertTrue(avgLat.size() >= 3 && avgLat.size() <= 5, "a line per 500 ms window: " + avgLat);
+        assertTrue(avgLat.get(0).matches("\\d+, \\d+, 1, 4096, 0, 0"), avgLat.get(0));
+        assertTrue(Files.readAllLines(Path.of(avg + "_bw.1.log")).size() >= 3);
+        Path svg2 = dir.resolve("logs.svg");
+        TargetProcess.Run p = TargetProcess.cli(30, "plot", each + "_iops.1.log", each + "_lat.1.log", "-o", svg2.toString());
+        assertEquals(0, p.exit(), p.err());
+        assertTrue(Files.readString(svg2).contains("read p99"));
+        TargetProcess.Run bad = TargetProcess.cli(30, "plot", svg.toString(), "-o", svg2.toString());
+        assertEquals(1, bad.exit());
+        assertTrue(bad.firstErrLine().contains("is not an _iops, _lat or _clat log"), bad.err());
+    }
+
+    @Test
+    void aLocalFileLikeARemoteNamespaceAndItsVerify() throws Exception {
+        Path file = dir.resolve("local.img");
+        JsonNode j = job(TargetProcess.cli(60, "bench", file.toString(), "--size", "16M", "--rw", "randrw",
+                "--direct=1", "--runtime", "1", "--iodepth", "4", "-o", "json"));
+        assertEquals(16 << 20, Files.size(file), "created with --size");
+        assertTrue(j.get("read").get("total_ios").asLong() > 0 && j.get("write").get("total_ios").asLong() > 0);
+
+        TargetProcess.Run w = TargetProcess.cli(60, "bench", file.toString(), "--rw", "write", "--verify", "crc32c",
+                "--direct=1", "--io_size", "16M");
+        assertEquals(0, w.exit(), w.err());
+        assertTrue(w.out().contains("verify (crc32c): 4096 blocks read back, 0 bad"), w.out());
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+            f.seek(0x5000 + 1000);
+            f.write(0x55 ^ f.readByte());
+        }
+        TargetProcess.Run check = TargetProcess.cli(60, "bench", file.toString(), "--verify_only", "--verify", "crc32c");
+        assertEquals(1, check.exit(), check.out());
+        assertTrue(check.out().contains("1 bad") && check.out().contains("offset 0x5000"), check.out());
+
+        TargetProcess.Run missing = TargetProcess.cli(30, "bench", dir.resolve("nope.img").toString(), "--runtime", "1");
+        assertEquals(1, missing.exit());
+        assertTrue(missing.firstErrLine().contains("does not exist; give --size to create it"), missing.err());
+    }
+
+    /** A block device, where the machine lets us make a loop device. */
+    @Test
+    void aLocalBlockDevice() throws Exception {
+        Path backing = dir.resolve("loop.img");
+        try (RandomAccessFile f = new RandomAccessFile(backing.toFile(), "rw")) {
+            f.setLength(32 << 20);
+        }
+        Process p;
+        try {
+            p = new ProcessBuilder("losetup", "--find", "--show", backing.toString()).start();
+        } catch (java.io.IOException e) {
+            Assumptions.abort("no losetup here");
+            return;
+        }
+        String dev = new String(p.getInputStream().readAllBytes()).trim();
+        Assumptions.assumeTrue(p.waitFor() == 0 && dev.startsWith("/dev/loop"), "no loop device for this test: " + dev);
+        try {
+            JsonNode j = job(TargetProcess.cli(60, "bench", dev, "--rw", "randread", "--direct=1", "--runtime", "1",
+                    "--iodepth", "8", "-o", "json"));
+            assertTrue(j.get("read").get("total_ios").asLong() > 0, j.toString());
+        } finally {
+            new ProcessBuilder("losetup", "-d", dev).start().waitFor();
+        }
+    }
+}
