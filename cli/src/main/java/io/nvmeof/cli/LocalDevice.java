@@ -154,40 +154,45 @@ final class LocalDevice implements BlockDevice, AutoCloseable {
         channel.force(false);
     }
 
+    /** What a local device does not do (the bench needs none of it): discard, write zeroes, vectored I/O. */
+    private static UnsupportedOperationException notHere(String what) {
+        return new UnsupportedOperationException(what + " of a local device");
+    }
+
     @Override
     public CompletableFuture<Void> discardAsync(long offset, long length) {
-        return CompletableFuture.failedFuture(new UnsupportedOperationException("discard of a local device"));
+        return CompletableFuture.failedFuture(notHere("discard"));
     }
 
     @Override
     public void discard(long offset, long length) {
-        throw new UnsupportedOperationException("discard of a local device");
+        throw notHere("discard");
     }
 
     @Override
     public CompletableFuture<Void> writeZeroesAsync(long offset, long length) {
-        return CompletableFuture.failedFuture(new UnsupportedOperationException("write zeroes to a local device"));
+        return CompletableFuture.failedFuture(notHere("write zeroes"));
     }
 
     @Override
     public void writeZeroes(long offset, long length) {
-        throw new UnsupportedOperationException("write zeroes to a local device");
+        throw notHere("write zeroes");
     }
 
     @Override
     public CompletableFuture<Void> readAsync(long offset, ByteBuffer... dsts) {
-        return CompletableFuture.failedFuture(new UnsupportedOperationException("scattered reads of a local device"));
+        return CompletableFuture.failedFuture(notHere("scattered reads"));
     }
 
     @Override
     public CompletableFuture<Void> writeAsync(long offset, ByteBuffer... srcs) {
-        return CompletableFuture.failedFuture(new UnsupportedOperationException("gathered writes to a local device"));
+        return CompletableFuture.failedFuture(notHere("gathered writes"));
     }
 
     /** Not one: the bench drives a local device through {@link #readAsync} and {@link #writeAsync}. */
     @Override
     public IoRequest newRequest() {
-        throw new UnsupportedOperationException("a local device has no NVMe requests");
+        throw notHere("NVMe requests");
     }
 
     private void check(long offset, int length) throws IOException {
