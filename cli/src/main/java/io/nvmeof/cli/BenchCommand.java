@@ -44,7 +44,7 @@ final class BenchCommand extends ConnectedCommand {
     @Option(names = "--rate_iops", description = "Cap each job at this many IOPS (default: no cap).")
     long rateIops;
 
-    @Option(names = "--random_distribution", defaultValue = "random", description = "random (uniform, the default)"
+    @Option(names = "--random_distribution", defaultValue = "random", description = "random or uniform (the default)"
             + " or zipf:THETA (a few hot blocks, as fio's zipf).")
     String distribution;
 
@@ -147,8 +147,9 @@ final class BenchCommand extends ConnectedCommand {
             if (!(theta > 0)) {
                 throw new IllegalArgumentException("--random_distribution zipf:THETA needs a positive THETA, e.g. zipf:1.2");
             }
-        } else if (!distribution.equals("random")) {
-            throw new IllegalArgumentException("--random_distribution must be random or zipf:THETA, not '" + distribution + "'");
+        } else if (!distribution.equals("random") && !distribution.equals("uniform")) {
+            throw new IllegalArgumentException("--random_distribution must be random, uniform or zipf:THETA, not '"
+                    + distribution + "'");
         }
         if (numjobs < 1 || numjobs > 64) {
             throw new IllegalArgumentException("--numjobs must be 1..64");

@@ -254,7 +254,7 @@ abstract class CliSuite {
                 "--runtime", "0.3");
         assertEquals(0, zipf.exit(), zipf.err());
         assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--random_distribution", "pareto:0.5"), 1,
-                "--random_distribution must be random or zipf:THETA");
+                "--random_distribution must be random, uniform or zipf:THETA");
     }
 
     private void assertOneLineError(TargetProcess.Run r, int exit, String part) {
