@@ -109,8 +109,16 @@ final class TopCommand implements Callable<Integer> {
     }
 
     private static Snapshot scrape(HttpClient http, URI uri) throws IOException, InterruptedException {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)).build(),
-                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r;
+        try {
+            r = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+        } catch (java.net.ConnectException e) {
+            throw new IOException("cannot reach " + uri + ": nothing listens there (nvmeof target --metrics"
+                    + " tcp://ADDR:PORT serves it)", e);
+        } catch (java.net.http.HttpTimeoutException e) {
+            throw new IOException(uri + " did not answer within 10 s", e);
+        }
         if (r.statusCode() != 200) {
             throw new IOException(uri + " answered HTTP " + r.statusCode());
         }

@@ -164,5 +164,8 @@ class MetricsEndToEndTest {
         TargetProcess.Run c = TargetProcess.cli(30, "target", "--config", cfg.toString());
         assertEquals(1, c.exit());
         assertTrue(c.firstErrLine().contains("metrics"), c.err());
+        TargetProcess.Run top = TargetProcess.cli(30, "top", "http://127.0.0.1:1", "--count", "1");
+        assertEquals(1, top.exit());
+        assertTrue(top.firstErrLine().contains("cannot reach http://127.0.0.1:1/metrics"), top.err());
     }
 }
