@@ -15,9 +15,12 @@ jar=$top/cli/build/nvmeof.jar
 [ -x "${vm:-}/run-guest.sh" ] || { echo "security interop: ../shared/vm/run-guest.sh not found (set NVMF_VM_DIR)" >&2; exit 1; }
 [ -f "$jar" ] || { echo "security interop: build first (mvn -DskipTests package)" >&2; exit 1; }
 export NVMF_VM_CACHE=${NVMF_VM_CACHE_TRIXIE:-/var/tmp/nvmf-vm-trixie}
-if [ ! -f "$NVMF_VM_CACHE/rootfs.ext4" ] || [ ! -f "$NVMF_VM_CACHE/vmlinuz" ]; then
-  echo "== building the trixie guest image (kernel 6.12, nvme-cli 2.13, tlshd) in $NVMF_VM_CACHE"
-  "$vm/build-guest.sh" --suite trixie
+# with a JRE: the TLS parts run our jar inside the guest (Linux 6.12's TLS sockets send nothing
+# through QEMU's user-mode forwarding)
+if [ ! -f "$NVMF_VM_CACHE/rootfs.ext4" ] || [ ! -f "$NVMF_VM_CACHE/vmlinuz" ] \
+   || ! ls -d "$NVMF_VM_CACHE"/rootfs/usr/lib/jvm/java-*/ >/dev/null 2>&1; then
+  echo "== building the trixie guest image (kernel 6.12, nvme-cli 2.13, tlshd, a JRE) in $NVMF_VM_CACHE"
+  "$vm/build-guest.sh" --suite trixie --java
 fi
 
 work=$(mktemp -d)
