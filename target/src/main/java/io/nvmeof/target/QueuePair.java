@@ -140,7 +140,16 @@ public final class QueuePair {
      * {@link Request#received} set) the transport has loaded.
      */
     public void start(Request r) {
-        r.startNanos = System.nanoTime();
+        start(r, System.nanoTime());
+    }
+
+    /**
+     * {@link #start(Request)} of a command that arrived at {@code arrivedNanos} (System.nanoTime):
+     * its latency counts from then. A transport that reads commands in batches stamps each batch
+     * once and passes that, rather than reading the clock per command.
+     */
+    public void start(Request r, long arrivedNanos) {
+        r.startNanos = arrivedNanos;
         if (controller != null) {
             controller.touch();
         }

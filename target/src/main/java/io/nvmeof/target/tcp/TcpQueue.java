@@ -152,7 +152,7 @@ final class TcpQueue extends PduReader implements QueueTransport {
                     r.received = dataLength;
                     r.dataCorrupt = !dataDigestOk;
                 }
-                queue.start(r);
+                queue.start(r, readAt);
                 break;
             case H2C_DATA:
                 h2cData(h2cRequest(header, dataLength), dataLength);
@@ -378,8 +378,12 @@ final class TcpQueue extends PduReader implements QueueTransport {
         }
     }
 
+    /** When the read being handled came in (its commands' arrival). */
+    private long readAt;
+
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
+        readAt = System.nanoTime(); // the commands in this read arrived now: one clock read per read
         reading = true;
         try {
             super.channelRead(ctx, msg);
