@@ -210,20 +210,31 @@ final class TargetCommand implements Callable<Integer> {
     private MetricsServer metricsServer;
     private InetSocketAddress metricsAsked;
 
-    /** Serves metrics at {@code address} (null: nowhere), moving the endpoint if it was elsewhere. */
+    /**
+     * Serves metrics at {@code address} (null: nowhere), moving the endpoint if it was elsewhere:
+     * the new one first, so that a failure leaves the old one serving.
+     */
     private synchronized void metricsAt(Target target, InetSocketAddress address, PrintWriter out) throws IOException {
         if (Objects.equals(address, metricsAsked) && (address == null) == (metricsServer == null)) {
             return;
         }
+        MetricsServer next = null;
+        if (address != null) {
+            try {
+                next = MetricsServer.start(target, address);
+            } catch (IOException e) {
+                throw new IOException("metrics endpoint tcp://" + address.getAddress().getHostAddress() + ":"
+                        + address.getPort() + ": " + Main.describe(e), e);
+            }
+        }
         if (metricsServer != null) {
             metricsServer.close();
-            metricsServer = null;
         }
+        metricsServer = next;
         metricsAsked = address;
-        if (address != null) {
-            metricsServer = MetricsServer.start(target, address);
-            out.println("  metrics on http://" + metricsServer.address().getAddress().getHostAddress() + ":"
-                    + metricsServer.address().getPort() + "/metrics");
+        if (next != null) {
+            out.println("  metrics on http://" + next.address().getAddress().getHostAddress() + ":"
+                    + next.address().getPort() + "/metrics");
         }
     }
 
@@ -242,8 +253,12 @@ final class TargetCommand implements Callable<Integer> {
         try {
             TargetConfig next = withFlags(ConfigLoader.load(config));
             ConfigApplier.Changes c = applier.apply(next);
-            metricsAt(target, next.metrics(), out);
             out.println("nvmeof target reloaded " + config + ": " + c);
+            try {
+                metricsAt(target, next.metrics(), out);
+            } catch (IOException e) {
+                out.println("nvmeof target kept its metrics endpoint: " + Main.describe(e));
+            }
         } catch (Exception e) {
             out.println("nvmeof target kept its configuration; reloading " + config + " failed: " + Main.describe(e));
         }

@@ -164,6 +164,13 @@ class MetricsEndToEndTest {
         TargetProcess.Run c = TargetProcess.cli(30, "target", "--config", cfg.toString());
         assertEquals(1, c.exit());
         assertTrue(c.firstErrLine().contains("metrics"), c.err());
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+            TargetProcess.Run busy = TargetProcess.cli(30, "target", "--listen", "tcp://127.0.0.1:0", "--subsystem", NQN,
+                    "--namespace", "ram:1M", "--metrics", "tcp://127.0.0.1:" + taken.getLocalPort());
+            assertEquals(1, busy.exit());
+            assertTrue(busy.err().contains("nvmeof: metrics endpoint tcp://127.0.0.1:" + taken.getLocalPort()
+                    + ": Address already in use"), busy.err());
+        }
         TargetProcess.Run top = TargetProcess.cli(30, "top", "http://127.0.0.1:1", "--count", "1");
         assertEquals(1, top.exit());
         assertTrue(top.firstErrLine().contains("cannot reach http://127.0.0.1:1/metrics"), top.err());
