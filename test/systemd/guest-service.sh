@@ -110,4 +110,10 @@ systemctl stop nvmeof-target
 [ "$(show ActiveState)" = inactive ] || fail "not inactive after stop: $(show ActiveState)"
 [ "$(show Result)" = success ] || fail "stop result $(show Result)"
 journalctl -u nvmeof-target --no-pager | grep -q "nvmeof target stopped" || fail "no clean stop in the journal"
+
+step "dpkg --purge: the service, its user, its config and its state go"
+dpkg --purge nvmeof
+[ ! -e /usr/bin/nvmeof ] && [ ! -e /lib/systemd/system/nvmeof-target.service ] || fail "files left after purge"
+! id nvmeof 2>/dev/null || fail "the nvmeof user is left after purge"
+[ ! -e /etc/nvmeof ] && [ ! -e /var/lib/nvmeof ] || fail "config or state left after purge"
 echo "SERVICE TEST: PASS"

@@ -1,97 +1,121 @@
 package io.nvmeof.cli;
 
-import java.awt.BasicStroke;
 import java.awt.Color;
-import java.awt.geom.Rectangle2D;
 import java.io.IOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.text.DecimalFormat;
+import java.util.ArrayList;
 import java.util.List;
-import org.jfree.chart.JFreeChart;
-import org.jfree.chart.axis.LogAxis;
-import org.jfree.chart.axis.NumberAxis;
-import org.jfree.chart.axis.NumberTickUnit;
-import org.jfree.chart.plot.CombinedDomainXYPlot;
-import org.jfree.chart.plot.XYPlot;
-import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
-import org.jfree.data.xy.XYSeries;
-import org.jfree.data.xy.XYSeriesCollection;
-import org.jfree.svg.SVGGraphics2D;
+import javax.xml.parsers.DocumentBuilderFactory;
+import javax.xml.parsers.ParserConfigurationException;
+import org.apache.batik.svggen.SVGGraphics2D;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.style.Styler;
+import org.w3c.dom.Document;
+import org.w3c.dom.Element;
 
 /**
- * IOPS and latency percentiles over a run as an SVG (JFreeChart draws, JFreeSVG writes): IOPS
- * of reads and writes above, their median, 99th and 99.9th percentile latency below (µs, log
- * scale), both against seconds into the run.
+ * IOPS and latency percentiles over a run as an SVG: XChart draws, Apache Batik's SVG
+ * generator writes (both Apache-licensed). IOPS of reads and writes above; their median, 99th
+ * and 99.9th percentile latency below (µs, log scale); both against seconds into the run.
  */
 final class BenchPlot {
+    private static final String SVG = "http://www.w3.org/2000/svg";
+    static final int WIDTH = 960;
+    static final int HEIGHT = 320;
+
     private BenchPlot() {
     }
 
     static void svg(Path out, String title, List<BenchLog.Window> windows) throws IOException {
         System.setProperty("java.awt.headless", "true");
-        XYSeriesCollection iops = new XYSeriesCollection();
-        XYSeriesCollection lat = new XYSeriesCollection();
+        XYChart iops = chart(title, "IOPS", false);
+        XYChart latency = chart("latency percentiles", "latency (µs)", true);
+        boolean any = false;
         for (boolean write : new boolean[] {false, true}) {
             String d = write ? "write" : "read";
-            XYSeries io = new XYSeries(d + " IOPS");
-            XYSeries p50 = new XYSeries(d + " p50");
-            XYSeries p99 = new XYSeries(d + " p99");
-            XYSeries p999 = new XYSeries(d + " p99.9");
+            List<Double> t = new ArrayList<>();
+            List<Double> io = new ArrayList<>();
+            List<Double> lt = new ArrayList<>();
+            List<List<Double>> p = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
             for (BenchLog.Window w : windows) {
                 if (w.write() != write) {
                     continue;
                 }
-                double t = w.endMillis() / 1000.0;
-                io.add(t, w.iops());
+                double s = w.endMillis() / 1000.0;
+                t.add(s);
+                io.add(w.iops());
                 if (w.p50() > 0) { // a window of an IOPS log alone has no latencies
-                    p50.add(t, w.p50() / 1000.0);
-                    p99.add(t, w.p99() / 1000.0);
-                    p999.add(t, w.p999() / 1000.0);
+                    lt.add(s);
+                    p.get(0).add(w.p50() / 1000.0);
+                    p.get(1).add(w.p99() / 1000.0);
+                    p.get(2).add(w.p999() / 1000.0);
                 }
             }
-            if (!io.isEmpty()) {
-                iops.addSeries(io);
+            if (!t.isEmpty()) {
+                iops.addSeries(d + " IOPS", t, io).setMarker(org.knowm.xchart.style.markers.SeriesMarkers.NONE);
+                any = true;
             }
-            if (!p50.isEmpty()) {
-                lat.addSeries(p50);
-                lat.addSeries(p99);
-                lat.addSeries(p999);
+            if (!lt.isEmpty()) {
+                String[] names = {" p50", " p99", " p99.9"};
+                for (int i = 0; i < 3; i++) {
+                    latency.addSeries(d + names[i], lt, p.get(i)).setMarker(org.knowm.xchart.style.markers.SeriesMarkers.NONE);
+                }
             }
         }
-        if (iops.getSeriesCount() == 0) {
+        if (!any) {
             throw new IOException("nothing to plot: no I/O was measured");
         }
-        NumberAxis time = new NumberAxis("seconds");
-        NumberAxis iopsAxis = new NumberAxis("IOPS");
-        iopsAxis.setAutoRangeIncludesZero(true);
-        XYPlot top = new XYPlot(iops, null, iopsAxis, renderer(iops.getSeriesCount()));
-        LogAxis latAxis = new LogAxis("latency (µs)");
-        latAxis.setSmallestValue(0.001);
-        latAxis.setTickUnit(new NumberTickUnit(1)); // a tick per decade, labelled 10, 100, 1,000 µs
-        latAxis.setNumberFormatOverride(new DecimalFormat("#,##0.###"));
-        XYPlot bottom = new XYPlot(lat, null, latAxis, renderer(lat.getSeriesCount()));
-        CombinedDomainXYPlot plot = new CombinedDomainXYPlot(time);
-        plot.setGap(12);
-        plot.add(top, 1);
-        plot.add(bottom, 1);
-        for (XYPlot p : new XYPlot[] {top, bottom}) {
-            p.setBackgroundPaint(Color.WHITE);
-            p.setDomainGridlinePaint(Color.LIGHT_GRAY);
-            p.setRangeGridlinePaint(Color.LIGHT_GRAY);
+        Document doc;
+        try {
+            doc = DocumentBuilderFactory.newInstance().newDocumentBuilder().getDOMImplementation()
+                    .createDocument(SVG, "svg", null);
+        } catch (ParserConfigurationException e) {
+            throw new IOException("no XML DOM to draw into: " + e.getMessage(), e);
         }
-        JFreeChart chart = new JFreeChart(title, JFreeChart.DEFAULT_TITLE_FONT, plot, true);
-        chart.setBackgroundPaint(Color.WHITE);
-        SVGGraphics2D g = new SVGGraphics2D(960, 640);
-        chart.draw(g, new Rectangle2D.Double(0, 0, 960, 640));
-        Files.writeString(out, g.getSVGDocument());
+        SVGGraphics2D g = new SVGGraphics2D(doc);
+        g.setSVGCanvasSize(new java.awt.Dimension(WIDTH, latency.getSeriesMap().isEmpty() ? HEIGHT : 2 * HEIGHT));
+        iops.paint(g, WIDTH, HEIGHT);
+        if (!latency.getSeriesMap().isEmpty()) {
+            g.translate(0, HEIGHT);
+            latency.paint(g, WIDTH, HEIGHT);
+        }
+        // the charts' text is drawn as shapes; a title and description say in text what is drawn
+        Element root = g.getRoot();
+        Element desc = doc.createElementNS(SVG, "desc");
+        desc.setTextContent("IOPS and latency percentiles over time, series: " + String.join(", ", series(iops, latency)));
+        root.insertBefore(desc, root.getFirstChild());
+        Element name = doc.createElementNS(SVG, "title");
+        name.setTextContent(title);
+        root.insertBefore(name, root.getFirstChild());
+        try (Writer w = Files.newBufferedWriter(out, StandardCharsets.UTF_8)) {
+            g.stream(root, w, true, false);
+        }
     }
 
-    private static XYLineAndShapeRenderer renderer(int series) {
-        XYLineAndShapeRenderer r = new XYLineAndShapeRenderer(true, false);
-        for (int i = 0; i < series; i++) {
-            r.setSeriesStroke(i, new BasicStroke(1.5f));
+    private static List<String> series(XYChart... charts) {
+        List<String> names = new ArrayList<>();
+        for (XYChart c : charts) {
+            names.addAll(c.getSeriesMap().keySet());
         }
-        return r;
+        return names;
+    }
+
+    private static XYChart chart(String title, String yTitle, boolean log) {
+        XYChart c = new XYChartBuilder().width(WIDTH).height(HEIGHT).title(title).xAxisTitle("seconds")
+                .yAxisTitle(yTitle).build();
+        c.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
+        c.getStyler().setChartBackgroundColor(Color.WHITE);
+        c.getStyler().setPlotBackgroundColor(Color.WHITE);
+        c.getStyler().setDefaultSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Line);
+        if (log) {
+            c.getStyler().setYAxisLogarithmic(true);
+            c.getStyler().setYAxisDecimalPattern("#,##0.#");
+        }
+        return c;
     }
 }
