@@ -68,9 +68,9 @@ final class Bench {
      * device), and an optional bound on the bytes it moves ({@code io_size}; 0: bounded by time).
      */
     record Job(Pattern pattern, int rwmixread, int blockSize, int iodepth, long offset, long size, long ioSize,
-               long rateIops, double zipfTheta, BlockVerify verify, BlockSizes split) {
+               long numberIos, long rateIops, double zipfTheta, BlockVerify verify, BlockSizes split) {
         Job(Pattern pattern, int blockSize, int iodepth, long size) {
-            this(pattern, 50, blockSize, iodepth, 0, size, 0, 0, 0, null, null);
+            this(pattern, 50, blockSize, iodepth, 0, size, 0, 0, 0, 0, null, null);
         }
 
         /** The block size as reports name it: the size, or the bssplit. */
@@ -178,6 +178,9 @@ final class Bench {
     /** Bytes to move before stopping (0: stop by time). */
     private final long ioLimit;
     private final AtomicLong issuedBytes = new AtomicLong();
+    /** I/Os to issue before stopping (0: no such bound), fio's number_ios. */
+    private final long iosLimit;
+    private final AtomicLong issuedIos = new AtomicLong();
     private final Recorder readLatency = new Recorder(3);
     private final Recorder writeLatency = new Recorder(3);
     private final AtomicLong reads = new AtomicLong();
@@ -271,6 +274,10 @@ final class Bench {
         this.offset = job.offset();
         this.rwmixread = pattern.mixed ? job.rwmixread() : pattern.write ? 0 : 100;
         this.ioLimit = job.ioSize();
+        if (job.numberIos() < 0) {
+            throw new IllegalArgumentException("--number_ios must not be negative");
+        }
+        this.iosLimit = job.numberIos();
         if (job.rateIops() < 0) {
             throw new IllegalArgumentException("--rate_iops must not be negative");
         }
@@ -369,7 +376,10 @@ final class Bench {
         if (now - stopAt >= 0 || error.get() != null) {
             return false;
         }
-        return ioLimit == 0 || issuedBytes.addAndGet(size) <= ioLimit;
+        if (ioLimit > 0 && issuedBytes.addAndGet(size) > ioLimit) {
+            return false;
+        }
+        return iosLimit == 0 || issuedIos.incrementAndGet() <= iosLimit;
     }
 
     /** The size of the next I/O in that direction. */
@@ -430,7 +440,7 @@ final class Bench {
         if (pacer != null) {
             pacer.shutdownNow();
         }
-        if (ioLimit > 0 && lastCompletion - start > 0) {
+        if ((ioLimit > 0 || iosLimit > 0) && lastCompletion - start > 0) {
             elapsed = lastCompletion - start; // bounded by bytes: the run ends with its last I/O
         }
         if (progress != null) {
@@ -465,6 +475,10 @@ final class Bench {
             done = (double) moved / ioLimit;
             double bytesPerNano = iops * meanSize() / 1e9;
             leftNanos = bytesPerNano > 0 ? (long) ((ioLimit - moved) / bytesPerNano) : leftNanos;
+        } else if (iosLimit > 0 && !ramp) {
+            long n = Math.min(iosLimit, completed.get());
+            done = (double) n / iosLimit;
+            leftNanos = iops > 0 ? (long) ((iosLimit - n) / iops * 1e9) : leftNanos;
         }
         long left = Math.min(leftNanos / 1_000_000_000L, 359_999);
         String dir = pattern.mixed ? "m" : pattern.write ? "w" : "r";

@@ -38,7 +38,8 @@ final class BenchCommand extends ConnectedCommand {
             + " --runtime (which then defaults to a day).")
     String ioSize;
 
-    @Option(names = "--number_ios", description = "Stop after this many I/Os (--io_size in I/Os).")
+    @Option(names = "--number_ios", description = "Stop after this many I/Os, whatever their sizes (with --io_size,"
+            + " whichever comes first).")
     Long numberIos;
 
     @Option(names = "--rate_iops", description = "Cap each job at this many IOPS (default: no cap).")
@@ -130,13 +131,10 @@ final class BenchCommand extends ConnectedCommand {
         int blockSize = (int) BackendSpec.parseSize(bs, "--bs");
         long span = size != null ? BackendSpec.parseSize(size, "--size") : 0;
         long start = offset != null ? BackendSpec.parseSize(offset, "--offset") : 0;
-        if (ioSize != null && numberIos != null) {
-            throw new IllegalArgumentException("give --io_size or --number_ios, not both");
-        }
         if (numberIos != null && numberIos <= 0) {
             throw new IllegalArgumentException("--number_ios must be positive");
         }
-        long limit = ioSize != null ? BackendSpec.parseSize(ioSize, "--io_size") : numberIos != null ? numberIos * blockSize : 0;
+        long limit = ioSize != null ? BackendSpec.parseSize(ioSize, "--io_size") : 0;
         double theta = 0;
         if (distribution.startsWith("zipf:")) {
             try {
@@ -170,12 +168,9 @@ final class BenchCommand extends ConnectedCommand {
             throw new IllegalArgumentException("--verify_pattern needs --verify=pattern");
         }
         BlockSizes split = bssplit != null ? BlockSizes.parse(bssplit) : null;
-        if (split != null && numberIos != null) {
-            throw new IllegalArgumentException("--number_ios counts I/Os of one size: with --bssplit bound the run by"
-                    + " --io_size");
-        }
-        job = new Bench.Job(pattern, rwmixread, blockSize, iodepth, start, span, limit, rateIops, theta, verify, split);
-        seconds = runtime != null ? runtime : limit > 0 ? 86400 : 5;
+        job = new Bench.Job(pattern, rwmixread, blockSize, iodepth, start, span, limit, numberIos != null ? numberIos : 0,
+                rateIops, theta, verify, split);
+        seconds = runtime != null ? runtime : limit > 0 || numberIos != null ? 86400 : 5;
         output.json();
         if (seconds <= 0 || seconds > 86400) {
             throw new IllegalArgumentException("--runtime must be between 0 and 86400 seconds");

@@ -81,6 +81,11 @@ class BenchFeaturesTest {
         }
         assertEquals(100.0, sum, 0.01);
         assertTrue(levels.get("8").asDouble() > 90, "a closed loop at depth 8 submits at depth 8: " + levels);
+
+        // --number_ios counts I/Os whatever their sizes
+        JsonNode n = job(TargetProcess.cli(60, "bench", target.uri(NQN), "--rw", "randread", "--bssplit", "4k/50:64k/50",
+                "--number_ios", "3000", "-o", "json"));
+        assertEquals(3000, n.get("read").get("total_ios").asLong());
     }
 
     @Test
