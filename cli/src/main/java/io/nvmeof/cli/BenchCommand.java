@@ -269,15 +269,16 @@ final class BenchCommand extends ConnectedCommand {
             PrintWriter progress = numjobs == 1 && !output.json() && System.console() != null
                     ? spec.commandLine().getErr() : null;
             long window = logAvgMsec > 0 ? logAvgMsec : 1000;
+            int logBs = job.split() != null ? 0 : job.blockSize(); // a window of mixed sizes has no one size
             List<BenchLog> jobLogs = new ArrayList<>();
             if (latLog != null || iopsLog != null || bwLog != null) {
                 for (Bench b : benches) {
-                    BenchLog l = new BenchLog(window, latLog != null && logAvgMsec == 0, job.blockSize());
+                    BenchLog l = new BenchLog(window, latLog != null && logAvgMsec == 0, logBs);
                     b.logTo(l);
                     jobLogs.add(l);
                 }
             }
-            BenchLog plotLog = plot != null ? new BenchLog(window, false, job.blockSize()) : null;
+            BenchLog plotLog = plot != null ? new BenchLog(window, false, logBs) : null;
             if (plotLog != null) {
                 benches.forEach(b -> b.logTo(plotLog));
             }

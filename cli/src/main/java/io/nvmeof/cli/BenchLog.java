@@ -4,6 +4,7 @@ import java.io.BufferedWriter;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -142,25 +143,27 @@ final class BenchLog implements AutoCloseable {
      * Writes fio's log files for job {@code job} (1-based): {@code PREFIX_lat.N.log},
      * {@code _clat} and {@code _slat} (latency in ns), {@code PREFIX_iops.N.log},
      * {@code PREFIX_bw.N.log} (KiB/s); each line "time (ms), value, direction (0 read, 1 write),
-     * block size, offset, priority". Averaged windows carry offset 0, as fio's do.
+     * block size, offset, priority". Averaged windows carry offset 0, as fio's do, and the job's
+     * block size (0 with --bssplit, where a window holds several).
      */
     void writeFio(String latPrefix, String iopsPrefix, String bwPrefix, int job) throws IOException {
         List<Window> ws = windows();
         if (latPrefix != null) {
-            for (String kind : new String[] {"lat", "clat"}) {
-                try (BufferedWriter w = Files.newBufferedWriter(Path.of(latPrefix + "_" + kind + "." + job + ".log"))) {
-                    if (ioTime != null) {
-                        int n = Math.min(ios.get(), MAX_IOS);
-                        for (int i = 0; i < n; i++) {
-                            line(w, ioTime[i], ioLatency[i], ioWrite[i], ioLength[i], ioOffset[i]);
-                        }
-                    } else {
-                        for (Window x : ws) {
-                            line(w, x.endMillis(), (long) x.meanNanos(), x.write(), bs, 0);
-                        }
+            Path lat = Path.of(latPrefix + "_lat." + job + ".log");
+            try (BufferedWriter w = Files.newBufferedWriter(lat)) {
+                if (ioTime != null) {
+                    int n = Math.min(ios.get(), MAX_IOS);
+                    for (int i = 0; i < n; i++) {
+                        line(w, ioTime[i], ioLatency[i], ioWrite[i], ioLength[i], ioOffset[i]);
+                    }
+                } else {
+                    for (Window x : ws) {
+                        line(w, x.endMillis(), (long) x.meanNanos(), x.write(), bs, 0);
                     }
                 }
             }
+            // completion latency is the whole latency here (no submission latency to take off)
+            Files.copy(lat, Path.of(latPrefix + "_clat." + job + ".log"), StandardCopyOption.REPLACE_EXISTING);
             // submission latency: the initiator queues a command without waiting, so there is none to log
             try (BufferedWriter w = Files.newBufferedWriter(Path.of(latPrefix + "_slat." + job + ".log"))) {
                 for (Window x : ws) {

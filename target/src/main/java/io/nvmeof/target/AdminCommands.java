@@ -277,10 +277,11 @@ final class AdminCommands {
         long wc = 0;
         for (Namespace ns : s.namespaces().values()) {
             if ((nsid == 0 || nsid == BROADCAST_NSID || ns.nsid() == nsid) && ns.visibleTo(c.hostNqn())) {
-                rd += ns.counters().bytesRead();
-                wr += ns.counters().bytesWritten();
-                rc += ns.counters().readCommands();
-                wc += ns.counters().writeCommands();
+                IoStats st = ns.stats();
+                rd += st.bytes(IoStats.Op.READ);
+                wr += st.bytes(IoStats.Op.WRITE);
+                rc += st.succeeded(IoStats.Op.READ);
+                wc += st.succeeded(IoStats.Op.WRITE);
             }
         }
         page.io(rd, wr, rc, wc);

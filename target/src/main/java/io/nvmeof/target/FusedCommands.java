@@ -179,7 +179,6 @@ final class FusedCommands {
                 ns.backend().flush();
             }
             second.status = Status.SUCCESS;
-            ns.counters().write(second.length);
         } catch (IOException | RuntimeException e) {
             second.status = StorageErrors.toStatus(e, true);
             if (first.status.isSuccess()) {

@@ -54,9 +54,9 @@ final class IoCommands {
         if (ns == null) {
             return nsid == ALL_NAMESPACES && r.handler.opcode() == NvmOpcode.FLUSH.code ? null : Status.INVALID_NAMESPACE;
         }
+        r.stats = ns.stats(); // counted there as it completes, refused or not
         Status s = r.handler.check().check(r, ns);
         if (s != null) {
-            ns.stats().completed(r.sqe.opcode(), 0, s, System.nanoTime() - r.startNanos); // refused, but counted
             return s;
         }
         if (!ns.acquire()) {
@@ -175,7 +175,6 @@ final class IoCommands {
         }
         r.view = v;
         r.c2hLength = r.length;
-        ns.counters().read(r.length);
         return true;
     }
 
@@ -235,7 +234,6 @@ final class IoCommands {
 
     private static Status read(Request r) throws IOException {
         r.namespace.backend().read(r.byteOffset, r.dataNio(r.length));
-        r.namespace.counters().read(r.length);
         return Status.SUCCESS;
     }
 
@@ -251,7 +249,6 @@ final class IoCommands {
             // Force Unit Access: durable before completion (NVM Command Set 1.0, 3.2.6).
             r.namespace.backend().flush();
         }
-        r.namespace.counters().write(r.length);
         return Status.SUCCESS;
     }
 

@@ -5,8 +5,8 @@ import io.nvmeof.protocol.Status;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * What a namespace's I/O commands did, for the metrics endpoint: commands, bytes and latency
- * by kind, and failures by status. Counted as each command completes, from whatever event
+ * What a namespace's I/O commands did, for the metrics endpoint and the SMART / Health log:
+ * commands, bytes and latency by kind, and failures by status. Counted as each command completes, from whatever event
  * loop, with adders: no lock and, in steady state, no allocation.
  */
 public final class IoStats {
@@ -33,7 +33,9 @@ public final class IoStats {
         }
     }
 
-    private final LongAdder[] commands = adders();
+    /** Commands that succeeded and that failed, by kind; bytes moved by the ones that succeeded. */
+    private final LongAdder[] succeeded = adders();
+    private final LongAdder[] failed = adders();
     private final LongAdder[] bytes = adders();
     private final LatencyHistogram[] latency = new LatencyHistogram[Op.ALL.length];
     private final ErrorCounts errors = new ErrorCounts();
@@ -55,19 +57,26 @@ public final class IoStats {
     /** One command completed with {@code status} after {@code nanos}, having moved {@code length} bytes if it succeeded. */
     void completed(int opcode, int length, Status status, long nanos) {
         int op = Op.of(opcode).ordinal();
-        commands[op].increment();
         latency[op].record(nanos);
         if (status.isSuccess()) {
+            succeeded[op].increment();
             if (op <= Op.WRITE.ordinal()) {
                 bytes[op].add(length);
             }
         } else {
+            failed[op].increment();
             errors.count(status);
         }
     }
 
+    /** Commands of this kind completed, whatever their status. */
     public long commands(Op op) {
-        return commands[op.ordinal()].sum();
+        return succeeded(op) + failed[op.ordinal()].sum();
+    }
+
+    /** Commands of this kind that succeeded (what the SMART / Health log counts). */
+    public long succeeded(Op op) {
+        return succeeded[op.ordinal()].sum();
     }
 
     public long bytes(Op op) {

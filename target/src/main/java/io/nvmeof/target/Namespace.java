@@ -8,7 +8,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
@@ -99,7 +98,6 @@ public final class Namespace implements AutoCloseable {
      * atomic against every other writer of the namespace.
      */
     private final ReentrantReadWriteLock atomicity = new ReentrantReadWriteLock();
-    private final Counters counters = new Counters();
     private final IoStats stats = new IoStats();
 
     /** What every writer holds: shared among writers (the read side of the read-write lock). */
@@ -112,48 +110,9 @@ public final class Namespace implements AutoCloseable {
         return atomicity.writeLock();
     }
 
-    /** What its commands did, by kind: for the metrics endpoint. */
+    /** What its commands did, by kind: for the metrics endpoint and the SMART / Health log. */
     public IoStats stats() {
         return stats;
-    }
-
-    /** I/O counters for the SMART / Health log. */
-    public Counters counters() {
-        return counters;
-    }
-
-    /** Commands and bytes read and written (LongAdder: no contention, no allocation in steady state). */
-    public static final class Counters {
-        final LongAdder readCommands = new LongAdder();
-        final LongAdder writeCommands = new LongAdder();
-        final LongAdder bytesRead = new LongAdder();
-        final LongAdder bytesWritten = new LongAdder();
-
-        void read(long bytes) {
-            readCommands.increment();
-            bytesRead.add(bytes);
-        }
-
-        void write(long bytes) {
-            writeCommands.increment();
-            bytesWritten.add(bytes);
-        }
-
-        public long readCommands() {
-            return readCommands.sum();
-        }
-
-        public long writeCommands() {
-            return writeCommands.sum();
-        }
-
-        public long bytesRead() {
-            return bytesRead.sum();
-        }
-
-        public long bytesWritten() {
-            return bytesWritten.sum();
-        }
     }
 
     /** Takes a reference for a command; false once the namespace is being removed. */

@@ -458,8 +458,9 @@ public final class QueuePair {
             controller.recordError(Math.max(qid, 0), r, status);
             controller.subsystem().errors().count(status);
         }
-        if (r.namespace != null) {
-            r.namespace.stats().completed(r.sqe.opcode(), r.length, status, System.nanoTime() - r.startNanos);
+        if (r.stats != null) {
+            r.stats.completed(r.sqe.opcode(), r.length, status, System.nanoTime() - r.startNanos);
+            r.stats = null;
         }
         releaseNamespace(r);
         if (closed) {

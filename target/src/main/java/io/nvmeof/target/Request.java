@@ -70,6 +70,8 @@ public final class Request implements Runnable {
     public long dataDeadline;
     /** {@link System#nanoTime()} when the command arrived: its latency runs from here to its completion. */
     long startNanos;
+    /** Where the I/O command is counted when it completes: its namespace's, once the namespace is known. */
+    IoStats stats;
     /** Bytes of its queue's write-data window this request counts for. */
     int h2cWindow;
     /** Bytes of the target's {@link BufferBudget} this request holds, and wants while it waits. */
@@ -126,6 +128,7 @@ public final class Request implements Runnable {
         h2cWindow = 0;
         failWith = null;
         namespace = null;
+        stats = null;
         byteOffset = 0;
         status = Status.SUCCESS;
         result = 0;
