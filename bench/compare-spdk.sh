@@ -12,7 +12,7 @@
 # CPU time per I/O of a target is utime+stime from /proc/PID/stat over the measured run,
 # divided by the I/Os of that run, for both targets (SPDK's reactor polls: one whole core).
 #
-# Needs: the CLI jar (mvn -B -q install -DskipTests), SPDK built by ../shared/spdk/build-spdk.sh,
+# Needs: the CLI jar (mvn -B -q install -DskipTests), SPDK built by bench/spdk/build-spdk.sh,
 # taskset, python3. Nothing else may run on cores 0 and 1 for a fair number.
 set -euo pipefail
 ROUNDS=${1:-3}
@@ -34,7 +34,7 @@ PORT=4420
 WORK=$(mktemp -d)
 TARGET_PID=
 
-[ -x "$SPDK/build/bin/spdk_nvme_perf" ] || { echo "SPDK is not built in $SPDK (see ../shared/spdk/README.md): skipped"; exit 0; }
+[ -x "$SPDK/build/bin/spdk_nvme_perf" ] || { echo "SPDK is not built in $SPDK (see bench/spdk/README.md): skipped"; exit 0; }
 [ -f "$JAR" ] || { echo "build the CLI first: mvn -B -q install -DskipTests"; exit 1; }
 . "$HERE/bench/spdk.sh"
 export LD_LIBRARY_PATH=$SPDK/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

@@ -1,19 +1,11 @@
 #!/usr/bin/env bash
-# Kernel interop suite: Debian's kernel in a QEMU guest (the team's ../shared/vm scripts)
+# Kernel interop suite: Debian's kernel in a QEMU guest (the scripts in test/vm)
 # runs the Linux NVMe/TCP host against our target running here. Needs root, the built
 # jar (mvn package) and the guest image (built here on first use, about 1.5 min).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-# The team's VM scripts sit in shared/ beside the repository (CI clones next to it).
-vm=${NVMF_VM_DIR:-}
-if [ -z "$vm" ]; then
-  for cand in "$top/../shared/vm" "$top/../../shared/vm" /work/shared/vm; do
-    [ -x "$cand/run-guest.sh" ] && { vm=$(cd "$cand" && pwd); break; }
-  done
-fi
-vm=${vm:-$top/../shared/vm}
+vm=$top/test/vm
 jar=$top/cli/build/nvmeof.jar
-[ -x "$vm/run-guest.sh" ] || { echo "kernel interop: $vm/run-guest.sh not found (set NVMF_VM_DIR)" >&2; exit 1; }
 [ -f "$jar" ] || { echo "kernel interop: build first (mvn -DskipTests package)" >&2; exit 1; }
 cache=${NVMF_VM_CACHE:-/var/tmp/nvmf-vm}
 if [ ! -f "$cache/rootfs.ext4" ] || [ ! -f "$cache/vmlinuz" ] || ! ls -d "$cache"/rootfs/usr/lib/jvm/java-*/ >/dev/null 2>&1; then
@@ -163,7 +155,7 @@ cstatus=0
 [ $cstatus = 0 ] && echo "RDMA PROVIDER CONFORMANCE (real verbs): PASS" || { echo "RDMA PROVIDER CONFORMANCE: FAIL ($cstatus)"; status=1; }
 
 # ---- part 5: SPDK's NVMe/RDMA host against our target, where SPDK has been built
-# (../shared/spdk/build-spdk.sh; SPDK_DIR, default /var/tmp/spdk) ----
+# (bench/spdk/build-spdk.sh; SPDK_DIR, default /var/tmp/spdk) ----
 spdk=${SPDK_DIR:-/var/tmp/spdk}
 if [ -x "$spdk/build/bin/spdk_nvme_perf" ] && [ -x "$spdk/build/bin/spdk_nvme_identify" ]; then
   scache=${NVMF_VM_CACHE_SPDK:-/var/tmp/nvmf-vm-spdk}
@@ -185,7 +177,7 @@ if [ -x "$spdk/build/bin/spdk_nvme_perf" ] && [ -x "$spdk/build/bin/spdk_nvme_id
     --env ROUNDS=5 "$work/spdk/guest-spdk-rdma.sh" || sstatus=$?
   [ $sstatus = 0 ] && echo "SPDK NVMe/RDMA HOST INTEROP: PASS" || { echo "SPDK NVMe/RDMA HOST INTEROP: FAIL ($sstatus)"; status=1; }
 else
-  echo "SPDK NVMe/RDMA host interop SKIPPED: no SPDK build at $spdk (../shared/spdk/build-spdk.sh builds one)"
+  echo "SPDK NVMe/RDMA host interop SKIPPED: no SPDK build at $spdk (bench/spdk/build-spdk.sh builds one)"
 fi
 
 # ---- part 6: security with Linux 6.12 (a trixie guest): DH-HMAC-CHAP both ways ----

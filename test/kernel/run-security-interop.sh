@@ -1,18 +1,12 @@
 #!/usr/bin/env bash
-# Security interop with Linux 6.12 (a Debian trixie guest, the team's ../shared/vm with
-# --suite trixie): DH-HMAC-CHAP between the kernel's NVMe/TCP host and our target, and between
+# Security interop with Linux 6.12 (a Debian trixie guest, test/vm's scripts
+# with --suite trixie): DH-HMAC-CHAP between the kernel's NVMe/TCP host and our target, and between
 # our initiator and the kernel's target (nvmet). Needs root, the built jar and QEMU; the trixie
 # image is built on first use into $NVMF_VM_CACHE_TRIXIE (default /var/tmp/nvmf-vm-trixie).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-vm=${NVMF_VM_DIR:-}
-if [ -z "$vm" ]; then
-  for cand in "$top/../shared/vm" "$top/../../shared/vm" /work/shared/vm; do
-    [ -x "$cand/run-guest.sh" ] && { vm=$(cd "$cand" && pwd); break; }
-  done
-fi
+vm=$top/test/vm
 jar=$top/cli/build/nvmeof.jar
-[ -x "${vm:-}/run-guest.sh" ] || { echo "security interop: ../shared/vm/run-guest.sh not found (set NVMF_VM_DIR)" >&2; exit 1; }
 [ -f "$jar" ] || { echo "security interop: build first (mvn -DskipTests package)" >&2; exit 1; }
 export NVMF_VM_CACHE=${NVMF_VM_CACHE_TRIXIE:-/var/tmp/nvmf-vm-trixie}
 # with a JRE: the TLS parts run our jar inside the guest (Linux 6.12's TLS sockets send nothing

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The packaged service where systemd really runs it: a Debian guest booted with systemd as
-# PID 1 (the team's ../shared/vm scripts, with systemd-sysv in the image and a unit that
+# PID 1 (test/vm's scripts, with systemd-sysv in the image and a unit that
 # runs the host's job; man-db, so that systemd-analyze verify finds the man page) installs nvmeof_*_all.deb and runs guest-service.sh: the unit starts
 # (Type=notify), the kernel's NVMe/TCP host connects and moves data, a reload adds a
 # namespace under the connected host, the watchdog restarts a SIGSTOPped target, and the
@@ -9,13 +9,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 here=$top/test/systemd
-vm=${NVMF_VM_DIR:-}
-if [ -z "$vm" ]; then
-  for cand in "$top/../shared/vm" "$top/../../shared/vm" /work/shared/vm; do
-    [ -x "$cand/run-guest.sh" ] && { vm=$(cd "$cand" && pwd); break; }
-  done
-fi
-[ -n "$vm" ] && [ -x "$vm/run-guest.sh" ] || { echo "service test: ../shared/vm not found (set NVMF_VM_DIR)" >&2; exit 1; }
+vm=$top/test/vm
 deb=$(ls "$top"/packaging/build/nvmeof_*_all.deb 2>/dev/null | head -1 || true)
 [ -n "$deb" ] || { echo "service test: build the package first (mvn -DskipTests package)" >&2; exit 1; }
 export NVMF_VM_CACHE=${NVMF_VM_CACHE_SYSTEMD:-/var/tmp/nvmf-vm-systemd}
