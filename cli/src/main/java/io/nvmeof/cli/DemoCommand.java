@@ -5,6 +5,7 @@ import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.NvmeofUri;
 import io.nvmeof.target.Namespace;
+import io.nvmeof.target.ProductVersion;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
 import io.nvmeof.target.backend.BackendSpec;
@@ -53,7 +54,7 @@ final class DemoCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         long bytes = BackendSpec.parseSize(size, "--size");
         try (Target target = new Target()) {
-            Subsystem s = new Subsystem(NQN, "DEMO0001", "nvmeof-java demo", "0.1");
+            Subsystem s = new Subsystem(NQN, "DEMO0001", "nvmeof-java demo", ProductVersion.FIRMWARE_REVISION);
             s.addNamespace(new Namespace(NQN, 1, new RamBackend(bytes, 4096), false, null));
             target.addSubsystem(s);
             InetSocketAddress a = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));

@@ -1,6 +1,7 @@
 package io.nvmeof.cli;
 
 import io.nvmeof.fabric.EventLoops;
+import io.nvmeof.target.ProductVersion;
 import java.io.PrintWriter;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
@@ -95,8 +96,7 @@ public final class Main implements Runnable {
     static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
-            String v = Main.class.getPackage().getImplementationVersion();
-            return new String[] {"nvmeof " + (v != null ? v : "development") + " (Java " + Runtime.version() + ")"};
+            return new String[] {"nvmeof " + ProductVersion.VERSION + " (Java " + Runtime.version() + ")"};
         }
     }
 }

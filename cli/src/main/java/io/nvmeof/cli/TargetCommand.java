@@ -4,6 +4,7 @@ import io.nvmeof.fabric.BusyPoll;
 import io.nvmeof.protocol.Nqn;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Port;
+import io.nvmeof.target.ProductVersion;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Systemd;
 import io.nvmeof.target.Target;
@@ -119,7 +120,7 @@ final class TargetCommand implements Callable<Integer> {
             ns.add(BackendSpec.parse(ns.size() + 1, s));
         }
         SubsystemConfig sub = new SubsystemConfig(nqn, serial != null ? serial : String.format("%016x",
-                nqn.hashCode() & 0xffffffffL).substring(0, 16), model, "0.1", 0, allowHosts.isEmpty(), allowHosts, ns);
+                nqn.hashCode() & 0xffffffffL).substring(0, 16), model, ProductVersion.FIRMWARE_REVISION, 0, allowHosts.isEmpty(), allowHosts, ns);
         List<PortConfig> ports = new ArrayList<>();
         for (String l : listen) {
             URI u = parseListen(l, "--listen");

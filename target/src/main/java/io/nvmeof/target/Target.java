@@ -40,7 +40,7 @@ public final class Target implements AutoCloseable {
     private final Map<Port, PortListener> ports = new ConcurrentHashMap<>();
     /** The transports of the ports, by trtype, created on the first port of each. */
     private final Map<String, TargetTransport> transports = new ConcurrentHashMap<>();
-    private final Subsystem discovery = new Subsystem(Nqn.DISCOVERY, "discovery", "nvmeof-java discovery", "0.1", true);
+    private final Subsystem discovery = new Subsystem(Nqn.DISCOVERY, "discovery", "nvmeof-java discovery", ProductVersion.FIRMWARE_REVISION, true);
     private final AtomicLong discoveryGeneration = new AtomicLong(1);
     /** Replaced whole by {@link #update} (a reload), never changed in place by the target. */
     private volatile Options options;

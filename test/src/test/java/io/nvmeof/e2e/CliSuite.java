@@ -327,6 +327,7 @@ abstract class CliSuite {
         assertEquals(NQN, ctrl.get("subnqn").asText());
         assertEquals(0x66, ctrl.get("sqes").asInt());
         assertEquals(8, ctrl.get("mdts").asInt());
+        assertEquals(System.getProperty("project.version"), ctrl.get("fr").asText(), "the firmware revision is the release");
         TargetProcess.Run text = TargetProcess.cli(60, "id-ctrl", target.uri(NQN));
         assertTrue(text.out().contains("sqes      : 0x66"), text.out());
 

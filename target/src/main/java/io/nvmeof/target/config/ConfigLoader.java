@@ -11,6 +11,7 @@ import io.nvmeof.protocol.auth.DhchapKey;
 import io.nvmeof.protocol.tls.TlsPsk;
 import io.nvmeof.target.HostSecurity;
 import io.nvmeof.target.PortOptionException;
+import io.nvmeof.target.ProductVersion;
 import io.nvmeof.target.TargetTransport;
 import io.nvmeof.target.TargetTransports;
 import io.nvmeof.target.backend.BackendSpec;
@@ -132,7 +133,7 @@ public final class ConfigLoader {
                 namespaces.add(namespace(nl.get(n), at + ".namespaces[" + n + "]"));
             }
             subsystems.add(new SubsystemConfig(nqn, string(s, "serial", at, defaultSerial(nqn)),
-                    string(s, "model", at, "nvmeof-java"), string(s, "firmware", at, "0.1"),
+                    string(s, "model", at, "nvmeof-java"), string(s, "firmware", at, ProductVersion.FIRMWARE_REVISION),
                     s.has("ieee_oui") ? oui(s.get("ieee_oui"), at + ".ieee_oui") : 0, any, hosts, namespaces));
         }
         List<PortConfig> ports = new ArrayList<>();
@@ -445,7 +446,7 @@ public final class ConfigLoader {
             String model = attr.path("model").asText("");
             String firmware = attr.path("firmware").asText("");
             subsystems.add(new SubsystemConfig(nqn, serial.isEmpty() ? defaultSerial(nqn) : serial,
-                    model.isEmpty() ? "nvmeof-java" : model, firmware.isEmpty() ? "0.1" : firmware,
+                    model.isEmpty() ? "nvmeof-java" : model, firmware.isEmpty() ? ProductVersion.FIRMWARE_REVISION : firmware,
                     attr.has("ieee_oui") ? oui(attr.get("ieee_oui"), at + ".attr.ieee_oui") : 0,
                     any, hosts, namespaces));
         }
