@@ -651,6 +651,11 @@ public final class Controller implements AutoCloseable {
         return how;
     }
 
+    /** Where the controller is (for tests of its recovery). */
+    ControllerState state() {
+        return state;
+    }
+
     /** How many times the controller reconnected after losing its connection. */
     public int reconnects() {
         return reconnects.get();

@@ -29,6 +29,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -175,7 +176,8 @@ abstract class AuthenticationSuite {
                 assertTrue(c.reauthenticate().controllerAuthenticated());
             }
             long before = ios.get();
-            Thread.sleep(200);
+            // I/O goes on after re-authentication (waited for, not slept on: a busy machine may be slow to run it)
+            Awaitility.await().atMost(TargetProcess.PATIENCE).until(() -> ios.get() > before || io.isDone());
             stop.set(true);
             io.get(30, TimeUnit.SECONDS);
             assertTrue(ios.get() > before, "I/O went on during and after re-authentication");

@@ -97,12 +97,16 @@ class BenchFeaturesTest {
                 "--runtime", "2", "--rate_iops", "2000", "--write_lat_log", each, "--write_iops_log", each,
                 "--plot", svg.toString(), "-o", "json"));
         long ios = j.get("read").get("total_ios").asLong();
+        // what this machine delivered in this run, not what an idle one would: a busy machine
+        // may run the bench late, slowly or in bursts; the rate cap and the logs' sums hold anyway
+        long runtimeMs = j.get("job_runtime").asLong();
+        assertTrue(ios > 0 && runtimeMs >= 2000, j.toString());
         List<String> lat = Files.readAllLines(Path.of(each + "_lat.1.log"));
         assertEquals(ios, lat.size(), "one line per I/O without --log_avg_msec");
         for (String line : lat) {
             String[] f = line.split(", ");
             assertEquals(6, f.length, line);
-            assertTrue(Long.parseLong(f[0]) >= 0 && Long.parseLong(f[0]) <= 2500, line);
+            assertTrue(Long.parseLong(f[0]) >= 0 && Long.parseLong(f[0]) <= runtimeMs + 1000, line);
             assertTrue(Long.parseLong(f[1]) > 0, line);
             assertEquals("0", f[2], "reads: " + line);
             assertEquals("4096", f[3], line);
@@ -110,9 +114,21 @@ class BenchFeaturesTest {
         }
         assertTrue(Files.exists(Path.of(each + "_clat.1.log")) && Files.exists(Path.of(each + "_slat.1.log")));
         List<String> iops = Files.readAllLines(Path.of(each + "_iops.1.log"));
-        assertTrue(iops.size() >= 2 && iops.size() <= 3, "a line a second: " + iops);
-        long rate = Long.parseLong(iops.get(0).split(", ")[1]);
-        assertTrue(rate > 1500 && rate < 2500, "--rate_iops 2000 in the IOPS log: " + iops);
+        assertTrue(!iops.isEmpty() && iops.size() <= runtimeMs / 1000 + 2, "a line a second (and the last, partial one): " + iops);
+        // each line is a window's I/Os per second up to its end: summed back they are the run's I/Os,
+        // and by no window's end has the bench done more than --rate_iops allows (its schedule
+        // catches up after a stall, as fio's does, but never runs ahead of it)
+        double done = 0;
+        long windowStart = 0;
+        for (String line : iops) {
+            String[] f = line.split(", ");
+            long end = Long.parseLong(f[0]);
+            assertTrue(end > windowStart, "windows in order: " + iops);
+            done += Long.parseLong(f[1]) * (end - windowStart) / 1000.0;
+            windowStart = end;
+            assertTrue(done <= 2000 * end / 1000.0 * 1.02 + 8, "--rate_iops 2000 caps the I/Os done by " + end + " ms: " + iops);
+        }
+        assertEquals(ios, done, ios * 0.02 + 8, "the IOPS log accounts for the run's " + ios + " I/Os: " + iops);
         String plot = Files.readString(svg);
         assertTrue(plot.startsWith("<svg") || plot.startsWith("<?xml"), plot.substring(0, 40));
         assertTrue(plot.contains("read IOPS") && plot.contains("read p99"), "legend of the plot");
@@ -122,9 +138,10 @@ class BenchFeaturesTest {
                 "--write_lat_log", avg, "--write_bw_log", avg, "--log_avg_msec", "500");
         assertEquals(0, r.exit(), r.err());
         List<String> avgLat = Files.readAllLines(Path.of(avg + "_lat.1.log"));
-        assertTrue(avgLat.size() >= 3 && avgLat.size() <= 5, "a line per 500 ms window: " + avgLat);
+        // a line per 500 ms window that saw I/O: the 2 s run has at most 4 full ones and a partial one
+        assertTrue(!avgLat.isEmpty() && avgLat.size() <= 6, "a line per 500 ms window: " + avgLat);
         assertTrue(avgLat.get(0).matches("\\d+, \\d+, 1, 4096, 0, 0"), avgLat.get(0));
-        assertTrue(Files.readAllLines(Path.of(avg + "_bw.1.log")).size() >= 3);
+        assertEquals(avgLat.size(), Files.readAllLines(Path.of(avg + "_bw.1.log")).size(), "the same windows in both logs");
         Path svg2 = dir.resolve("logs.svg");
         TargetProcess.Run p = TargetProcess.cli(30, "plot", each + "_iops.1.log", each + "_lat.1.log", "-o", svg2.toString());
         assertEquals(0, p.exit(), p.err());

@@ -162,7 +162,8 @@ abstract class CliSuite {
         assertEquals(0, ramped.exit(), ramped.err());
         JsonNode w = new ObjectMapper().readTree(ramped.out()).get("jobs").get(0).get("write");
         long ms = w.get("runtime").asLong();
-        assertTrue(ms >= 1000 && ms < 1500, "measured " + ms + " ms of a 1.5 s ramp and a 1 s run");
+        // at least the 1 s run, and less than the ramp and the run together (a busy machine may take long to drain the last I/Os)
+        assertTrue(ms >= 1000 && ms < 2500, "measured " + ms + " ms of a 1.5 s ramp and a 1 s run");
         assertTrue(w.get("total_ios").asLong() > 0, ramped.out());
         assertEquals(w.get("total_ios").asLong(), w.get("lat_ns").get("N").asLong(), "latencies of measured I/Os only");
 

@@ -103,7 +103,7 @@ class SystemdUnitTest {
                         + "       {\"nsid\": 2, \"backend\": \"ram\", \"size\": \"16M\"}"));
                 Process hup = new ProcessBuilder("kill", "-HUP", Long.toString(t.process.pid())).start();
                 assertEquals(0, hup.waitFor());
-                Awaitility.await().atMost(20, TimeUnit.SECONDS).until(() -> t.out().contains("reloaded"));
+                t.await("the reload", () -> t.out().contains("reloaded"));
                 assertTrue(t.out().contains("namespace 2 added"), t.out());
                 assertEquals(List.of(1, 2), ctrl.activeNamespaces());
                 assertEquals(16 << 20, ctrl.namespace(2).size());
@@ -111,7 +111,7 @@ class SystemdUnitTest {
                 // a broken file on reload is reported and the running configuration kept
                 Files.writeString(config, "{ not json");
                 new ProcessBuilder("kill", "-HUP", Long.toString(t.process.pid())).start().waitFor();
-                Awaitility.await().atMost(20, TimeUnit.SECONDS).until(() -> t.out().contains("kept its configuration"));
+                t.await("the refused reload", () -> t.out().contains("kept its configuration"));
                 assertEquals(List.of(1, 2), ctrl.activeNamespaces());
             }
             assertEquals(0, t.stop());
@@ -143,7 +143,7 @@ class SystemdUnitTest {
                 "    print('%d %s' % (time.monotonic_ns() // 1000000, m.replace(chr(10), '|')), flush=True)"),
                 sock.toString()).redirectOutput(log.toFile()).redirectErrorStream(true).start();
         try {
-            Awaitility.await().atMost(10, TimeUnit.SECONDS).until(() -> Files.readString(log).contains("BOUND"));
+            Awaitility.await().atMost(TargetProcess.PATIENCE).until(() -> Files.readString(log).contains("BOUND"));
             Path config = dir.resolve("t.json");
             String json = "{\"ports\": [{\"portid\": 1, \"trtype\": \"tcp\", \"traddr\": \"127.0.0.1\", \"trsvcid\": 0,"
                     + " \"subsystems\": [\"nqn.2026-11.io.nvmeof:sd\"]}], \"subsystems\": [{\"nqn\": \"nqn.2026-11.io.nvmeof:sd\","
@@ -151,28 +151,40 @@ class SystemdUnitTest {
             Files.writeString(config, json);
             try (TargetProcess t = TargetProcess.startWith(List.of(), Map.of("NOTIFY_SOCKET", sock.toString(),
                     "WATCHDOG_USEC", "600000"), Fabric.TCP, dir, "--config", config.toString())) {
-                Awaitility.await().atMost(20, TimeUnit.SECONDS).until(() -> Files.readString(log).contains("READY=1"));
+                t.await("READY=1", () -> Files.readString(log).contains("READY=1"));
                 String ready = Files.readString(log).lines().filter(l -> l.contains("READY=1")).findFirst().orElseThrow();
                 assertTrue(ready.contains("STATUS=serving 1 subsystem(s), 1 namespace(s) on 1 port(s)"), ready);
                 assertTrue(ready.contains("MAINPID=" + t.process.pid()), ready);
-                Awaitility.await().atMost(20, TimeUnit.SECONDS).until(() -> count(log, "WATCHDOG=1") >= 4);
+                t.await("watchdog pings", () -> count(log, "WATCHDOG=1") >= 4);
 
                 // stopped, the process feeds nothing: systemd would kill and restart it
                 new ProcessBuilder("kill", "-STOP", Long.toString(t.process.pid())).start().waitFor();
-                Thread.sleep(500);
-                int before = count(log, "WATCHDOG=1");
+                Path stat = Path.of("/proc/" + t.process.pid() + "/stat");
+                Awaitility.await().atMost(TargetProcess.PATIENCE).until(() -> Files.readString(stat).matches("\\d+ \\(.*\\) T .*\\s*"));
+                // a ping sent just before the stop may still be on its way through a busy receiver:
+                // wait until a second passes without one (pings come every 300 ms while it runs)
+                int settled = count(log, "WATCHDOG=1");
+                for (long end = System.nanoTime() + TargetProcess.PATIENCE.toNanos(); System.nanoTime() < end; ) {
+                    Thread.sleep(1000);
+                    int now = count(log, "WATCHDOG=1");
+                    if (now == settled) {
+                        break;
+                    }
+                    settled = now;
+                }
+                int before = settled;
                 Thread.sleep(1500);
                 assertEquals(before, count(log, "WATCHDOG=1"), "no pings while stopped");
                 new ProcessBuilder("kill", "-CONT", Long.toString(t.process.pid())).start().waitFor();
-                Awaitility.await().atMost(20, TimeUnit.SECONDS).until(() -> count(log, "WATCHDOG=1") > before + 1);
+                t.await("watchdog pings after SIGCONT", () -> count(log, "WATCHDOG=1") > before + 1);
 
                 new ProcessBuilder("kill", "-HUP", Long.toString(t.process.pid())).start().waitFor();
-                Awaitility.await().atMost(20, TimeUnit.SECONDS).until(() -> count(log, "READY=1") == 2);
+                t.await("READY=1 after the reload", () -> count(log, "READY=1") == 2);
                 String text = Files.readString(log);
                 assertTrue(text.indexOf("RELOADING=1|MONOTONIC_USEC=") > text.indexOf("READY=1"), text);
                 assertTrue(text.lastIndexOf("READY=1") > text.indexOf("RELOADING=1"), text);
                 assertEquals(0, t.stop());
-                Awaitility.await().atMost(10, TimeUnit.SECONDS).until(() -> Files.readString(log).contains("STOPPING=1"));
+                Awaitility.await().atMost(TargetProcess.PATIENCE).until(() -> Files.readString(log).contains("STOPPING=1"));
                 t.assertNoLeaks();
             }
         } finally {

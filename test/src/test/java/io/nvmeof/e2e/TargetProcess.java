@@ -10,12 +10,15 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.awaitility.Awaitility;
 
 /**
  * The real {@code nvmeof} jar as a separate JVM: the target process for end-to-end tests,
@@ -57,6 +60,20 @@ final class TargetProcess implements AutoCloseable {
         return cmd;
     }
 
+    /**
+     * How long a test waits for a target process's next sign of life (its start, a reload, a
+     * notification) before calling it lost: long enough for a JVM to start on a machine that is
+     * busy with other work, and never waited out by a target that is working, since every wait
+     * ends at the event and at once if the process exits.
+     */
+    static final Duration PATIENCE = Duration.ofSeconds(90);
+
+    /** Waits until {@code condition} holds, for at most {@link #PATIENCE}; fails at once if the target exits. */
+    void await(String what, Callable<Boolean> condition) {
+        Awaitility.await(what).atMost(PATIENCE).pollInterval(Duration.ofMillis(50))
+                .failFast("the target exited: " + what, () -> !process.isAlive()).until(condition);
+    }
+
     /** Starts {@code nvmeof target ARGS} (with the flags of {@code fabric}) and waits until it prints its port. */
     static TargetProcess start(Fabric fabric, Path dir, String... args) throws IOException, InterruptedException {
         return startWith(List.of(), fabric, dir, args);
@@ -82,7 +99,7 @@ final class TargetProcess implements AutoCloseable {
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile());
         pb.environment().putAll(env);
         Process p = pb.start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        long deadline = System.nanoTime() + PATIENCE.toNanos();
         while (System.nanoTime() < deadline) {
             Matcher m = LISTENING.matcher(Files.readString(out));
             if (m.find()) {
@@ -94,7 +111,7 @@ final class TargetProcess implements AutoCloseable {
             Thread.sleep(50);
         }
         p.destroyForcibly();
-        throw new IOException("target did not start within 30 s: " + Files.readString(err));
+        throw new IOException("target did not start within " + PATIENCE.toSeconds() + " s: " + Files.readString(err));
     }
 
     String uri(String nqn) {
