@@ -83,32 +83,16 @@ class PluggableTransportTest {
     }
 
     /** The host's side: opens NVMe/TCP queues under the name "loop". */
-    static final class LoopHost implements HostTransport.Type {
-        @Override
-        public String name() {
-            return "loop";
+    static final class LoopHost extends FakeHostTransport {
+        LoopHost() {
+            super("loop");
         }
 
         @Override
-        public Map<String, String> options(Map<String, String> given) {
-            return Map.copyOf(given);
-        }
-
-        @Override
-        public HostTransport create(NvmeofUri uri, EventLoopGroup group, ConnectOptions options) {
-            return new HostTransport() {
-                @Override
-                public CompletableFuture<HostQueue> openQueue(InetSocketAddress address, int qid, int depth,
-                                                              int inCapsule, int controllerId) {
-                    hostQueuesOpened.incrementAndGet();
-                    return TcpQueue.open(group, address, qid, depth, inCapsule, false, false,
-                            options.commandTimeout.toNanos(), (int) options.connectTimeout.toMillis(), null);
-                }
-
-                @Override
-                public void close() {
-                }
-            };
+        CompletableFuture<HostQueue> open(EventLoopGroup group, InetSocketAddress address, int qid, int depth, int inCapsule,
+                                          ConnectOptions options) {
+            hostQueuesOpened.incrementAndGet();
+            return super.open(group, address, qid, depth, inCapsule, options);
         }
     }
 

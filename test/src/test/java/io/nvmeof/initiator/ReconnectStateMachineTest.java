@@ -17,7 +17,6 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -50,43 +49,26 @@ class ReconnectStateMachineTest {
     private static int port;
 
     /** A host transport the test controls: NVMe/TCP underneath, refused or cut on demand. */
-    static final class Flaky implements HostTransport.Type {
+    static final class Flaky extends FakeHostTransport {
         volatile boolean down;
         final AtomicInteger attempts = new AtomicInteger();
         final List<HostQueue> open = new CopyOnWriteArrayList<>();
 
-        @Override
-        public String name() {
-            return "flaky";
+        Flaky() {
+            super("flaky");
         }
 
         @Override
-        public Map<String, String> options(Map<String, String> given) {
-            return Map.copyOf(given);
-        }
-
-        @Override
-        public HostTransport create(NvmeofUri uri, EventLoopGroup group, ConnectOptions options) {
-            return new HostTransport() {
-                @Override
-                public CompletableFuture<HostQueue> openQueue(InetSocketAddress address, int qid, int depth,
-                                                              int inCapsule, int controllerId) {
-                    attempts.incrementAndGet();
-                    if (down) {
-                        return CompletableFuture.failedFuture(new ConnectException("flaky: the fabric is down"));
-                    }
-                    return TcpQueue.open(group, address, qid, depth, inCapsule, false, false,
-                            options.commandTimeout.toNanos(), (int) options.connectTimeout.toMillis(), null)
-                            .thenApply(q -> {
-                                open.add(q);
-                                return q;
-                            });
-                }
-
-                @Override
-                public void close() {
-                }
-            };
+        CompletableFuture<HostQueue> open(EventLoopGroup group, InetSocketAddress address, int qid, int depth, int inCapsule,
+                                          ConnectOptions options) {
+            attempts.incrementAndGet();
+            if (down) {
+                return CompletableFuture.failedFuture(new ConnectException("flaky: the fabric is down"));
+            }
+            return super.open(group, address, qid, depth, inCapsule, options).thenApply(q -> {
+                open.add(q);
+                return q;
+            });
         }
 
         /** Cuts every queue opened so far, as a cable pulled out would; returns once they have ended. */
