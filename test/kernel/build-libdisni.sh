@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# build-libdisni.sh SRC OUT: builds DiSNI's native library (tag v2.1) from DiSNI's fetched sources
+# build-libdisni.sh SRC OUT: builds DiSNI's native library (tag v2.1) from a clone of DiSNI's sources
 # (SRC: a git directory or an unpacked source tree) into OUT/libdisni.so, for the disni provider's
 # runs in the guest. Needs libibverbs-dev librdmacm-dev autoconf automake libtool and a JDK.
 # Never commit the result or the sources.

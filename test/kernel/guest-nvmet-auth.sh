@@ -40,7 +40,9 @@ if [ -f /mnt/share/nvmeof.jar ]; then
   ours() { timeout 300 $PIN java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -jar /mnt/share/nvmeof.jar "$@"; }
   umask 077; echo "$KEY" >/tmp/k.key; echo "$CKEY" >/tmp/kc.key; cp /mnt/share/k.psk /tmp/k.psk; umask 022
   uri="nvme+tcp://127.0.0.1:4421/$NQN"
-  auth=(-q "$HOSTNQN" --dhchap-secret-file /tmp/k.key --dhchap-ctrl-secret-file /tmp/kc.key --tls-key-file /tmp/k.psk --tls-compat)
+  # (a cold JVM's first TLS handshake on an emulated vCPU can outlast the 10 s connect deadline)
+  auth=(-q "$HOSTNQN" --dhchap-secret-file /tmp/k.key --dhchap-ctrl-secret-file /tmp/kc.key --tls-key-file /tmp/k.psk --tls-compat
+        --connect-timeout 120)
   head -c 4194304 /dev/urandom >/tmp/pattern
   if ours write "$uri" -o 0 -d /tmp/pattern "${auth[@]}" 2>/tmp/tw.err &&
      ours read "$uri" -o 0 -l 4194304 -d /tmp/tback "${auth[@]}" 2>/tmp/tr.err && cmp /tmp/pattern /tmp/tback; then
@@ -53,7 +55,8 @@ if [ -f /mnt/share/nvmeof.jar ]; then
   if ours id-ctrl "$uri" -q "$HOSTNQN" --dhchap-secret-file /tmp/k.key >/dev/null 2>/tmp/z.err; then
     echo "FAILED: nvmet's TLS-required port let us in in the clear"
   else echo "check: in the clear, nvmet's TLS port refuses us: $(tail -1 /tmp/z.err)"; fi
-  if ours id-ctrl "$uri" -q "$HOSTNQN" --dhchap-secret-file /tmp/k.key --tls-key-file /tmp/k.psk >/dev/null 2>/tmp/w2.err; then
+  if ours id-ctrl "$uri" -q "$HOSTNQN" --dhchap-secret-file /tmp/k.key --tls-key-file /tmp/k.psk --connect-timeout 120 \
+     >/dev/null 2>/tmp/w2.err; then
     echo "FAILED: a PSK derived with RFC 8446 labels was accepted where nvme-cli 2.13 put the older one"
   else echo "check: the other derivation of the PSK fails the handshake: $(tail -1 /tmp/w2.err)"; fi
   echo "TLS-CHECKS-DONE"

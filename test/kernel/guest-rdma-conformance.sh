@@ -41,6 +41,6 @@ conformance "verbs, busy polling" verbs -Dnvmeof.rdma.busyPoll=true
 if [ -f "$S/libdisni.so" ]; then
   conformance "disni" disni --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Djava.library.path="$S"
 else
-  echo "conformance: disni SKIPPED (no libdisni.so in the share: set DISNI_SRC to DiSNI's fetched sources)"
+  echo "conformance: disni SKIPPED (no libdisni.so in the share: set DISNI_SRC to a clone of DiSNI's sources)"
 fi
 exit $rc

@@ -119,7 +119,7 @@ rstatus=0
 [ $rstatus = 0 ] && echo "RDMA INTEROP (verbs over soft-RoCE): PASS" || { echo "RDMA INTEROP: FAIL ($rstatus)"; status=1; }
 
 # ---- part 4: the RDMA provider conformance suite on real verbs (verbs in event and busy-poll
-# mode; disni too where DiSNI's sources were fetched: DISNI_SRC names them, libdisni is built
+# mode; disni too where a clone of DiSNI's sources is at hand: DISNI_SRC names it, libdisni is built
 # here and never committed) ----
 mkdir -p "$work/cshare/junit" "$work/conf"
 cp "$jar" "$work/cshare/"

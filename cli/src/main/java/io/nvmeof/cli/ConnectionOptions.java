@@ -37,6 +37,11 @@ final class ConnectionOptions {
     @Option(names = "--timeout", description = "Command timeout in seconds (default: ${DEFAULT-VALUE}).")
     int timeoutSeconds = 30;
 
+    @Option(names = "--connect-timeout", paramLabel = "SECONDS", description = "How long setting up a queue's connection"
+            + " (TCP, TLS handshake, ICReq/ICResp, RDMA CM) may take (default: 10, or --timeout if less). A slow link or"
+            + " an emulated machine may need more.")
+    Integer connectTimeoutSeconds;
+
     @Option(names = "--ctrl-loss-tmo", description = "Seconds to keep reconnecting after a lost connection (default: ${DEFAULT-VALUE}; 0: none).")
     int ctrlLossSeconds = 600;
 
@@ -90,10 +95,13 @@ final class ConnectionOptions {
     int tlsIdentityVersion;
 
     ConnectOptions toOptions() {
+        if (connectTimeoutSeconds != null && connectTimeoutSeconds < 1) {
+            throw new IllegalArgumentException("--connect-timeout must be at least 1 second");
+        }
         ConnectOptions o = ConnectOptions.defaults().ioQueues(ioQueues).queueSize(queueSize).registerUserBuffers(!bounceBuffers)
                 .headerDigest(headerDigest).dataDigest(dataDigest).busyPoll(busyPoll == null ? BusyPoll.OFF : BusyPoll.parse(busyPoll))
                 .commandTimeout(Duration.ofSeconds(timeoutSeconds))
-                .connectTimeout(Duration.ofSeconds(Math.min(10, timeoutSeconds)))
+                .connectTimeout(Duration.ofSeconds(connectTimeoutSeconds != null ? connectTimeoutSeconds : Math.min(10, timeoutSeconds)))
                 .controllerLossTimeout(Duration.ofSeconds(ctrlLossSeconds)).reconnectDelay(Duration.ofSeconds(reconnectDelaySeconds));
         o.dhchapSecret(key(dhchapSecret, dhchapSecretFile, "--dhchap-secret"));
         o.dhchapControllerSecret(key(dhchapCtrlSecret, dhchapCtrlSecretFile, "--dhchap-ctrl-secret"));

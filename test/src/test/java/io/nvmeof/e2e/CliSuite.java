@@ -278,6 +278,15 @@ abstract class CliSuite {
         assertOneLineError(TargetProcess.cli(30, "bench", fabric().uri(closed, NQN)), 1,
                 "cannot connect");
         assertOneLineError(TargetProcess.cli(30, "bench", fabric().uri(target.port, "nqn.2026-11.io.nvmeof:nosuch")), 1, "no such subsystem");
+        if (!fabric().rdma()) {
+            // a peer that accepts and never answers the ICReq: the connect deadline is the one asked for
+            try (ServerSocket silent = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+                assertOneLineError(TargetProcess.cli(60, "bench", fabric().uri(silent.getLocalPort(), NQN), "--connect-timeout",
+                        "2"), 1, "timed out after 2000 ms");
+            }
+        }
+        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--connect-timeout", "0"), 1,
+                "--connect-timeout must be at least 1 second");
         Path small = Files.write(dir.resolve("small.bin"), new byte[100]);
         assertOneLineError(TargetProcess.cli(30, "write", target.uri(NQN), "--offset", "100", "--input",
                 small.toString()), 1, "not a multiple of the block size");
