@@ -22,8 +22,12 @@ import java.util.concurrent.TimeUnit;
  * the controller, Success2). Like SPDK's target, a message out of order, a bad payload or a
  * wrong response completes its command successfully and turns the next Authentication Receive
  * into AUTH_Failure1 with the reason, after which the queue's connection ends. Until the queue
- * is authenticated, it takes nothing but these two commands (Authentication Required). The
- * Diffie-Hellman arithmetic runs on the target's I/O threads, never on an event loop. Each step
+ * is authenticated, it takes nothing but these two commands (Authentication Required), and the
+ * connect deadline that began at the connection's accept still runs. One step at a time: a
+ * command that comes while the previous step's Diffie-Hellman arithmetic is still running gets
+ * Command Sequence Error and changes nothing. That arithmetic runs on the target's few
+ * authentication threads ({@link Target#authExecutor}), never on an event loop nor with storage
+ * I/O, one job per queue at most, dropped if the connection closes before it ran. Each step
  * has the keep-alive timeout (or 120 s) to come; a host that stalls loses the queue, or, while
  * re-authenticating an authenticated queue, just the new transaction. Confined to the queue's
  * event loop.
@@ -34,6 +38,11 @@ final class Authentication {
     private static final long DEFAULT_STEP_MILLIS = 120_000;
     /** How long a refused host has to read its AUTH_Failure1 before the connection ends. */
     private static final long FAILURE_GRACE_MILLIS = 500;
+    /**
+     * The largest Authentication Send taken, checked with the command's SGL before any R2T or
+     * buffer: a DH-HMAC-CHAP_Reply with an ffdhe8192 value and SHA-512 responses is some 1.2 KiB.
+     */
+    static final int MAX_MESSAGE = 16 * 1024;
 
     private enum Step { NEGOTIATE, CHALLENGE, REPLY, SUCCESS1, SUCCESS2, FAILURE1, DONE }
 
@@ -52,6 +61,8 @@ final class Authentication {
     private byte[] controllerResponse;
     private int failure;
     private ScheduledFuture<?> timer;
+    /** The Diffie-Hellman job of the step in progress, or null: while set, no other step runs. */
+    private java.util.concurrent.Future<?> job;
 
     Authentication(QueuePair queue, Controller controller) {
         this.queue = queue;
@@ -71,10 +82,15 @@ final class Authentication {
             q.complete(r, Status.INVALID_FIELD);
             return;
         }
+        Authentication a = q.authentication(c);
+        if (a.job != null) {
+            q.complete(r, Status.COMMAND_SEQUENCE_ERROR); // the previous step is still being computed
+            return;
+        }
         ByteBuffer msg = ByteBuffer.allocate(r.length).order(ByteOrder.LITTLE_ENDIAN);
         r.data.getBytes(r.dataOffset, msg);
         msg.flip();
-        q.authentication(c).received(r, msg);
+        a.received(r, msg);
     }
 
     /** Authentication Receive: the host fetches the controller's next message. */
@@ -85,7 +101,12 @@ final class Authentication {
             q.complete(r, Status.INVALID_FIELD);
             return;
         }
-        q.authentication(c).fetch(r);
+        Authentication a = q.authentication(c);
+        if (a.job != null) {
+            q.complete(r, Status.COMMAND_SEQUENCE_ERROR);
+            return;
+        }
+        a.fetch(r);
     }
 
     private static boolean checkCommand(SubmissionQueueEntry sqe) {
@@ -237,7 +258,11 @@ final class Authentication {
             return;
         }
         DhGroup g = group;
-        offload(r, () -> keys = g.generate(RANDOM), () -> sendChallenge(r, keys.publicValue()));
+        DhGroup.KeyPair[] made = new DhGroup.KeyPair[1];
+        offload(r, () -> made[0] = g.generate(RANDOM), () -> {
+            keys = made[0];
+            sendChallenge(r, keys.publicValue());
+        });
     }
 
     private void sendChallenge(Request r, byte[] publicValue) {
@@ -288,6 +313,9 @@ final class Authentication {
         };
         Runnable then = () -> {
             keys = null;
+            if (problem[0] == null && !authenticated && queue.qid() == 0 && !controller.subsystem().admit(controller)) {
+                problem[0] = "the host holds the most controllers one host may already";
+            }
             if (problem[0] != null) {
                 fail(AuthMessage.FAILED, problem[0]);
             } else {
@@ -308,11 +336,12 @@ final class Authentication {
     private void offload(Request r, Runnable work, Runnable then) {
         r.offloaded = true;
         try {
-            controller.target().ioExecutor().execute(() -> {
+            job = controller.target().authExecutor().submit(() -> {
                 work.run();
                 try {
                     queue.transport().eventLoop().execute(() -> {
                         r.offloaded = false;
+                        job = null;
                         if (!queue.dropIfClosed(r)) {
                             then.run();
                         }
@@ -322,7 +351,10 @@ final class Authentication {
                 }
             });
         } catch (RejectedExecutionException e) {
+            // every authentication thread is busy and the backlog full: the host may try again
             r.offloaded = false;
+            LOG.log(System.Logger.Level.WARNING, "{0}: no authentication thread free for host {1} ({2})",
+                    controller.subsystem().nqn(), controller.hostNqn(), queue.transport().peer());
             queue.complete(r, Status.COMMAND_INTERRUPTED);
         }
     }
@@ -332,6 +364,7 @@ final class Authentication {
         cancelTimer();
         boolean first = !authenticated;
         authenticated = true;
+        queue.admit();
         c1 = null;
         controllerResponse = null;
         System.Logger.Level level = queue.qid() == 0 ? System.Logger.Level.INFO : System.Logger.Level.DEBUG;
@@ -394,10 +427,15 @@ final class Authentication {
         queue.disconnect();
     }
 
-    /** The queue closed. */
+    /** The queue closed: a Diffie-Hellman job not yet started is dropped. */
     void closed() {
         cancelTimer();
         keys = null;
+        java.util.concurrent.Future<?> j = job;
+        if (j != null) {
+            j.cancel(false);
+            controller.target().authExecutor().remove((Runnable) j);
+        }
         if (!authenticated && step != Step.DONE) {
             LOG.log(System.Logger.Level.INFO, "{0}: host {1} ({2}) closed queue {3} without authenticating",
                     controller.subsystem().nqn(), controller.hostNqn(), queue.transport().peer(), queue.qid());

@@ -38,6 +38,8 @@ public final class Controller {
     private volatile int cc;
     private volatile int csts;
     private volatile boolean destroyed;
+    /** Counts toward its host's cap: its host needed no authentication or authenticated the admin queue (guarded by the subsystem). */
+    boolean admitted;
     /** Number of I/O queues granted by Set Features; until then, the target's maximum. */
     private volatile int grantedIoQueues;
     /** When the keep-alive check last saw traffic (or the controller began). */
@@ -357,6 +359,18 @@ public final class Controller {
         }
         asyncEvents.add(r);
         return true;
+    }
+
+    /** The TLS PSK identity the admin queue's secure channel was opened with, or null (in the clear). */
+    private volatile String tlsIdentity;
+
+    void secureChannel(String identity) {
+        tlsIdentity = identity;
+    }
+
+    /** The TLS PSK identity of the admin queue's connection, null if it came in the clear: every I/O queue must match. */
+    String tlsIdentity() {
+        return tlsIdentity;
     }
 
     /** The port the host's admin queue came through. */

@@ -12,8 +12,9 @@ import java.util.List;
 /**
  * Builds the Discovery Log Page (NVMe-oF 1.1, 5.3) a host sees: first this discovery
  * subsystem on the port it asked through, then one entry per (port, NVM subsystem) the host
- * is allowed into. A port that listens on every address reports the address the host used,
- * as Linux nvmet does.
+ * is allowed into, of the port it asked through if that port serves subsystems (what Linux
+ * nvmet does), of every port if it is a discovery-only port. A port that listens on every
+ * address reports the address the host used, as Linux nvmet does.
  */
 final class DiscoveryLog {
     /** ASQSZ: the admin queue size hosts should use (the kernel's NVME_AQ_DEPTH). */
@@ -25,7 +26,12 @@ final class DiscoveryLog {
     static ByteBuffer build(Target target, String hostNqn, Port current, InetSocketAddress local) {
         List<Object[]> entries = new ArrayList<>();
         entries.add(new Object[] {current, Nqn.DISCOVERY});
+        // a port that serves subsystems tells of itself only (as nvmet); a discovery-only port of every port
+        boolean everyPort = current.discoveryOnly();
         for (Port port : target.ports()) {
+            if (!everyPort && port.id() != current.id()) {
+                continue;
+            }
             for (Subsystem s : target.subsystems()) {
                 if (port.serves(s.nqn()) && s.allows(hostNqn)) {
                     entries.add(new Object[] {port, s.nqn()});

@@ -3,6 +3,7 @@ package io.nvmeof.target;
 import io.nvmeof.protocol.ConnectData;
 import io.nvmeof.protocol.FabricsCommandType;
 import io.nvmeof.protocol.Flyweight;
+import io.nvmeof.protocol.Nqn;
 import io.nvmeof.protocol.Registers;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
@@ -45,10 +46,19 @@ final class FabricsCommands {
         return (qid == 0 ? ADMIN : OTHER).handler(fctype);
     }
 
+    /** Refused Connects: a host can send them as fast as it likes, so their lines are rate-limited. */
+    private static final RateLimitedLog REFUSED = new RateLimitedLog(LOG);
+
     private static void invalidParameter(Request r, QueuePair q, int offset, int attr, String why) {
-        LOG.log(System.Logger.Level.INFO, "refused Connect from {0}: {1}", q.transport().peer(), why);
+        REFUSED.log(System.Logger.Level.INFO, "refused Connect from {0}: {1}", q.transport().peer(), why);
         r.result = (offset & 0xffff) | (long) attr << 16;
         q.complete(r, Status.CONNECT_INVALID_PARAMETERS);
+    }
+
+    private static void invalidHost(Request r, QueuePair q, String why) {
+        REFUSED.log(System.Logger.Level.WARNING, "refused Connect from {0}: {1}", q.transport().peer(), why);
+        r.result = ConnectData.HOSTNQN_OFFSET | (long) IN_DATA << 16;
+        q.complete(r, Status.CONNECT_INVALID_HOST);
     }
 
     private static void connect(Request r, QueuePair q) {
@@ -71,6 +81,20 @@ final class FabricsCommands {
         Target target = q.target();
         String subnqn = data.subsystemNqn();
         String hostnqn = data.hostNqn();
+        // names are checked before any is looked up or logged: a control byte never reaches a log line
+        String bad = Nqn.unusable(hostnqn);
+        if (bad != null) {
+            invalidHost(r, q, "host " + bad);
+            return;
+        }
+        bad = Nqn.unusable(subnqn);
+        if (bad != null) {
+            invalidParameter(r, q, ConnectData.SUBNQN_OFFSET, IN_DATA, "subsystem " + bad);
+            return;
+        }
+        if (Nqn.problem(hostnqn) != null) {
+            ODD.log(System.Logger.Level.WARNING, "Connect from {0}: {1}", q.transport().peer(), Nqn.problem(hostnqn));
+        }
         Subsystem subsystem = target.subsystem(subnqn);
         if (subsystem == null || !subsystem.isDiscovery() && !q.port().serves(subnqn)) {
             invalidParameter(r, q, ConnectData.SUBNQN_OFFSET, IN_DATA, "no subsystem " + subnqn + " on " + q.port());
@@ -79,7 +103,7 @@ final class FabricsCommands {
         PskIdentity tls = q.transport().tlsIdentity();
         if (tls != null && (!tls.hostNqn().equals(hostnqn) || !tls.subNqn().equals(subnqn))) {
             // the secure channel was opened by one host for one subsystem: a Connect may not name others
-            LOG.log(System.Logger.Level.WARNING, "refused Connect from {0}: host {1} to {2} on a TLS connection opened"
+            REFUSED.log(System.Logger.Level.WARNING, "refused Connect from {0}: host {1} to {2} on a TLS connection opened"
                     + " as host {3} for {4}", q.transport().peer(), hostnqn, subnqn, tls.hostNqn(), tls.subNqn());
             boolean host = !tls.hostNqn().equals(hostnqn);
             r.result = (host ? ConnectData.HOSTNQN_OFFSET : ConnectData.SUBNQN_OFFSET) | (long) IN_DATA << 16;
@@ -87,10 +111,7 @@ final class FabricsCommands {
             return;
         }
         if (!subsystem.allows(hostnqn)) {
-            LOG.log(System.Logger.Level.INFO, "refused Connect from {0}: host {1} not allowed in {2}",
-                    q.transport().peer(), hostnqn, subnqn);
-            r.result = ConnectData.HOSTNQN_OFFSET | (long) IN_DATA << 16;
-            q.complete(r, Status.CONNECT_INVALID_HOST);
+            invalidHost(r, q, "host " + hostnqn + " not allowed in " + subnqn);
             return;
         }
         int qid = sqe.connectQid();
@@ -115,17 +136,33 @@ final class FabricsCommands {
                 invalidParameter(r, q, ConnectData.CNTLID_OFFSET, IN_DATA, "static controller id " + data.cntlid());
                 return;
             }
+            // The controller is registered first and the host's keys read after: a reload that
+            // changes them either comes before (and is seen here) or finds the controller and ends it.
+            HostSecurity before = target.hostSecurity(hostnqn);
+            boolean authenticates = !subsystem.isDiscovery() && before != null && before.requiresAuthentication();
             Controller c = subsystem.newController(target, hostnqn, data.hostId(),
-                    target.grantedKato(sqe.connectKato(), subsystem.isDiscovery()));
+                    target.grantedKato(sqe.connectKato(), subsystem.isDiscovery()), !authenticates);
             if (c == null) {
-                q.complete(r, Status.CONNECT_CONTROLLER_BUSY);
+                if (!subsystem.allows(hostnqn)) {
+                    invalidHost(r, q, "host " + hostnqn + " not allowed in " + subnqn);
+                } else {
+                    q.complete(r, Status.CONNECT_CONTROLLER_BUSY);
+                }
+                return;
+            }
+            HostSecurity h = target.hostSecurity(hostnqn);
+            String refused = !HostSecurity.sameKeys(h, before) ? "the host's keys changed while it connected" : clearForTlsHost(subsystem, h, tls);
+            if (refused != null) {
+                c.destroy();
+                invalidHost(r, q, "host " + hostnqn + ": " + refused);
                 return;
             }
             q.connected(0, sqsize + 1, noFlowControl, c);
+            c.secureChannel(tls == null ? null : tls.text());
             c.attachAdmin(q);
-            r.result = c.cntlid() | requireAuthentication(q, c, target, hostnqn);
+            r.result = c.cntlid() | requireAuthentication(q, c, authenticates);
             LOG.log(System.Logger.Level.INFO, "{0} connected from {1}{2}", c, q.transport().peer(),
-                    (r.result & AUTHREQ_ATR) != 0 ? "; authentication required" : "");
+                    authenticates ? "; authentication required" : "");
             q.complete(r, Status.SUCCESS);
             return;
         }
@@ -133,6 +170,19 @@ final class FabricsCommands {
         if (c == null || !c.hostNqn().equals(hostnqn) || !c.hostId().equals(data.hostId())) {
             invalidParameter(r, q, ConnectData.CNTLID_OFFSET, IN_DATA,
                     "no controller " + data.cntlid() + " for host " + hostnqn);
+            return;
+        }
+        // an I/O queue comes the way its admin queue came: through the same port, in the same secure channel
+        Port adminPort = c.port();
+        if (adminPort == null || adminPort.id() != q.port().id()) {
+            invalidParameter(r, q, ConnectData.CNTLID_OFFSET, IN_DATA, "I/O queue for " + c + " through port "
+                    + q.port().id() + ", its admin queue came through port " + (adminPort == null ? "none" : adminPort.id()));
+            return;
+        }
+        if (!java.util.Objects.equals(tls == null ? null : tls.text(), c.tlsIdentity())) {
+            invalidHost(r, q, "I/O queue for " + c + (tls == null ? " in the clear" : " with TLS identity " + tls.text())
+                    + ", its admin queue came " + (c.tlsIdentity() == null ? "in the clear" : "with TLS identity "
+                    + c.tlsIdentity()));
             return;
         }
         if (!c.ready()) {
@@ -145,14 +195,33 @@ final class FabricsCommands {
             return;
         }
         q.connected(qid, sqsize + 1, noFlowControl, c);
-        r.result = c.cntlid() | requireAuthentication(q, c, target, hostnqn);
+        HostSecurity h = target.hostSecurity(hostnqn);
+        r.result = c.cntlid() | requireAuthentication(q, c, h != null && h.requiresAuthentication());
         q.complete(r, Status.SUCCESS);
     }
 
-    /** ATR when the host has a DH-HMAC-CHAP key: it must authenticate this queue (every queue, as SPDK asks). */
-    private static long requireAuthentication(QueuePair q, Controller c, Target target, String hostnqn) {
-        HostSecurity h = target.hostSecurity(hostnqn);
-        if (c.isDiscovery() || h == null || !h.requiresAuthentication()) {
+    /** Lines about host NQNs of an odd form (let in, as nvmet lets them in), rate-limited. */
+    private static final RateLimitedLog ODD = new RateLimitedLog(LOG);
+
+    /**
+     * Why a host with a TLS key may not use this connection to an NVM subsystem (it is not TLS:
+     * a cleartext port, an {@code optional} port used in the clear, NVMe/RDMA), or null. Such a
+     * host proves itself by its PSK; a Connect that merely names it proves nothing.
+     */
+    private static String clearForTlsHost(Subsystem subsystem, HostSecurity h, PskIdentity tls) {
+        if (subsystem.isDiscovery() || h == null || h.tlsKey() == null || tls != null) {
+            return null;
+        }
+        return "it has a TLS key and must connect over TLS";
+    }
+
+    /**
+     * ATR when the host has a DH-HMAC-CHAP key: it must authenticate this queue (every queue, as
+     * SPDK asks); otherwise the queue is admitted now.
+     */
+    private static long requireAuthentication(QueuePair q, Controller c, boolean authenticates) {
+        if (c.isDiscovery() || !authenticates) {
+            q.admit();
             return 0;
         }
         q.requireAuthentication(c);

@@ -21,13 +21,17 @@ public record HostSecurity(String nqn, DhchapKey hostKey, DhchapKey controllerKe
     /** Hashes: the strongest first (as SPDK prefers them); they all cost next to nothing. */
     public static final List<DhchapHash> DEFAULT_HASHES = List.of(DhchapHash.SHA512, DhchapHash.SHA384, DhchapHash.SHA256);
     /**
-     * DH groups: always a Diffie-Hellman exchange when the host offers one, the cheapest first.
-     * Every queue of every association pays for its exchange on both sides, and the cost grows
-     * with the cube of the group's size (a Linux host validating an ffdhe8192 value takes a good
-     * part of a second of CPU); list stronger groups first in {@code dhchap_dhgroups} to prefer them.
+     * DH groups unless the host's {@code dhchap_dhgroups} lists others: ffdhe2048 and ffdhe3072,
+     * always a Diffie-Hellman exchange when the host offers one, the cheapest first, and NULL (no
+     * exchange, the challenge and response alone) for a host that offers nothing else. The larger
+     * groups are left out because the host picks among what is offered and the target pays for
+     * its pick before the host has proved anything: the cost grows with the cube of the group's
+     * size, one ffdhe8192 exchange costing the target some 40 times an ffdhe2048 one (README,
+     * Security). NULL stays: it costs nothing, and its response is still an HMAC under the host's
+     * key; what it lacks is the exchange's session key, which only secure channel concatenation
+     * would use, and that is not offered.
      */
-    public static final List<DhGroup> DEFAULT_DH_GROUPS = List.of(DhGroup.FFDHE2048, DhGroup.FFDHE3072,
-            DhGroup.FFDHE4096, DhGroup.FFDHE6144, DhGroup.FFDHE8192, DhGroup.NULL);
+    public static final List<DhGroup> DEFAULT_DH_GROUPS = List.of(DhGroup.FFDHE2048, DhGroup.FFDHE3072, DhGroup.NULL);
 
     public HostSecurity {
         Nqn.require(nqn);
@@ -59,10 +63,23 @@ public record HostSecurity(String nqn, DhchapKey hostKey, DhchapKey controllerKe
 
     /** Whether two configurations hold the same keys and lists (a reload that changes nothing). */
     public boolean sameAs(HostSecurity o) {
-        return o != null && nqn.equals(o.nqn) && (hostKey == null ? o.hostKey == null : hostKey.sameAs(o.hostKey))
-                && (controllerKey == null ? o.controllerKey == null : controllerKey.sameAs(o.controllerKey))
-                && hashes.equals(o.hashes) && dhGroups.equals(o.dhGroups)
-                && (tlsKey == null ? o.tlsKey == null : o.tlsKey != null && tlsKey.format().equals(o.tlsKey.format()));
+        return o != null && nqn.equals(o.nqn) && sameKeys(this, o) && hashes.equals(o.hashes) && dhGroups.equals(o.dhGroups);
+    }
+
+    /**
+     * Whether {@code a} and {@code b} (either null: no entry, so no keys) hold the same keys: the
+     * DH-HMAC-CHAP host and controller keys and the TLS PSK. A change in any of them ends the
+     * host's controllers on a reload.
+     */
+    public static boolean sameKeys(HostSecurity a, HostSecurity b) {
+        DhchapKey ah = a == null ? null : a.hostKey;
+        DhchapKey bh = b == null ? null : b.hostKey;
+        DhchapKey ac = a == null ? null : a.controllerKey;
+        DhchapKey bc = b == null ? null : b.controllerKey;
+        TlsPsk at = a == null ? null : a.tlsKey;
+        TlsPsk bt = b == null ? null : b.tlsKey;
+        return (ah == null ? bh == null : ah.sameAs(bh)) && (ac == null ? bc == null : ac.sameAs(bc))
+                && (at == null ? bt == null : bt != null && at.format().equals(bt.format()));
     }
 
     @Override

@@ -101,6 +101,11 @@ public final class Port {
         return allSubsystems || subsystems.contains(nqn);
     }
 
+    /** A port that serves no NVM subsystem, only discovery: its discovery log lists every port's entries. */
+    public boolean discoveryOnly() {
+        return !allSubsystems && subsystems.isEmpty();
+    }
+
     public boolean servesAll() {
         return allSubsystems;
     }

@@ -58,6 +58,14 @@ public final class QueuePair {
     /** In-band authentication of this queue: set at Connect when the host must authenticate, or when it starts to. */
     private Authentication auth;
     /**
+     * Connected and, if the host must authenticate, authenticated: until then the queue is on
+     * the connect deadline, counts against its peer address's cap of pending connections
+     * ({@link Target#admitPending}) and does not keep its controller alive.
+     */
+    private boolean admitted;
+    /** The peer address this queue is counted against while pending, or null once it is not (or never was). */
+    private java.net.InetAddress pendingFrom;
+    /**
      * Bytes of write data this queue has asked the host for (or is about to) and not yet
      * received, and the writes waiting for room in that window ({@link Target.Options#maxQueueWriteData}).
      */
@@ -68,6 +76,39 @@ public final class QueuePair {
         this.target = target;
         this.transport = transport;
         this.port = port;
+    }
+
+    /**
+     * Counts this new connection against {@code peer}'s pending connections; false (the transport
+     * then closes it) when that address has {@link Target.Options#maxPendingPerAddress} already.
+     */
+    public boolean admitFrom(java.net.InetAddress peer) {
+        if (!target.admitPending(peer)) {
+            return false;
+        }
+        pendingFrom = peer;
+        return true;
+    }
+
+    /** Connected and authenticated (or not asked to authenticate): no longer on the connect deadline. */
+    public boolean admitted() {
+        return admitted;
+    }
+
+    /** The queue is connected and authenticated: off the deadline, out of its address's pending count. */
+    void admit() {
+        if (admitted) {
+            return;
+        }
+        admitted = true;
+        notPending();
+    }
+
+    private void notPending() {
+        if (pendingFrom != null) {
+            target.pendingEnded(pendingFrom);
+            pendingFrom = null;
+        }
     }
 
     /** The port the host connected through. */
@@ -150,9 +191,6 @@ public final class QueuePair {
      */
     public void start(Request r, long arrivedNanos) {
         r.startNanos = arrivedNanos;
-        if (controller != null) {
-            controller.touch();
-        }
         SubmissionQueueEntry sqe = r.sqe;
         // Fused commands: a first must be followed at once by its second (NVMe Base 2.0, 3.4.2).
         int fuse = sqe.fuse();
@@ -183,6 +221,11 @@ public final class QueuePair {
             // before a byte is allocated for it: Connect data is 1024 bytes, whatever the SGL claims
             s = Status.DATA_SGL_LENGTH_INVALID;
         }
+        if (s == null && fabrics && sqe.fctype() == FabricsCommandType.AUTHENTICATION_SEND.code
+                && r.length > Authentication.MAX_MESSAGE) {
+            // nor for a message larger than any DH-HMAC-CHAP message can be: no R2T, no buffer
+            s = Status.DATA_SGL_LENGTH_INVALID;
+        }
         if (s == null) {
             s = fused.check(r, qid);
         }
@@ -201,6 +244,10 @@ public final class QueuePair {
         }
         if (fuse != SubmissionQueueEntry.FUSE_NORMAL) {
             fused.accepted(r);
+        }
+        if (admitted) {
+            // keep-alive traffic: a command accepted on an admitted queue, never one refused
+            controller.touch();
         }
         if (r.direction == Request.XFER_H2C && r.length > 0 && r.received < r.length) {
             if (h2cPending > 0 && h2cPending + r.length > target.maxQueueWriteData()) {
@@ -528,6 +575,7 @@ public final class QueuePair {
             return;
         }
         closed = true;
+        notPending();
         h2cWaiting.clear();
         if (auth != null) {
             auth.closed();

@@ -18,6 +18,7 @@ import java.util.concurrent.CopyOnWriteArraySet;
  */
 public final class Subsystem implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Subsystem.class.getName());
+    private static final RateLimitedLog BUSY = new RateLimitedLog(LOG);
     /** Dynamic controller IDs: 1..0xffef (0xfff0.. are reserved; NVMe-oF 1.1, 4.2). */
     private static final int MAX_CNTLID = 0xffef;
     private final String nqn;
@@ -183,7 +184,7 @@ public final class Subsystem implements AutoCloseable {
     }
 
     /** A host no longer allowed in loses its controllers at once (their connections close). */
-    private void revokeDisallowed() {
+    private synchronized void revokeDisallowed() {
         for (Controller c : controllers.values()) {
             if (!allows(c.hostNqn())) {
                 LOG.log(System.Logger.Level.INFO, "{0}: host {1} is no longer allowed; {2} disconnected", nqn,
@@ -205,17 +206,23 @@ public final class Subsystem implements AutoCloseable {
         return discovery || allowAnyHost || allowedHosts.contains(hostNqn);
     }
 
-    /** Creates a controller for a host with a fresh cntlid; null if all are in use. */
-    synchronized Controller newController(Target target, String hostNqn, UUID hostId, long katoMillis) {
-        int held = 0;
-        for (Controller c : controllers.values()) {
-            if (c.hostNqn().equals(hostNqn)) {
-                held++;
-            }
+    /**
+     * Creates a controller for a host with a fresh cntlid; null if all are in use, or if the host
+     * already holds {@link Target.Options#maxControllersPerHost} admitted controllers here. Only
+     * admitted controllers count: one whose host has not yet authenticated is not, so connections
+     * that merely claim a host's NQN cannot crowd the host out. {@code admitNow}: the host need
+     * not authenticate, the controller is admitted at once; else {@link #admit} admits it later.
+     * Null too when the host is not (or no longer) allowed in: checked under the lock that
+     * revocation holds, so a Connect racing a reload either sees the reload or is torn down by it.
+     */
+    synchronized Controller newController(Target target, String hostNqn, UUID hostId, long katoMillis,
+                                          boolean admitNow) {
+        if (!allows(hostNqn)) {
+            return null;
         }
-        if (held >= target.maxControllersPerHost()) {
-            LOG.log(System.Logger.Level.WARNING, "{0}: host {1} already holds {2} controllers, the most one host may",
-                    nqn, hostNqn, held);
+        if (admittedControllers(hostNqn) >= target.maxControllersPerHost()) {
+            BUSY.log(System.Logger.Level.WARNING, "{0}: host {1} already holds {2} controllers, the most one host may",
+                    nqn, hostNqn, target.maxControllersPerHost());
             return null;
         }
         for (int i = 0; i < MAX_CNTLID; i++) {
@@ -223,11 +230,39 @@ public final class Subsystem implements AutoCloseable {
             nextCntlid = nextCntlid == MAX_CNTLID ? 1 : nextCntlid + 1;
             if (!controllers.containsKey(id)) {
                 Controller c = new Controller(target, this, id, hostNqn, hostId, katoMillis);
+                c.admitted = admitNow;
                 controllers.put(id, c);
                 return c;
             }
         }
         return null;
+    }
+
+    private int admittedControllers(String hostNqn) {
+        int held = 0;
+        for (Controller c : controllers.values()) {
+            if (c.admitted && c.hostNqn().equals(hostNqn)) {
+                held++;
+            }
+        }
+        return held;
+    }
+
+    /**
+     * The host of {@code c} authenticated its admin queue: {@code c} counts from now on; false if
+     * the host holds the most controllers one host may already (the exchange then fails).
+     */
+    synchronized boolean admit(Controller c) {
+        if (c.admitted) {
+            return true;
+        }
+        if (admittedControllers(c.hostNqn()) >= c.target().maxControllersPerHost()) {
+            BUSY.log(System.Logger.Level.WARNING, "{0}: host {1} authenticated, but already holds {2} controllers,"
+                    + " the most one host may", nqn, c.hostNqn(), c.target().maxControllersPerHost());
+            return false;
+        }
+        c.admitted = true;
+        return true;
     }
 
     public Controller controller(int cntlid) {
@@ -241,6 +276,19 @@ public final class Subsystem implements AutoCloseable {
     /** Failed commands of its controllers (admin and I/O), by status. */
     public ErrorCounts errors() {
         return errors;
+    }
+
+    /**
+     * Host {@code hostNqn}'s keys changed (or went): its controllers here end, so that it must
+     * prove the new ones. Under the lock {@link #newController} takes.
+     */
+    synchronized void revokeHost(String hostNqn, String why) {
+        for (Controller c : controllers.values()) {
+            if (c.hostNqn().equals(hostNqn)) {
+                LOG.log(System.Logger.Level.INFO, "{0}: {1}; {2} disconnected", nqn, why, c);
+                c.destroy();
+            }
+        }
     }
 
     /** Tears down the controllers whose hosts came in through {@code port}. */

@@ -46,6 +46,7 @@ public final class Target implements AutoCloseable {
     private volatile Options options;
     private EventLoopGroup group;
     private ExecutorService ioExecutor;
+    private ThreadPoolExecutor authExecutor;
     private volatile Map<String, HostSecurity> hosts = Map.of();
     private boolean closed;
 
@@ -104,7 +105,10 @@ public final class Target implements AutoCloseable {
          * long is deregistered and freed: the pool grows with a burst and shrinks back after it.
          */
         public long rdmaPoolIdleMillis = 30_000;
-        /** A connection that has not completed ICReq and Connect within this time is closed. */
+        /**
+         * A connection that has not completed ICReq and Connect and, if its host must
+         * authenticate, the authentication, within this time is closed.
+         */
         public long connectDeadlineMillis = 10_000;
         /** The least KATO granted when a host asks for one (a host asking for 100 ms gets this). */
         public long minKeepAliveMillis = 1000;
@@ -112,6 +116,19 @@ public final class Target implements AutoCloseable {
         public int maxControllersPerHost = 16;
         /** Connections (queues) open on the target at once, over all ports and hosts. */
         public int maxConnections = 16384;
+        /**
+         * Connections from one peer address that are not yet connected or, if their host must
+         * authenticate, not yet authenticated ({@link #connectDeadlineMillis} ends them): a
+         * host's established queues never count, so any number of paths and queues, or hosts
+         * behind one NAT address, are never refused, while one address cannot hold a flood of
+         * half-open connections.
+         */
+        public int maxPendingPerAddress = 128;
+        /**
+         * Threads for the Diffie-Hellman arithmetic of DH-HMAC-CHAP, apart from {@link #ioThreads}
+         * so that hosts authenticating (or pretending to) never delay storage I/O; 0: one per two cores.
+         */
+        public int authThreads = 0;
 
         Options copy() {
             try {
@@ -176,8 +193,9 @@ public final class Target implements AutoCloseable {
     }
 
     /**
-     * Sets what each host must prove (DH-HMAC-CHAP keys), replacing the previous set. Applies from
-     * the next Connect or (re-)authentication on; connected hosts stay connected.
+     * Sets what each host must prove (DH-HMAC-CHAP keys, TLS PSK), replacing the previous set.
+     * A host whose keys change (are added, replaced or removed) loses its controllers at once, as
+     * a host taken out of {@code allowed_hosts} does: it reconnects and proves the new keys.
      */
     public void hostSecurity(Collection<HostSecurity> hosts) {
         Map<String, HostSecurity> m = new HashMap<>();
@@ -186,7 +204,21 @@ public final class Target implements AutoCloseable {
                 throw new IllegalArgumentException("host " + h.nqn() + " is defined twice");
             }
         }
-        this.hosts = Map.copyOf(m);
+        Map<String, HostSecurity> old;
+        synchronized (this) {
+            old = this.hosts;
+            this.hosts = Map.copyOf(m);
+        }
+        // a key changed, added or removed revokes: the host's controllers end, and it must prove the new key
+        java.util.Set<String> nqns = new java.util.HashSet<>(old.keySet());
+        nqns.addAll(m.keySet());
+        for (String nqn : nqns) {
+            if (!HostSecurity.sameKeys(old.get(nqn), m.get(nqn))) {
+                for (Subsystem s : subsystems.values()) {
+                    s.revokeHost(nqn, "the keys of host " + nqn + " changed");
+                }
+            }
+        }
     }
 
     /** What host {@code hostNqn} must prove, or null if nothing is configured for it. */
@@ -218,6 +250,18 @@ public final class Target implements AutoCloseable {
             int loops = options.eventLoopThreads > 0 ? options.eventLoopThreads : Runtime.getRuntime().availableProcessors();
             LOG.log(System.Logger.Level.INFO, "{0,number,#} event loops on {1}, busy polling {2}", loops,
                     EventLoops.engine(), EventLoops.nativeEpoll() ? options.busyPoll : "off (epoll only)");
+        }
+        if (authExecutor == null) {
+            int threads = options.authThreads > 0 ? options.authThreads
+                    : Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
+            AtomicInteger n = new AtomicInteger();
+            // bounded: each queue has at most one job here, and a full pool refuses (the host may retry)
+            authExecutor = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS,
+                    new ArrayBlockingQueue<>(AUTH_BACKLOG), r -> {
+                        Thread t = new Thread(r, "nvmeof-auth-" + n.incrementAndGet());
+                        t.setDaemon(true);
+                        return t;
+                    });
         }
         if (ioExecutor == null) {
             AtomicInteger n = new AtomicInteger();
@@ -320,6 +364,14 @@ public final class Target implements AutoCloseable {
 
     ExecutorService ioExecutor() {
         return ioExecutor;
+    }
+
+    /** Jobs waiting for an authentication thread at most; more are refused. */
+    static final int AUTH_BACKLOG = 256;
+
+    /** Where DH-HMAC-CHAP's Diffie-Hellman work runs: its own few threads, never the I/O executor's. */
+    ThreadPoolExecutor authExecutor() {
+        return authExecutor;
     }
 
     public int maxQueueSize() {
@@ -426,6 +478,41 @@ public final class Target implements AutoCloseable {
         connections.decrementAndGet();
     }
 
+    private final ConcurrentHashMap<java.net.InetAddress, AtomicInteger> pending = new ConcurrentHashMap<>();
+    private static final RateLimitedLog PENDING_REFUSED = new RateLimitedLog(LOG);
+
+    /**
+     * Counts a new connection from {@code peer} as pending (not yet connected and authenticated),
+     * or refuses it (false) when {@link Options#maxPendingPerAddress} from there are pending.
+     * Each one counted is counted out by {@link #pendingEnded}.
+     */
+    boolean admitPending(java.net.InetAddress peer) {
+        int max = options.maxPendingPerAddress;
+        boolean[] ok = {false};
+        pending.compute(peer, (a, n) -> {
+            int now = n == null ? 0 : n.get();
+            if (now >= max) {
+                return n;
+            }
+            ok[0] = true;
+            if (n == null) {
+                return new AtomicInteger(1);
+            }
+            n.incrementAndGet();
+            return n;
+        });
+        if (!ok[0]) {
+            connectionsRefused.increment();
+            PENDING_REFUSED.log(System.Logger.Level.WARNING, "refused a connection from {0}: {1} connections from there"
+                    + " are not yet connected and authenticated, the most one address may have", peer.getHostAddress(), max);
+        }
+        return ok[0];
+    }
+
+    void pendingEnded(java.net.InetAddress peer) {
+        pending.computeIfPresent(peer, (a, n) -> n.decrementAndGet() <= 0 ? null : n);
+    }
+
     /** Connections open now. */
     public int connectionCount() {
         return connections.get();
@@ -459,6 +546,9 @@ public final class Target implements AutoCloseable {
             l.close();
         }
         ports.clear();
+        if (authExecutor != null) {
+            authExecutor.shutdownNow();
+        }
         if (ioExecutor != null && ioExecutor != options.ioExecutor) {
             // Backend calls still running hand their requests back to the event loops, which
             // release them; so the executor drains before the loops stop.

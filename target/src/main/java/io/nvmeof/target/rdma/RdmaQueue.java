@@ -113,10 +113,20 @@ final class RdmaQueue implements QueueTransport, RdmaHandler {
         // as over TCP: a peer that does not send its Fabrics Connect in time loses the queue
         long deadline = target.connectDeadlineMillis();
         c.eventLoop().schedule(() -> {
-            if (!closed && queue.qid() < 0) {
-                fail("no Fabrics Connect within " + deadline + " ms");
+            if (!closed && !queue.admitted()) {
+                fail("not " + (queue.qid() < 0 ? "connected" : "authenticated") + " within " + deadline + " ms");
             }
         }, deadline, TimeUnit.MILLISECONDS);
+    }
+
+    /** Counts the connection against its peer address's pending connections ({@link QueuePair#admitFrom}). */
+    boolean admitFrom(java.net.InetAddress peer) {
+        return queue.admitFrom(peer);
+    }
+
+    /** The connection was never accepted: it no longer counts as pending. */
+    void abandoned() {
+        queue.closed();
     }
 
     /** Frees the registrations when nothing can touch them any more. */

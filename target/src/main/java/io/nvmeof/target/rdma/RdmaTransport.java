@@ -290,6 +290,11 @@ public final class RdmaTransport implements TargetTransport {
         }
         int capsule = SubmissionQueueEntry.SIZE + (qid == 0 ? 0 : target.inCapsuleDataSize());
         RdmaQueue queue = new RdmaQueue(target, port, qid, size, capsule);
+        if (req.peer() != null && !queue.admitFrom(req.peer().getAddress())) {
+            reject(req, RdmaCmReject.NO_RESOURCES, "too many connections from " + req.peer().getAddress().getHostAddress()
+                    + " not yet connected and authenticated");
+            return false;
+        }
         ByteBuffer accept = Flyweight.allocate(RdmaCmAccept.SIZE);
         new RdmaCmAccept().<RdmaCmAccept>wrap(accept, 0).encode(size);
         // registrations and the receive ring are in place before the accept leaves (as nvmet-rdma
@@ -319,6 +324,7 @@ public final class RdmaTransport implements TargetTransport {
                 connections.remove(c);
             }
             queue.release();
+            queue.abandoned();
             return false;
         }
     }

@@ -22,6 +22,7 @@ import io.nvmeof.protocol.tls.PskIdentity;
 import io.nvmeof.target.Port;
 import io.nvmeof.target.QueuePair;
 import io.nvmeof.target.QueueTransport;
+import io.nvmeof.target.RateLimitedLog;
 import io.nvmeof.target.Request;
 import io.nvmeof.target.Target;
 import java.net.InetSocketAddress;
@@ -37,6 +38,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class TcpQueue extends PduReader implements QueueTransport {
     private static final System.Logger LOG = System.getLogger(TcpQueue.class.getName());
+    private static final RateLimitedLog DEADLINE = new RateLimitedLog(LOG);
 
     private final Target target;
     private final QueuePair queue;
@@ -71,12 +73,16 @@ final class TcpQueue extends PduReader implements QueueTransport {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
-        // a host gets this long to complete ICReq and Connect; then the socket is closed
+        if (ctx.channel().remoteAddress() instanceof InetSocketAddress a && !queue.admitFrom(a.getAddress())) {
+            ctx.close();
+            return;
+        }
+        // a host gets this long to complete ICReq, Connect and (if asked) authentication; then the socket is closed
         long deadline = target.connectDeadlineMillis();
         ctx.executor().schedule(() -> {
-            if (queue.qid() < 0 && ctx.channel().isOpen()) {
-                LOG.log(System.Logger.Level.INFO, "closing the connection from {0}: no Connect within {1} ms", peer(),
-                        deadline);
+            if (!queue.admitted() && ctx.channel().isOpen()) {
+                DEADLINE.log(System.Logger.Level.INFO, "closing the connection from {0}: not {1} within {2} ms", peer(),
+                        queue.qid() < 0 ? "connected" : "authenticated", deadline);
                 ctx.close();
             }
         }, deadline, TimeUnit.MILLISECONDS);

@@ -58,7 +58,9 @@ class AllocationTest {
             s.addNamespace(new Namespace(NQN, 1, new RamBackend(16 << 20, 4096), false, null));
             target.addSubsystem(s);
             TlsPsk key = TlsPsk.create(new byte[32], 1);
-            target.hostSecurity(List.of(HostSecurity.tls(RawHost.HOST_NQN, key)));
+            if (tls) {
+                target.hostSecurity(List.of(HostSecurity.tls(RawHost.HOST_NQN, key)));
+            }
             InetSocketAddress address = target.addPort(new Port(target.nextPortId(), "tcp",
                     Map.of("tls", tls ? "required" : "none"), new InetSocketAddress("127.0.0.1", 0), true, List.of(NQN)))
                     .bound();

@@ -30,7 +30,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** The discovery subsystem on every port, a discovery-only port, and the log page a host sees. */
+/**
+ * The discovery subsystem on every port, a discovery-only port (which tells of every port) and
+ * a port that serves subsystems (which tells of itself only), and the log page a host sees.
+ */
 class DiscoveryTest {
     static final String OPEN = "nqn.2026-11.io.nvmeof:open";
     static final String LOCKED = "nqn.2026-11.io.nvmeof:locked";
@@ -107,7 +110,15 @@ class DiscoveryTest {
 
                 long[] gen = new long[1];
                 List<DiscoveryLogEntry> log = readLog(h, gen);
-                assertEquals(3, log.size(), "this discovery subsystem, OPEN on port 1, ELSEWHERE on port 2");
+                if (p == io) {
+                    // a port that serves subsystems tells of itself only, as nvmet's does (attack 6)
+                    assertEquals(2, log.size(), "this discovery subsystem and OPEN on port 1; not port 2's ELSEWHERE");
+                    assertEquals(OPEN, log.get(1).subsystemNqn());
+                    assertEquals(1, log.get(1).portId());
+                    continue;
+                }
+                assertEquals(3, log.size(), "on the discovery-only port: this discovery subsystem, OPEN on port 1,"
+                        + " ELSEWHERE on port 2");
                 DiscoveryLogEntry self = log.get(0);
                 assertEquals(DiscoveryLogEntry.SUBTYPE_CURRENT_DISCOVERY, self.subtype());
                 assertEquals(p.id(), self.portId());

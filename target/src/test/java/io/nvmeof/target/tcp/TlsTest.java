@@ -8,8 +8,10 @@ import io.nvmeof.fabric.tls.NvmeTls;
 import io.nvmeof.protocol.CompletionQueueEntry;
 import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.Nqn;
+import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.tcp.ICReqPdu;
+import io.nvmeof.protocol.tcp.PduType;
 import io.nvmeof.protocol.tls.TlsPsk;
 import io.nvmeof.target.HostSecurity;
 import io.nvmeof.target.Namespace;
@@ -28,13 +30,15 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The target's side of NVMe/TCP's secure channel, with a raw host over Bouncy Castle's blocking
- * TLS client: a required port refuses the clear, an optional one takes both, either PSK
+ * TLS client: a required port refuses the clear, an optional one takes both (the clear from a
+ * host without a TLS key only), an I/O queue must come in the admin queue's channel, either PSK
  * derivation is accepted, a Connect must name the host and subsystem of the TLS identity, and
  * the discovery log says what each port wants.
  */
 class TlsTest {
     static final String NQN = "nqn.2026-11.io.nvmeof:tls";
     static final String OTHER = "nqn.2026-11.io.nvmeof:other-host";
+    static final String KEYLESS = "nqn.2026-11.io.nvmeof:keyless-host";
     static final TlsPsk KEY = TlsPsk.create(new byte[32], 1);
     Target target;
     InetSocketAddress required;
@@ -81,8 +85,48 @@ class TlsTest {
         }
         try (RawHost clear = new RawHost(optional); RawHost tls = new RawHost(optional, client(RawHost.HOST_NQN,
                 TlsPsk.Derivation.RFC8446))) {
-            clear.bringUpAdmin(NQN);
+            clear.icreq();
+            CompletionQueueEntry c = clear.connect(0, NQN, KEYLESS, 0xffff).cqe();
+            assertEquals(Status.SUCCESS, c.status(), "a host without a TLS key comes in the clear");
             tls.bringUpAdmin(NQN);
+        }
+    }
+
+    @Test
+    void aHostWithATlsKeyIsRefusedInTheClearOnEveryPortAndQueue() throws IOException {
+        // attack 1: a cleartext Connect that merely names a TLS host, on an optional port and on one without TLS
+        InetSocketAddress none = port("none");
+        for (InetSocketAddress a : List.of(optional, none)) {
+            try (RawHost impostor = new RawHost(a)) {
+                impostor.icreq();
+                CompletionQueueEntry c = impostor.connect(0, NQN, RawHost.HOST_NQN, 0xffff).cqe();
+                assertEquals(Status.CONNECT_INVALID_HOST, c.status(), "cleartext Connect as a TLS host through " + a);
+            }
+        }
+        // an admin queue over TLS, then I/O queues: in the clear, through another port, as another TLS identity
+        try (RawHost admin = new RawHost(optional, client(RawHost.HOST_NQN, TlsPsk.Derivation.RFC8446))) {
+            int cntlid = admin.bringUpAdmin(NQN);
+            try (RawHost io = new RawHost(optional)) {
+                io.icreq();
+                assertEquals(Status.CONNECT_INVALID_HOST, io.connect(1, NQN, RawHost.HOST_NQN, cntlid).cqe().status(),
+                        "an I/O queue in the clear for a controller whose admin queue is over TLS");
+            }
+            try (RawHost io = new RawHost(required, client(RawHost.HOST_NQN, TlsPsk.Derivation.RFC8446))) {
+                io.icreq();
+                assertEquals(Status.CONNECT_INVALID_PARAMETERS, io.connect(1, NQN, RawHost.HOST_NQN, cntlid).cqe()
+                        .status(), "an I/O queue through another port than its admin queue's");
+            }
+            try (RawHost io = new RawHost(optional, NvmeTls.client(KEY, RawHost.HOST_NQN, NQN, 1,
+                    TlsPsk.Derivation.RFC8446))) {
+                io.icreq();
+                assertEquals(Status.CONNECT_INVALID_HOST, io.connect(1, NQN, RawHost.HOST_NQN, cntlid).cqe().status(),
+                        "an I/O queue with another TLS identity (NVMe1R01 with a digest) than its admin queue's");
+            }
+            try (RawHost io = new RawHost(optional, client(RawHost.HOST_NQN, TlsPsk.Derivation.RFC8446))) {
+                io.bringUpIo(NQN, 1, cntlid);
+                assertTrue(io.command(s -> s.opcode(2).psdt(1).nsid(1).sgl(0, 4096, Sgl.TCP_TRANSPORT), null)
+                        .type() == PduType.C2H_DATA, "the right channel reads");
+            }
         }
     }
 
