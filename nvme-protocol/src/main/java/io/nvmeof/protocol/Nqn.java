@@ -90,6 +90,18 @@ public final class Nqn {
         return nqn;
     }
 
+    /**
+     * Throws {@link IllegalArgumentException} if {@code name} cannot name a host or subsystem at
+     * all ({@link #unusable}); a name of an odd form passes, as Linux nvmet takes it.
+     */
+    public static String requireUsable(String name) {
+        String p = unusable(name);
+        if (p != null) {
+            throw new IllegalArgumentException(p);
+        }
+        return name;
+    }
+
     public static String fromUuid(UUID uuid) {
         return UUID_PREFIX + uuid;
     }

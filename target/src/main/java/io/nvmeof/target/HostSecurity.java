@@ -34,7 +34,7 @@ public record HostSecurity(String nqn, DhchapKey hostKey, DhchapKey controllerKe
     public static final List<DhGroup> DEFAULT_DH_GROUPS = List.of(DhGroup.FFDHE2048, DhGroup.FFDHE3072, DhGroup.NULL);
 
     public HostSecurity {
-        Nqn.require(nqn);
+        Nqn.requireUsable(nqn);
         hashes = List.copyOf(hashes.isEmpty() ? DEFAULT_HASHES : hashes);
         dhGroups = List.copyOf(dhGroups.isEmpty() ? DEFAULT_DH_GROUPS : dhGroups);
         if (controllerKey != null && hostKey == null) {

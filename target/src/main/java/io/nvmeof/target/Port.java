@@ -25,7 +25,7 @@ public final class Port {
     private volatile InetSocketAddress bound;
 
     /**
-     * @param id            PORTID as reported in discovery log entries (1..65535)
+     * @param id            PORTID as reported in discovery log entries (0..65535; nvmet numbers from 0)
      * @param trtype        a registered transport ({@link TargetTransports}): {@code tcp}, {@code rdma}
      * @param address       address to listen on; port 0 picks a free one
      * @param allSubsystems whether every subsystem of the target is reachable here
@@ -43,8 +43,8 @@ public final class Port {
      */
     public Port(int id, String trtype, Map<String, String> options, InetSocketAddress address, boolean allSubsystems,
                 Collection<String> subsystems) {
-        if (id < 1 || id > 0xffff) {
-            throw new IllegalArgumentException("portid must be 1..65535: " + id);
+        if (id < 0 || id > 0xffff) {
+            throw new IllegalArgumentException("portid must be 0..65535: " + id);
         }
         this.id = id;
         this.transport = TargetTransports.type(trtype);

@@ -41,7 +41,7 @@ public final class Subsystem implements AutoCloseable {
 
     Subsystem(String nqn, String serial, String model, String firmware, boolean discovery) {
         this.discovery = discovery;
-        this.nqn = Nqn.require(nqn);
+        this.nqn = Nqn.requireUsable(nqn);
         this.serial = ascii("serial", serial, IdentifyController.SN_LENGTH);
         this.model = ascii("model", model, IdentifyController.MN_LENGTH);
         this.firmware = ascii("firmware", firmware, IdentifyController.FR_LENGTH);
@@ -171,7 +171,7 @@ public final class Subsystem implements AutoCloseable {
     }
 
     public void allowHost(String hostNqn) {
-        allowedHosts.add(Nqn.require(hostNqn));
+        allowedHosts.add(Nqn.requireUsable(hostNqn));
         allowAnyHost = false;
         onChange.run();
         revokeDisallowed();

@@ -58,6 +58,7 @@ import java.util.UUID;
  */
 public final class ConfigLoader {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final System.Logger LOG = System.getLogger(ConfigLoader.class.getName());
 
     private ConfigLoader() {
     }
@@ -121,8 +122,8 @@ public final class ConfigLoader {
             String at = "subsystems[" + i + "]";
             JsonNode s = object(subs.get(i), at);
             known(s, at, "nqn", "serial", "model", "firmware", "ieee_oui", "allow_any_host", "allowed_hosts", "namespaces");
-            String nqn = nqn(s.get("nqn"), at + ".nqn");
-            List<String> hosts = list(s, "allowed_hosts", at, ConfigLoader::nqn);
+            String nqn = name(s.get("nqn"), at + ".nqn");
+            List<String> hosts = list(s, "allowed_hosts", at, ConfigLoader::name);
             boolean any = s.has("allow_any_host") ? bool(s.get("allow_any_host"), at + ".allow_any_host") : hosts.isEmpty();
             if (any && !hosts.isEmpty()) {
                 throw new ConfigException(at + ".allow_any_host", "is true, but allowed_hosts lists hosts");
@@ -142,7 +143,7 @@ public final class ConfigLoader {
             String at = "ports[" + i + "]";
             JsonNode p = object(pl.get(i), at);
             known(p, at, "portid", "trtype", "traddr", "trsvcid", "adrfam", "subsystems", "rdma_provider", "tls");
-            ports.add(port(p, at, p));
+            ports.add(port(p, at, p, at));
         }
         List<HostSecurity> hostKeys = new ArrayList<>();
         JsonNode hs = optionalArray(root, "hosts", "");
@@ -151,7 +152,7 @@ public final class ConfigLoader {
             JsonNode h = object(hs.get(i), at);
             known(h, at, "nqn", "dhchap_key", "dhchap_ctrl_key", "dhchap_key_file", "dhchap_ctrl_key_file",
                     "dhchap_hashes", "dhchap_dhgroups", "tls_key", "tls_key_file");
-            String nqn = nqn(h.get("nqn"), at + ".nqn");
+            String nqn = name(h.get("nqn"), at + ".nqn");
             DhchapKey key = secrets.key(h, "dhchap_key", at);
             DhchapKey ctrl = secrets.key(h, "dhchap_ctrl_key", at);
             if (ctrl != null && key == null) {
@@ -347,18 +348,19 @@ public final class ConfigLoader {
         if (direct && !backend.equals("file")) {
             throw new ConfigException(at + ".direct_io", "applies to file namespaces only");
         }
-        List<String> visible = n.has("visible_to") ? list(n, "visible_to", at, ConfigLoader::nqn) : null;
+        List<String> visible = n.has("visible_to") ? list(n, "visible_to", at, ConfigLoader::name) : null;
         return new NamespaceConfig(nsid, backend, path, size, bs, ro, uuid, direct, visible);
     }
 
-    private static PortConfig port(JsonNode p, String at, JsonNode addr) {
-        int portid = intIn(p.get("portid"), at + ".portid", 1, 0xffff);
-        String trtype = string(addr, "trtype", at, "tcp");
+    /** A port: {@code p} at {@code at}, its address fields in {@code addr} at {@code addrAt} (nvmetcli's addr object, or p itself). */
+    private static PortConfig port(JsonNode p, String at, JsonNode addr, String addrAt) {
+        int portid = intIn(p.get("portid"), at + ".portid", 0, 0xffff);
+        String trtype = string(addr, "trtype", addrAt, "tcp");
         TargetTransport.Type transport;
         try {
             transport = TargetTransports.type(trtype);
         } catch (IllegalArgumentException e) {
-            throw new ConfigException(at + ".trtype", "'" + trtype + "' is not supported ("
+            throw new ConfigException(addrAt + ".trtype", "'" + trtype + "' is not supported ("
                     + String.join(" or ", TargetTransports.names()) + ")");
         }
         // port options of the transport; "rdma_provider" is the NVMe/RDMA provider option's name here
@@ -371,8 +373,8 @@ public final class ConfigLoader {
         String tls = string(p, "tls", at, null);
         String tlsField = "tls";
         if (tls == null && addr != p && addr.has("tsas")) {
-            String tsas = string(addr, "tsas", at, "none");
-            String treq = string(addr, "treq", at, "not specified");
+            String tsas = string(addr, "tsas", addrAt, "none");
+            String treq = string(addr, "treq", addrAt, "not specified");
             tlsField = "tsas";
             tls = tsas.equals("tls1.3") ? (treq.equals("required") ? "required" : "optional")
                     : tsas.equals("none") || tsas.isEmpty() ? null : "tsas " + tsas;
@@ -385,11 +387,11 @@ public final class ConfigLoader {
         } catch (PortOptionException e) {
             String field = provider != null && "provider".equals(e.option()) ? "rdma_provider"
                     : "tls".equals(e.option()) ? tlsField : e.option();
-            throw new ConfigException(at + "." + field, e.getMessage());
+            throw new ConfigException((field.equals("tsas") ? addrAt : at) + "." + field, e.getMessage());
         }
-        String traddr = string(addr, "traddr", at, null);
+        String traddr = string(addr, "traddr", addrAt, null);
         if (traddr == null) {
-            throw new ConfigException(at + ".traddr", "is missing (the address to listen on, e.g. 0.0.0.0)");
+            throw new ConfigException(addrAt + ".traddr", "is missing (the address to listen on, e.g. 0.0.0.0)");
         }
         try {
             if (!traddr.matches("[0-9a-fA-F:.\\[\\]]+")) {
@@ -397,20 +399,76 @@ public final class ConfigLoader {
             }
             InetAddress.getByName(traddr);
         } catch (UnknownHostException e) {
-            throw new ConfigException(at + ".traddr", "'" + traddr + "' is not an IP address");
+            throw new ConfigException(addrAt + ".traddr", "'" + traddr + "' is not an IP address");
         }
         JsonNode svc = addr.get("trsvcid");
-        int trsvcid = svc == null ? 4420 : intIn(svc.isTextual() ? textAsInt(svc, at + ".trsvcid") : svc,
-                at + ".trsvcid", 0, 65535);
+        int trsvcid = svc == null ? 4420 : intIn(svc.isTextual() ? textAsInt(svc, addrAt + ".trsvcid") : svc,
+                addrAt + ".trsvcid", 0, 65535);
         List<String> subs = new ArrayList<>();
         JsonNode sl = optionalArray(p, "subsystems", at);
         for (int i = 0; i < sl.size(); i++) {
-            subs.add(nqn(sl.get(i), at + ".subsystems[" + i + "]"));
+            subs.add(name(sl.get(i), at + ".subsystems[" + i + "]"));
         }
         return new PortConfig(portid, trtype, options, traddr, trsvcid, subs);
     }
 
     // ---- nvmetcli save format ----
+
+    /*
+     * What nvmetcli writes that this loader takes; anything else it writes (or anyone adds) is
+     * named in a warning, since the target then runs without it. A host entry is stricter:
+     * anything key-like that is not taken refuses the configuration, since the host would
+     * otherwise connect without authenticating.
+     */
+    private static final Set<String> NVMETCLI_SUBSYSTEM = Set.of("nqn", "attr", "allowed_hosts", "namespaces");
+    private static final Set<String> NVMETCLI_SUBSYSTEM_ATTR = Set.of("allow_any_host", "serial", "model", "firmware",
+            "ieee_oui");
+    private static final Set<String> NVMETCLI_NAMESPACE = Set.of("nsid", "enable", "device");
+    private static final Set<String> NVMETCLI_DEVICE = Set.of("path", "uuid");
+    private static final Set<String> NVMETCLI_PORT = Set.of("portid", "addr", "subsystems");
+    private static final Set<String> NVMETCLI_ADDR = Set.of("trtype", "traddr", "trsvcid", "adrfam", "tsas", "treq");
+    private static final Set<String> NVMETCLI_HOST = Set.of("nqn", "dhchap");
+    private static final Set<String> NVMETCLI_DHCHAP = Set.of("key", "ctrl_key", "hash", "dhgroup");
+
+    /** Names, in a warning each, the fields of {@code node} outside {@code taken}: the target runs without them. */
+    private static void ignored(JsonNode node, String at, Set<String> taken) {
+        if (!node.isObject()) {
+            return;
+        }
+        for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            if (!taken.contains(f)) {
+                JsonNode v = node.get(f);
+                boolean empty = v.isNull() || v.isTextual() && v.asText().isEmpty() || v.isContainerNode() && v.isEmpty();
+                if (!empty) {
+                    LOG.log(System.Logger.Level.WARNING, "{0}.{1} is ignored: the nvmetcli format''s {1} is not"
+                            + " supported here (taken: {2})", at, fieldName(f), String.join(", ", new java.util.TreeSet<>(taken)));
+                }
+            }
+        }
+    }
+
+    /**
+     * Refuses a host entry that carries something key-like (a field named like a key, secret or
+     * PSK) anywhere but where the loader takes keys from: loaded, the host would have no key and
+     * connect without authenticating.
+     */
+    private static void noStrayKeys(JsonNode node, String at, boolean taken) {
+        for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            JsonNode v = node.get(f);
+            String path = at + "." + fieldName(f);
+            boolean keyLike = f.toLowerCase(java.util.Locale.ROOT).matches(".*(key|secret|psk).*");
+            boolean here = taken && (f.equals("key") || f.equals("ctrl_key"));
+            if (keyLike && !here && !(v.isNull() || v.isTextual() && v.asText().isEmpty())) {
+                throw new ConfigException(path, "looks like a key, but keys are taken only from dhchap.key and"
+                        + " dhchap.ctrl_key; refusing the host rather than letting it in without one");
+            }
+            if (v.isObject()) {
+                noStrayKeys(v, path, f.equals("dhchap") && at.matches("hosts\\[\\d+\\]"));
+            }
+        }
+    }
 
     private static TargetConfig fromNvmetcli(JsonNode root, Secrets secrets) {
         known(root, "", "hosts", "ports", "subsystems");
@@ -419,19 +477,23 @@ public final class ConfigLoader {
         for (int i = 0; i < subs.size(); i++) {
             String at = "subsystems[" + i + "]";
             JsonNode s = object(subs.get(i), at);
-            String nqn = nqn(s.get("nqn"), at + ".nqn");
+            ignored(s, at, NVMETCLI_SUBSYSTEM);
+            String nqn = name(s.get("nqn"), at + ".nqn");
             JsonNode attr = s.path("attr");
+            ignored(attr, at + ".attr", NVMETCLI_SUBSYSTEM_ATTR);
             boolean any = "1".equals(attr.path("allow_any_host").asText("0"));
-            List<String> hosts = list(s, "allowed_hosts", at, ConfigLoader::nqn);
+            List<String> hosts = list(s, "allowed_hosts", at, ConfigLoader::name);
             List<NamespaceConfig> namespaces = new ArrayList<>();
             JsonNode nl = optionalArray(s, "namespaces", at);
             for (int n = 0; n < nl.size(); n++) {
                 String nat = at + ".namespaces[" + n + "]";
                 JsonNode ns = object(nl.get(n), nat);
+                ignored(ns, nat, NVMETCLI_NAMESPACE);
                 if (ns.has("enable") && ns.get("enable").asInt(1) == 0) {
                     continue;
                 }
                 JsonNode dev = ns.path("device");
+                ignored(dev, nat + ".device", NVMETCLI_DEVICE);
                 String path = dev.path("path").asText("");
                 if (path.isEmpty()) {
                     throw new ConfigException(nat + ".device.path", "is missing");
@@ -455,23 +517,31 @@ public final class ConfigLoader {
         for (int i = 0; i < pl.size(); i++) {
             String at = "ports[" + i + "]";
             JsonNode p = object(pl.get(i), at);
+            ignored(p, at, NVMETCLI_PORT);
             JsonNode addr = object(p.get("addr"), at + ".addr");
-            ports.add(port(p, at + ".addr", addr).withId(intIn(p.get("portid"), at + ".portid", 1, 0xffff)));
+            ignored(addr, at + ".addr", NVMETCLI_ADDR);
+            ports.add(port(p, at, addr, at + ".addr"));
         }
         List<HostSecurity> hostKeys = new ArrayList<>();
         JsonNode hs = optionalArray(root, "hosts", "");
         for (int i = 0; i < hs.size(); i++) {
             String at = "hosts[" + i + "]";
             JsonNode h = object(hs.get(i), at);
-            String nqn = nqn(h.get("nqn"), at + ".nqn");
+            noStrayKeys(h, at, false);
+            ignored(h, at, NVMETCLI_HOST);
+            String nqn = name(h.get("nqn"), at + ".nqn");
             JsonNode d = h.path("dhchap");
             if (!d.isObject()) {
                 continue;
             }
             String dat = at + ".dhchap";
+            ignored(d, dat, NVMETCLI_DHCHAP);
             String keyText = d.path("key").asText("");
             String ctrlText = d.path("ctrl_key").asText("");
             if (keyText.isEmpty()) {
+                if (!ctrlText.isEmpty()) {
+                    throw new ConfigException(dat + ".ctrl_key", "needs a key too (the host authenticates first)");
+                }
                 continue;
             }
             DhchapKey key = secrets.key(JSON.createObjectNode().put("key", keyText), "key", dat);
@@ -620,15 +690,25 @@ public final class ConfigLoader {
         return n.asBoolean();
     }
 
-    private static String nqn(JsonNode n, String at) {
+    /**
+     * A subsystem or host name: an NQN, or, as Linux nvmet takes any name (blktests names its
+     * subsystems {@code blktests-subsystem-N}), a name of another form with a warning; never one
+     * that is empty, longer than 223 bytes or holds a control character.
+     */
+    private static String name(JsonNode n, String at) {
         if (n == null || !n.isTextual()) {
             throw new ConfigException(at, "must be an NQN string" + (n == null ? " (missing)" : ", got " + n));
         }
-        String problem = Nqn.problem(n.asText());
-        if (problem != null) {
-            throw new ConfigException(at, problem);
+        String v = n.asText();
+        String unusable = Nqn.unusable(v);
+        if (unusable != null) {
+            throw new ConfigException(at, unusable);
         }
-        return n.asText();
+        String odd = Nqn.problem(v);
+        if (odd != null) {
+            LOG.log(System.Logger.Level.WARNING, "{0}: {1}; taken as it is, as Linux nvmet takes it", at, odd);
+        }
+        return v;
     }
 
     private static int nsid(JsonNode n, String at) {

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.nvmeof.target.Target;
 import io.nvmeof.target.config.TargetConfig.NamespaceConfig;
+import java.util.List;
 import java.util.UUID;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -119,6 +120,79 @@ class ConfigLoaderTest {
         assertEquals(UUID.fromString("7c4b2fd1-9b0e-4a2e-8a6b-0c2f4a1e3d55"), s.namespaces().get(0).uuid());
         assertEquals("file", s.namespaces().get(1).backend());
         assertNull(s.namespaces().get(1).uuid());
+        // what the target runs without is named, each in a warning
+        List<String> warned = warnings(() -> ConfigLoader.parse(nvmetcli));
+        for (String field : List.of("ports[0].param", "subsystems[0].attr.cntlid_max", "subsystems[0].attr.pi_enable",
+                "subsystems[0].namespaces[0].ana_grpid", "subsystems[0].namespaces[0].device.nguid")) {
+            assertTrue(warned.stream().anyMatch(w -> w.startsWith(field + " is ignored")), field + " in " + warned);
+        }
+        assertFalse(warned.stream().anyMatch(w -> w.contains("referrals") || w.contains("ana_groups")),
+                "empty groups are nothing to warn of: " + warned);
+    }
+
+    /** The warnings the loader logs while {@code r} runs. */
+    static List<String> warnings(Runnable r) {
+        List<String> out = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Logger log = java.util.logging.Logger.getLogger(ConfigLoader.class.getName());
+        java.util.logging.SimpleFormatter f = new java.util.logging.SimpleFormatter();
+        java.util.logging.Handler h = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord rec) {
+                out.add(f.formatMessage(rec));
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        log.addHandler(h);
+        try {
+            r.run();
+        } finally {
+            log.removeHandler(h);
+        }
+        return out;
+    }
+
+    /** blktests' nvmetcli template: portid 0, subsystems named outside NQN form (nvme/031). */
+    @Test
+    void takesBlktestsNamesAndPortZeroWithAWarning() {
+        String json = """
+                {"hosts": [],
+                 "ports": [{"addr": {"adrfam": "ipv4", "traddr": "127.0.0.1", "trsvcid": "4420", "trtype": "tcp"},
+                            "portid": 0, "subsystems": ["blktests-subsystem-0"]}],
+                 "subsystems": [{"attr": {"allow_any_host": "1"}, "nqn": "blktests-subsystem-0",
+                                 "namespaces": [{"device": {"path": "/srv/b.img"}, "enable": 1, "nsid": 1}]}]}
+                """;
+        List<String> warned = warnings(() -> {
+            TargetConfig c = ConfigLoader.parse(json);
+            assertEquals(0, c.ports().get(0).portid());
+            assertEquals("blktests-subsystem-0", c.subsystems().get(0).nqn());
+        });
+        assertTrue(warned.stream().anyMatch(w -> w.startsWith("subsystems[0].nqn: NQN must look like")), warned.toString());
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(json.replace("\"portid\": 0",
+                "\"portid\": 70000")));
+        assertEquals("ports[0].portid", e.field(), "portid is the port's, not its addr's: " + e.getMessage());
+    }
+
+    /** A host whose key sits where nvmetcli has none would load keyless and connect unauthenticated: refused. */
+    @Test
+    void aHostWithAKeyWhereNoneIsTakenIsRefused() {
+        String json = """
+                {"hosts": [{"nqn": "nqn.2026-11.io.nvmeof:h", "attr": {"dhchap_key": "DHHC-1:00:abcd:"}}],
+                 "ports": [{"addr": {"traddr": "127.0.0.1", "trsvcid": "4420", "trtype": "tcp"}, "portid": 1,
+                            "subsystems": []}],
+                 "subsystems": [{"attr": {"allow_any_host": "1"}, "nqn": "nqn.2026-11.io.nvmeof:s"}]}
+                """;
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(json));
+        assertEquals("hosts[0].attr.dhchap_key", e.field(), e.getMessage());
+        ConfigException e2 = assertThrows(ConfigException.class, () -> ConfigLoader.parse(json.replace(
+                "\"attr\": {\"dhchap_key\"", "\"dhchap\": {\"secret\"")));
+        assertEquals("hosts[0].dhchap.secret", e2.field(), e2.getMessage());
     }
 
     static Stream<Arguments> badFiles() {
@@ -127,8 +201,8 @@ class ConfigLoaderTest {
                 Arguments.of("unknown top-level field", GOOD.replace("\"ports\"", "\"portz\""), "portz"),
                 Arguments.of("a field named by the empty string (found by fuzzing)", "{\"\": 1}", "\"\""),
                 Arguments.of("a field name with a quote", "{\"ports\": [], \"a\\\"b\": 1}", "\"a\\\"b\""),
-                Arguments.of("bad NQN", GOOD.replace("\"nqn\": \"nqn.2026-11.io.nvmeof:a\"", "\"nqn\": \"disk-a\""),
-                        "subsystems[0].nqn"),
+                Arguments.of("a control character in a name", GOOD.replace("\"nqn\": \"nqn.2026-11.io.nvmeof:a\"",
+                        "\"nqn\": \"disk\\u001ba\""), "subsystems[0].nqn"),
                 Arguments.of("nsid 0", GOOD.replace("\"nsid\": 1,", "\"nsid\": 0,"), "subsystems[0].namespaces[0].nsid"),
                 Arguments.of("duplicate nsid", GOOD.replace("\"nsid\": 9,", "\"nsid\": 7,"), "subsystems[0].namespaces[2].nsid"),
                 Arguments.of("unknown backend", GOOD.replace("\"backend\": \"null\"", "\"backend\": \"tape\""),
