@@ -2,6 +2,7 @@ package io.nvmeof.cli;
 
 import io.nvmeof.fabric.BusyPoll;
 import io.nvmeof.protocol.Nqn;
+import io.nvmeof.target.Fatal;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Port;
 import io.nvmeof.target.ProductVersion;
@@ -145,6 +146,8 @@ final class TargetCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
+        // an Error (out of memory, say) anywhere halts the process with 70, and systemd restarts it
+        Fatal.haltOnFatalErrors();
         if (config != null && (nqn != null || !listen.isEmpty() || !namespaces.isEmpty() || !discovery.isEmpty()
                 || rdmaProvider != null)) {
             throw new IllegalArgumentException("--config replaces --listen, --discovery, --subsystem, --namespace and"

@@ -186,6 +186,9 @@ final class IoCommands {
      */
     static final long LOOP_WORK_BYTES = 1 << 20;
 
+    /** A failing device fails every command: one line per few, with how many were suppressed. */
+    private static final RateLimitedLog IO_ERRORS = new RateLimitedLog(System.getLogger(IoCommands.class.getName()));
+
     /** Whether {@code r}'s backend work is too much for the event loop whatever its backend. */
     static boolean longWork(Request r) {
         int op = r.sqe.opcode();
@@ -224,11 +227,14 @@ final class IoCommands {
                 return;
             }
             r.status = r.handler.backend().run(r);
+        } catch (VirtualMachineError e) {
+            // not a storage error: the JVM is out of memory or broken, and no status can say so
+            Fatal.error(e);
+            throw e;
         } catch (Throwable t) {
             int op = r.sqe.opcode();
             r.status = StorageErrors.toStatus(t, op != NvmOpcode.READ.code && op != NvmOpcode.COMPARE.code);
-            System.getLogger(IoCommands.class.getName()).log(System.Logger.Level.WARNING,
-                    "I/O error on " + r.namespace + ": " + t);
+            IO_ERRORS.log(System.Logger.Level.WARNING, "I/O error on {0}: {1}", r.namespace, t);
         }
     }
 

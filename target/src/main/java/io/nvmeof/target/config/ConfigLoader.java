@@ -41,7 +41,8 @@ import java.util.UUID;
  * "subsystems": [{"nqn", "serial", "model", "firmware", "ieee_oui", "allow_any_host",
  * "allowed_hosts", "namespaces": [{"nsid", "backend", "path", "size", "block_size",
  * "read_only", "uuid", "direct_io"}]}], "limits": {"max_buffer_memory", "max_queue_write_data",
- * "connect_timeout_ms", "data_timeout_ms", "max_controllers_per_host", "max_connections"},
+ * "connect_timeout_ms", "data_timeout_ms", "max_controllers_per_host", "max_connections",
+ * "max_pending_per_address"},
  * "hosts": [{"nqn", "dhchap_key", "dhchap_ctrl_key", "dhchap_key_file", "dhchap_ctrl_key_file",
  * "dhchap_hashes", "dhchap_dhgroups", "tls_key", "tls_key_file"}], "metrics": "tcp://ADDR:PORT"},
  * ports with "tls": none, optional or required};</li>
@@ -297,7 +298,7 @@ public final class ConfigLoader {
         }
         JsonNode l = object(root.get("limits"), "limits");
         known(l, "limits", "max_buffer_memory", "max_queue_write_data", "connect_timeout_ms", "data_timeout_ms",
-                "max_controllers_per_host", "max_connections");
+                "max_controllers_per_host", "max_connections", "max_pending_per_address");
         return new TargetConfig.Limits(
                 l.has("max_buffer_memory") ? size(l.get("max_buffer_memory"), "limits.max_buffer_memory") : 0,
                 l.has("max_queue_write_data") ? size(l.get("max_queue_write_data"), "limits.max_queue_write_data") : 0,
@@ -305,7 +306,9 @@ public final class ConfigLoader {
                 l.has("data_timeout_ms") ? intIn(l.get("data_timeout_ms"), "limits.data_timeout_ms", 100, 3_600_000) : 0,
                 l.has("max_controllers_per_host")
                         ? intIn(l.get("max_controllers_per_host"), "limits.max_controllers_per_host", 1, 0xffef) : 0,
-                l.has("max_connections") ? intIn(l.get("max_connections"), "limits.max_connections", 1, 1 << 24) : 0);
+                l.has("max_connections") ? intIn(l.get("max_connections"), "limits.max_connections", 1, 1 << 24) : 0,
+                l.has("max_pending_per_address")
+                        ? intIn(l.get("max_pending_per_address"), "limits.max_pending_per_address", 1, 1 << 24) : 0);
     }
 
     private static NamespaceConfig namespace(JsonNode node, String at) {

@@ -44,8 +44,14 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
      * JSON); 0 everywhere means the default of {@link Target.Options}.
      */
     public record Limits(long maxBufferMemory, long maxQueueWriteData, long connectTimeoutMillis, long dataTimeoutMillis,
-                         int maxControllersPerHost, int maxConnections) {
-        public static final Limits DEFAULTS = new Limits(0, 0, 0, 0, 0, 0);
+                         int maxControllersPerHost, int maxConnections, int maxPendingPerAddress) {
+        public static final Limits DEFAULTS = new Limits(0, 0, 0, 0, 0, 0, 0);
+
+        public Limits(long maxBufferMemory, long maxQueueWriteData, long connectTimeoutMillis, long dataTimeoutMillis,
+                      int maxControllersPerHost, int maxConnections) {
+            this(maxBufferMemory, maxQueueWriteData, connectTimeoutMillis, dataTimeoutMillis, maxControllersPerHost,
+                    maxConnections, 0);
+        }
 
         /** Sets these limits in {@code o}: those given, the defaults for the rest. */
         public Target.Options applyTo(Target.Options o) {
@@ -56,12 +62,13 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
             o.dataTimeoutMillis = dataTimeoutMillis > 0 ? dataTimeoutMillis : d.dataTimeoutMillis;
             o.maxControllersPerHost = maxControllersPerHost > 0 ? maxControllersPerHost : d.maxControllersPerHost;
             o.maxConnections = maxConnections > 0 ? maxConnections : d.maxConnections;
+            o.maxPendingPerAddress = maxPendingPerAddress > 0 ? maxPendingPerAddress : d.maxPendingPerAddress;
             return o;
         }
 
         public Limits withMaxBufferMemory(long bytes) {
             return new Limits(bytes, maxQueueWriteData, connectTimeoutMillis, dataTimeoutMillis, maxControllersPerHost,
-                    maxConnections);
+                    maxConnections, maxPendingPerAddress);
         }
     }
 

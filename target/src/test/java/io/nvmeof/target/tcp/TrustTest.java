@@ -411,25 +411,105 @@ class TrustTest {
         }
     }
 
+    /** 1 MiB on the event loop whose reads fail as a bad medium's do. */
+    static final class FailingReads implements io.nvmeof.target.backend.Backend {
+        @Override
+        public long size() {
+            return 1 << 20;
+        }
+
+        @Override
+        public int blockSize() {
+            return 4096;
+        }
+
+        @Override
+        public boolean blocking() {
+            return false;
+        }
+
+        @Override
+        public void read(long offset, ByteBuffer dst) throws IOException {
+            throw new IOException("medium error (injected)");
+        }
+
+        @Override
+        public void write(long offset, ByteBuffer src) {
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public String describe() {
+            return "failing reads";
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    /** Collects every log line (formatted as the console has it) while installed on the root logger. */
+    static final class Capture extends Handler {
+        final ConcurrentLinkedQueue<String> lines = new ConcurrentLinkedQueue<>();
+        private final SimpleFormatter f = new SimpleFormatter();
+
+        @Override
+        public void publish(LogRecord r) {
+            lines.add(f.format(r));
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    @Test
+    void tenThousandFailingReadsLogAHandfulOfLines() throws Exception {
+        Target.Options o = new Target.Options();
+        o.eventLoopThreads = 1;
+        target = new Target(o);
+        Subsystem s = new Subsystem(NQN, "TRUST2", "trust", "1.0");
+        s.addNamespace(new Namespace(NQN, 1, new FailingReads(), false, null));
+        target.addSubsystem(s);
+        address = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
+        Capture capture = new Capture();
+        Logger root = Logger.getLogger("");
+        root.addHandler(capture);
+        long t0 = System.nanoTime();
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+            admin.icreq();
+            CompletionQueueEntry c = admin.connect(0, NQN, KEYLESS, 0xffff).cqe();
+            assertEquals(Status.SUCCESS, admin.command(q -> q.propertySet(Registers.CC, 4, Registers.ccEnable()), null)
+                    .cqe().status());
+            io.icreq();
+            assertEquals(Status.SUCCESS, io.command(q -> q.connect(1, 32, 0, 0).sgl(0, 1024, Sgl.IN_CAPSULE),
+                    RawHost.connectData(NQN, KEYLESS, c.dw0() & 0xffff)).cqe().status());
+            for (int i = 0; i < 10_000; i++) {
+                RawHost.Received r = io.command(q -> q.opcode(NvmOpcode.READ.code).psdt(1).nsid(1).slba(0).blockCount(1)
+                        .sgl(0, 4096, Sgl.TCP_TRANSPORT), null);
+                assertEquals(Status.UNRECOVERED_READ_ERROR, r.cqe().status().withDnr(false));
+            }
+        } finally {
+            root.removeHandler(capture);
+        }
+        long windows = 1 + (System.nanoTime() - t0) / 5_000_000_000L;
+        long lines = capture.lines.stream().filter(l -> l.contains("I/O error") || l.contains("suppressed")).count();
+        assertTrue(lines >= 1, "the first errors are logged");
+        assertTrue(lines <= windows * 11, lines + " lines in " + windows + " windows of 5 s: " + capture.lines);
+    }
+
     @Test
     void aConnectWithAControlCharacterInANameIsRefusedAndTheByteReachesNoLog() throws Exception {
         start(new Target.Options(), List.of());
-        ConcurrentLinkedQueue<String> lines = new ConcurrentLinkedQueue<>();
-        SimpleFormatter f = new SimpleFormatter();
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord r) {
-                lines.add(f.format(r));
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
+        Capture capture = new Capture();
+        ConcurrentLinkedQueue<String> lines = capture.lines;
         Logger root = Logger.getLogger("");
         root.addHandler(capture);
         try {

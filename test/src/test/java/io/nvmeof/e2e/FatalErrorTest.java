@@ -1,0 +1,157 @@
+package io.nvmeof.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nvmeof.initiator.ConnectOptions;
+import io.nvmeof.initiator.Controller;
+import io.nvmeof.initiator.Nvmeof;
+import io.nvmeof.target.Fatal;
+import io.nvmeof.target.Namespace;
+import io.nvmeof.target.Subsystem;
+import io.nvmeof.target.Target;
+import io.nvmeof.target.backend.Backend;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A {@link VirtualMachineError} on the I/O path is no NVMe status: a target process set up as
+ * the daemon is ({@link Fatal#haltOnFatalErrors}) halts with status 70, so that systemd
+ * restarts it, whether the backend ran on the I/O threads (a file) or on an event loop, whose
+ * own loop would catch and log it (RAM). The process is a real JVM serving NVMe/TCP; the error
+ * is an {@link OutOfMemoryError} its backend throws on a read.
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class FatalErrorTest {
+    private static final Pattern PORT = Pattern.compile("PORT (\\d+)");
+
+    @TempDir
+    Path dir;
+
+    @ParameterizedTest(name = "blocking backend: {0}")
+    @ValueSource(booleans = {true, false})
+    void anOutOfMemoryErrorInABackendEndsTheProcessWithANonZeroStatus(boolean blocking) throws Exception {
+        Path out = dir.resolve("out");
+        Path err = dir.resolve("err");
+        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Dio.netty.leakDetection.level=paranoid", "-cp", System.getProperty("java.class.path"),
+                Daemon.class.getName(), Boolean.toString(blocking))
+                .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        try {
+            int port = -1;
+            long deadline = System.nanoTime() + TargetProcess.PATIENCE.toNanos();
+            while (port < 0 && System.nanoTime() < deadline && p.isAlive()) {
+                Matcher m = PORT.matcher(Files.readString(out));
+                if (m.find()) {
+                    port = Integer.parseInt(m.group(1));
+                } else {
+                    Thread.sleep(50);
+                }
+            }
+            assertTrue(port > 0, "the daemon started: " + Files.readString(err));
+            String uri = "nvme+tcp://127.0.0.1:" + port + "/" + Daemon.NQN;
+            try (Controller c = Nvmeof.connect(uri, ConnectOptions.defaults().ioQueues(1)
+                    .controllerLossTimeout(Duration.ZERO).commandTimeout(Duration.ofSeconds(20)))) {
+                // a write works: only reads fail
+                c.namespace(1).write(0, ByteBuffer.allocate(4096));
+                assertThrows(IOException.class, () -> c.namespace(1).read(0, ByteBuffer.allocateDirect(4096)),
+                        "the read gets no answer: the target is gone");
+            } catch (IOException e) {
+                // the connection ended with the process
+            }
+            assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the process ended");
+            assertEquals(Fatal.EXIT_STATUS, p.exitValue(), "exit status; stderr: " + Files.readString(err));
+            assertTrue(Files.readString(err).contains("fatal error"), Files.readString(err));
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
+    @Test
+    void theLauncherTurnsAnyOutOfMemoryErrorOfTheJvmIntoAnExit() throws IOException {
+        for (Path launcher : List.of(Path.of("../nvmeof"), Path.of("../packaging/src/bin/nvmeof"))) {
+            String text = Files.readString(launcher);
+            assertTrue(text.matches("(?s).*exec \\S*java\"? -XX:\\+ExitOnOutOfMemoryError .*"), launcher + ":\n" + text);
+        }
+    }
+
+    /** The target as a daemon sets it up, with a backend whose reads throw {@link OutOfMemoryError}. */
+    public static final class Daemon {
+        static final String NQN = "nqn.2026-11.io.nvmeof:fatal";
+
+        public static void main(String[] args) throws Exception {
+            Fatal.haltOnFatalErrors();
+            boolean blocking = Boolean.parseBoolean(args[0]);
+            Target.Options o = new Target.Options();
+            o.eventLoopThreads = 1;
+            Target target = new Target(o);
+            Subsystem s = new Subsystem(NQN, "FATAL1", "fatal", "1.0");
+            s.addNamespace(new Namespace(NQN, 1, new FailingReads(blocking), false, null));
+            target.addSubsystem(s);
+            InetSocketAddress a = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
+            System.out.println("PORT " + a.getPort());
+            System.out.flush();
+            Thread.sleep(Long.MAX_VALUE);
+        }
+    }
+
+    /** 16 MiB whose writes succeed and whose reads run out of memory. */
+    static final class FailingReads implements Backend {
+        private final boolean blocking;
+
+        FailingReads(boolean blocking) {
+            this.blocking = blocking;
+        }
+
+        @Override
+        public long size() {
+            return 16 << 20;
+        }
+
+        @Override
+        public int blockSize() {
+            return 4096;
+        }
+
+        @Override
+        public boolean blocking() {
+            return blocking;
+        }
+
+        @Override
+        public void read(long offset, ByteBuffer dst) {
+            throw new OutOfMemoryError("injected by the test");
+        }
+
+        @Override
+        public void write(long offset, ByteBuffer src) {
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public String describe() {
+            return "failing reads";
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}
