@@ -29,8 +29,14 @@ public final class NvmeTls {
      */
     public static org.bouncycastle.tls.TlsClient client(TlsPsk key, String hostNqn, String subNqn, int version,
                                                          TlsPsk.Derivation d) {
+        return client(key, hostNqn, subNqn, version, d, false);
+    }
+
+    /** {@link #client}, offering the PSK without an (EC)DHE exchange (psk_ke) when {@code pskKeOnly}. */
+    public static org.bouncycastle.tls.TlsClient client(TlsPsk key, String hostNqn, String subNqn, int version,
+                                                         TlsPsk.Derivation d, boolean pskKeOnly) {
         String identity = key.identity(version, hostNqn, subNqn, d);
-        return new NvmeTlsClient(identity, key.tlsPsk(PskIdentity.parse(identity), d), key.cipherHash(), null);
+        return new NvmeTlsClient(identity, key.tlsPsk(PskIdentity.parse(identity), d), key.cipherHash(), null, pskKeOnly);
     }
 
     static TlsCrypto crypto() {

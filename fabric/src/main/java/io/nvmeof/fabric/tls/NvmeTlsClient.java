@@ -18,13 +18,16 @@ final class NvmeTlsClient extends AbstractTlsClient {
     private final byte[] psk;
     private final DhchapHash hash;
     private final TlsPskHandler handler;
+    private final boolean pskKeOnly;
 
-    NvmeTlsClient(String identity, byte[] psk, DhchapHash hash, TlsPskHandler handler) {
+    /** {@code pskKeOnly}: offer the PSK without (EC)DHE (psk_ke) instead of with it: for tests of a target's refusal. */
+    NvmeTlsClient(String identity, byte[] psk, DhchapHash hash, TlsPskHandler handler, boolean pskKeOnly) {
         super(NvmeTls.crypto());
         this.identity = identity.getBytes(StandardCharsets.UTF_8);
         this.psk = psk.clone();
         this.hash = hash;
         this.handler = handler;
+        this.pskKeOnly = pskKeOnly;
     }
 
     @Override
@@ -46,7 +49,7 @@ final class NvmeTlsClient extends AbstractTlsClient {
 
     @Override
     public short[] getPskKeyExchangeModes() {
-        return new short[] {PskKeyExchangeMode.psk_dhe_ke};
+        return new short[] {pskKeOnly ? PskKeyExchangeMode.psk_ke : PskKeyExchangeMode.psk_dhe_ke};
     }
 
     @Override

@@ -54,7 +54,8 @@ final class NvmeTlsServer extends AbstractTlsServer {
 
     @Override
     public short[] getPskKeyExchangeModes() {
-        return new short[] {PskKeyExchangeMode.psk_dhe_ke, PskKeyExchangeMode.psk_ke};
+        // with (EC)DHE only: a PSK that leaks later does not open recorded traffic
+        return new short[] {PskKeyExchangeMode.psk_dhe_ke};
     }
 
     @Override

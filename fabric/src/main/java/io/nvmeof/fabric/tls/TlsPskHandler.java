@@ -74,7 +74,7 @@ public final class TlsPskHandler extends ChannelDuplexHandler {
         if (client) {
             String identity = key.identity(version, hostNqn, subNqn, d);
             byte[] psk = key.tlsPsk(PskIdentity.parse(identity), d);
-            this.clientPeer = new NvmeTlsClient(identity, psk, key.cipherHash(), this);
+            this.clientPeer = new NvmeTlsClient(identity, psk, key.cipherHash(), this, false);
             this.serverPeer = null;
             this.protocol = new TlsClientProtocol();
         } else {
@@ -90,7 +90,11 @@ public final class TlsPskHandler extends ChannelDuplexHandler {
         return new TlsPskHandler(true, key, hostNqn, subNqn, version, d, null);
     }
 
-    /** A target's handler, its keys from {@code keys}. */
+    /**
+     * A target's handler, its keys from {@code keys}. It takes the PSK with an (EC)DHE exchange
+     * only (psk_dhe_ke, as tlshd offers it), so that a PSK that leaks later does not open
+     * recorded traffic; a host offering the PSK alone (psk_ke) is refused.
+     */
     public static TlsPskHandler server(Keys keys) {
         return new TlsPskHandler(false, null, null, null, 0, null, keys);
     }
@@ -186,6 +190,10 @@ public final class TlsPskHandler extends ChannelDuplexHandler {
         if (firstLength >= 5 && firstLength >= 5 + ((first[3] & 0xff) << 8 | first[4] & 0xff)) {
             hello = ClientHelloPsk.parse(ByteBuffer.wrap(first, 0, firstLength));
             first = null;
+            if (hello != null && !hello.offersPskDheKe()) {
+                LOG.log(System.Logger.Level.WARNING, "{0} offers its TLS PSK only without an (EC)DHE exchange (psk_ke);"
+                        + " the target takes psk_dhe_ke only, and the handshake fails", ctx.channel().remoteAddress());
+            }
             PskIdentity id = hello == null || hello.identities().isEmpty() ? null : PskIdentity.parse(hello.identities().get(0));
             if (id != null) {
                 serverPeer.pskHash(id.cipher() == 2 ? DhchapHash.SHA384 : DhchapHash.SHA256);

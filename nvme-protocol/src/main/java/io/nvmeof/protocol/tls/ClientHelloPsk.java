@@ -15,14 +15,23 @@ import java.util.List;
  */
 public final class ClientHelloPsk {
     private static final int EXT_PRE_SHARED_KEY = 41;
+    private static final int EXT_PSK_KEY_EXCHANGE_MODES = 45;
+    private static final int PSK_DHE_KE = 1;
     private final List<String> identities;
     private final List<byte[]> binders;
     private final byte[] truncated;
+    private final boolean pskDheKe;
 
-    private ClientHelloPsk(List<String> identities, List<byte[]> binders, byte[] truncated) {
+    private ClientHelloPsk(List<String> identities, List<byte[]> binders, byte[] truncated, boolean pskDheKe) {
         this.identities = identities;
         this.binders = binders;
         this.truncated = truncated;
+        this.pskDheKe = pskDheKe;
+    }
+
+    /** Whether the host offers the PSK with an (EC)DHE exchange (psk_key_exchange_modes holds psk_dhe_ke, RFC 8446 4.2.9). */
+    public boolean offersPskDheKe() {
+        return pskDheKe;
     }
 
     public List<String> identities() {
@@ -58,9 +67,19 @@ public final class ClientHelloPsk {
             skip(b, b.getShort() & 0xffff); // cipher suites
             skip(b, b.get() & 0xff); // compression methods
             int extEnd = (b.getShort() & 0xffff) + b.position();
+            boolean dhe = false;
             while (b.position() + 4 <= Math.min(extEnd, hsEnd)) {
                 int type = b.getShort() & 0xffff;
                 int len = b.getShort() & 0xffff;
+                if (type == EXT_PSK_KEY_EXCHANGE_MODES && len > 0) {
+                    int at = b.position();
+                    int n = b.get() & 0xff;
+                    for (int i = 0; i < n && i + 1 < len; i++) {
+                        dhe |= (b.get() & 0xff) == PSK_DHE_KE;
+                    }
+                    b.position(at + len);
+                    continue;
+                }
                 if (type != EXT_PRE_SHARED_KEY) {
                     skip(b, len);
                     continue;
@@ -86,7 +105,7 @@ public final class ClientHelloPsk {
                 }
                 byte[] truncated = new byte[truncatedEnd - hsStart];
                 in.duplicate().position(hsStart).get(truncated);
-                return new ClientHelloPsk(ids, binders, truncated);
+                return new ClientHelloPsk(ids, binders, truncated, dhe);
             }
             return null;
         } catch (RuntimeException e) {

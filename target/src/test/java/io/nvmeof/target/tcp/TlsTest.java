@@ -93,6 +93,14 @@ class TlsTest {
     }
 
     @Test
+    void aHostOfferingThePskWithoutAnEcdheExchangeIsRefused() {
+        for (InetSocketAddress a : List.of(required, optional)) {
+            assertThrows(IOException.class, () -> new RawHost(a, NvmeTls.client(KEY, RawHost.HOST_NQN, NQN, 0,
+                    TlsPsk.Derivation.RFC8446, true)).close(), "a ClientHello offering psk_ke only");
+        }
+    }
+
+    @Test
     void aHostWithATlsKeyIsRefusedInTheClearOnEveryPortAndQueue() throws IOException {
         // attack 1: a cleartext Connect that merely names a TLS host, on an optional port and on one without TLS
         InetSocketAddress none = port("none");
