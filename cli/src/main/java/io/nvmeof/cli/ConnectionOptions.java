@@ -3,10 +3,12 @@ package io.nvmeof.cli;
 import io.nvmeof.fabric.BusyPoll;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.HostIdentity;
+import io.nvmeof.protocol.auth.DhGroup;
 import io.nvmeof.protocol.auth.DhchapKey;
 import io.nvmeof.protocol.tls.TlsPsk;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import picocli.CommandLine.Option;
 
@@ -75,6 +77,11 @@ final class ConnectionOptions {
             + " key from FILE (which others must not be able to read).")
     Path dhchapCtrlSecretFile;
 
+    @Option(names = "--dhchap-dhgroups", paramLabel = "LIST", split = ",", description = "DH groups to offer for"
+            + " DH-HMAC-CHAP, e.g. ffdhe2048,ffdhe3072 (default: every ffdhe group; name null to offer the NULL group,"
+            + " an exchange without Diffie-Hellman, too).")
+    List<String> dhchapDhGroups;
+
     @Option(names = "--tls", description = "NVMe/TCP over TLS 1.3 with a PSK (give it with --tls-key-file).")
     boolean tls;
 
@@ -105,6 +112,18 @@ final class ConnectionOptions {
                 .controllerLossTimeout(Duration.ofSeconds(ctrlLossSeconds)).reconnectDelay(Duration.ofSeconds(reconnectDelaySeconds));
         o.dhchapSecret(key(dhchapSecret, dhchapSecretFile, "--dhchap-secret"));
         o.dhchapControllerSecret(key(dhchapCtrlSecret, dhchapCtrlSecretFile, "--dhchap-ctrl-secret"));
+        if (dhchapDhGroups != null) {
+            List<DhGroup> groups = new java.util.ArrayList<>();
+            for (String name : dhchapDhGroups) {
+                DhGroup g = DhGroup.named(name.trim());
+                if (g == null) {
+                    throw new IllegalArgumentException("--dhchap-dhgroups: '" + name + "' is not one of null, ffdhe2048,"
+                            + " ffdhe3072, ffdhe4096, ffdhe6144, ffdhe8192");
+                }
+                groups.add(g);
+            }
+            o.dhchapDhGroups(groups);
+        }
         if (o.dhchapControllerKey() != null && o.dhchapKey() == null) {
             throw new IllegalArgumentException("--dhchap-ctrl-secret needs --dhchap-secret too (the host authenticates first)");
         }

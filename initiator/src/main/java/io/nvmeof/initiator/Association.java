@@ -130,7 +130,8 @@ final class Association {
         } catch (NvmeStatusException e) {
             if (e.status().equals(Status.CONNECT_INVALID_HOST)) {
                 throw new NvmeStatusException("Connect to " + uri.subsystemNqn() + " as host " + id.hostNqn()
-                        + " (host not allowed)", e.status());
+                        + " (host not allowed, or it has a TLS key and came without TLS or by another way than its admin"
+                        + " queue; the target's log says which)", e.status());
             }
             if (e.status().equals(Status.CONNECT_INVALID_PARAMETERS) && (cmd.result() & 0xffff) == ConnectData.SUBNQN_OFFSET) {
                 throw new NvmeStatusException("Connect to " + uri.subsystemNqn() + " (no such subsystem at "
@@ -144,8 +145,7 @@ final class Association {
         }
         if ((result & AUTHREQ_ATR) != 0) {
             ConnectOptions o = c.options();
-            Authenticated how = HostAuthentication.authenticate(c, q, id.hostNqn(), uri.subsystemNqn(),
-                    o.dhchapKey, o.dhchapControllerKey);
+            Authenticated how = HostAuthentication.authenticate(c, q, id.hostNqn(), uri.subsystemNqn(), o);
             q.authenticated = how;
             if (q.qid() == 0) {
                 LOG.log(System.Logger.Level.INFO, "{0}: authenticated with {1}, DH group {2}{3}", uri.subsystemNqn(),

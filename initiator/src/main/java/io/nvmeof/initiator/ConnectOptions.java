@@ -1,9 +1,11 @@
 package io.nvmeof.initiator;
 
 import io.nvmeof.fabric.BusyPoll;
+import io.nvmeof.protocol.auth.DhGroup;
 import io.nvmeof.protocol.auth.DhchapKey;
 import io.nvmeof.protocol.tls.TlsPsk;
 import java.time.Duration;
+import java.util.List;
 
 /** How to connect: identity, queues, timeouts, digests. Defaults suit a LAN target. */
 public final class ConnectOptions {
@@ -21,6 +23,7 @@ public final class ConnectOptions {
     BusyPoll busyPoll = BusyPoll.OFF;
     DhchapKey dhchapKey;
     DhchapKey dhchapControllerKey;
+    List<DhGroup> dhchapDhGroups = DEFAULT_DH_GROUPS;
     TlsPsk tlsKey;
     TlsPsk.Derivation tlsDerivation = TlsPsk.Derivation.RFC8446;
     int tlsIdentityVersion;
@@ -124,6 +127,27 @@ public final class ConnectOptions {
     public ConnectOptions dhchapControllerSecret(DhchapKey key) {
         this.dhchapControllerKey = key;
         return this;
+    }
+
+    /**
+     * The DH groups of DH-HMAC-CHAP the host offers: every ffdhe group by default, and not the
+     * NULL group, whose exchange has no Diffie-Hellman part: list {@link DhGroup#NULL} here for a
+     * target that takes nothing else (a Linux nvmet host entry left at its NULL group, say).
+     */
+    public static final List<DhGroup> DEFAULT_DH_GROUPS = List.of(DhGroup.FFDHE2048, DhGroup.FFDHE3072,
+            DhGroup.FFDHE4096, DhGroup.FFDHE6144, DhGroup.FFDHE8192);
+
+    /** The DH groups to offer ({@link #DEFAULT_DH_GROUPS} unless set); at least one. */
+    public ConnectOptions dhchapDhGroups(List<DhGroup> groups) {
+        if (groups.isEmpty()) {
+            throw new IllegalArgumentException("dhchapDhGroups needs at least one group");
+        }
+        this.dhchapDhGroups = List.copyOf(groups);
+        return this;
+    }
+
+    public List<DhGroup> dhchapDhGroups() {
+        return dhchapDhGroups;
     }
 
     /**

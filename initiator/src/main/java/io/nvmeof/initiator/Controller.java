@@ -641,12 +641,10 @@ public final class Controller implements AutoCloseable {
             throw new IOException("controller " + uri + " is not live");
         }
         String host = options.identity().hostNqn();
-        Authenticated how = HostAuthentication.authenticate(this, a.admin, host, uri.subsystemNqn(), options.dhchapKey,
-                options.dhchapControllerKey);
+        Authenticated how = HostAuthentication.authenticate(this, a.admin, host, uri.subsystemNqn(), options);
         a.admin.authenticated = how;
         for (HostQueue q : a.ioQueues) {
-            q.authenticated = HostAuthentication.authenticate(this, q, host, uri.subsystemNqn(), options.dhchapKey,
-                    options.dhchapControllerKey);
+            q.authenticated = HostAuthentication.authenticate(this, q, host, uri.subsystemNqn(), options);
         }
         return how;
     }

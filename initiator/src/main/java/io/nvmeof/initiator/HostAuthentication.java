@@ -12,6 +12,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -27,8 +28,6 @@ final class HostAuthentication {
     /** The buffer an Authentication Receive offers: the kernel's 4 KiB fits every message. */
     static final int RECEIVE_LENGTH = 4096;
     private static final int[] HASHES = {DhchapHash.SHA256.id, DhchapHash.SHA384.id, DhchapHash.SHA512.id};
-    private static final int[] GROUPS = {DhGroup.NULL.id, DhGroup.FFDHE2048.id, DhGroup.FFDHE3072.id,
-        DhGroup.FFDHE4096.id, DhGroup.FFDHE6144.id, DhGroup.FFDHE8192.id};
     /** Transaction identifiers, one per authentication, as the kernel counts them per controller. */
     private static final AtomicInteger TRANSACTIONS = new AtomicInteger(RANDOM.nextInt());
 
@@ -45,15 +44,22 @@ final class HostAuthentication {
     }
 
     /** Authenticates queue {@code q} of controller {@code c} as host {@code hostNqn} to subsystem {@code subNqn}. */
-    static Authenticated authenticate(Controller c, Queue q, String hostNqn, String subNqn, DhchapKey hostKey,
-                                DhchapKey controllerKey) throws IOException {
+    static Authenticated authenticate(Controller c, Queue q, String hostNqn, String subNqn, ConnectOptions options)
+            throws IOException {
+        DhchapKey hostKey = options.dhchapKey;
+        DhchapKey controllerKey = options.dhchapControllerKey;
+        List<DhGroup> offered = options.dhchapDhGroups();
+        int[] groups = new int[offered.size()];
+        for (int i = 0; i < groups.length; i++) {
+            groups[i] = offered.get(i).id;
+        }
         if (hostKey == null) {
             throw new AuthenticationException("the controller of " + subNqn + " requires DH-HMAC-CHAP authentication,"
                     + " and no host key was given (--dhchap-secret-file)");
         }
         int tid = TRANSACTIONS.incrementAndGet() & 0xffff;
         String where = "queue " + q.qid() + " of " + subNqn;
-        send(c, q, new AuthMessage.Negotiate(tid, 0, HASHES, GROUPS), "AUTH_Negotiate");
+        send(c, q, new AuthMessage.Negotiate(tid, 0, HASHES, groups), "AUTH_Negotiate");
         ByteBuffer in = receive(c, q, "DH-HMAC-CHAP_Challenge");
         failedByController(in, where);
         AuthMessage.Challenge ch;
@@ -73,6 +79,10 @@ final class HostAuthentication {
                         + ch.c1().length);
             }
             group = DhGroup.of(ch.dhGroupId());
+            if (group != null && !offered.contains(group)) {
+                throw new AuthException(AuthMessage.DHGROUP_UNUSABLE, "challenge with DH group " + group.kernelName
+                        + ", which this host did not offer");
+            }
             if (group == null || ch.dhValue().length != group.valueLength()) {
                 throw new AuthException(group == null ? AuthMessage.DHGROUP_UNUSABLE : AuthMessage.INCORRECT_PAYLOAD,
                         "challenge with DH group " + ch.dhGroupId() + " and DHVLEN " + ch.dhValue().length);

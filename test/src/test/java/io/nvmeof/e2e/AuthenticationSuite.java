@@ -120,9 +120,27 @@ abstract class AuthenticationSuite {
     void everyDhGroupWithEachHash(DhGroup g) throws Exception {
         DhchapHash h = DhchapHash.values()[g.ordinal() % 3];
         target.hostSecurity(List.of(new HostSecurity(HOST, hostKey, controllerKey, List.of(h), List.of(g))));
-        try (Controller c = Nvmeof.connect(fabric().uri(port, NQN), options().dhchapControllerSecret(controllerKey))) {
+        try (Controller c = Nvmeof.connect(fabric().uri(port, NQN), options().dhchapControllerSecret(controllerKey)
+                .dhchapDhGroups(List.of(g)))) {
             assertEquals(new Authenticated(h.kernelName(), g.kernelName, true), c.authentication());
             roundTrip(c, g.ordinal());
+        }
+    }
+
+    @Test
+    void theHostOffersTheNullGroupOnlyWhenToldTo() throws Exception {
+        target.hostSecurity(List.of(new HostSecurity(HOST, hostKey, controllerKey, List.of(), List.of(DhGroup.NULL))));
+        IOException e = assertThrows(IOException.class, () -> Nvmeof.connect(fabric().uri(port, NQN), options()).close(),
+                "a target that takes only NULL, a host that does not offer it");
+        assertTrue(e.getMessage().contains("refused authentication"), e.getMessage());
+        try (Controller c = Nvmeof.connect(fabric().uri(port, NQN), options().dhchapDhGroups(List.of(DhGroup.FFDHE2048,
+                DhGroup.NULL)))) {
+            assertEquals("null", c.authentication().dhGroup());
+        }
+        // the target's default list still takes a host that offers NULL alone
+        keysBack();
+        try (Controller c = Nvmeof.connect(fabric().uri(port, NQN), options().dhchapDhGroups(List.of(DhGroup.NULL)))) {
+            assertEquals("null", c.authentication().dhGroup());
         }
     }
 
@@ -181,11 +199,11 @@ abstract class AuthenticationSuite {
             stop.set(true);
             io.get(30, TimeUnit.SECONDS);
             assertTrue(ios.get() > before, "I/O went on during and after re-authentication");
-            // the target changes the host's key: the next re-authentication with the old one fails
+            // the target changes the host's key: the controller ends, and re-authentication with the old one fails
             target.hostSecurity(List.of(new HostSecurity(HOST,
                     DhchapKey.create(DhchapKey.randomSecret(32, RANDOM), null, HOST), controllerKey)));
-            IOException e = assertThrows(IOException.class, c::reauthenticate);
-            assertTrue(e.getMessage().contains("refused authentication"), e.getMessage());
+            assertThrows(IOException.class, c::reauthenticate);
+            Awaitility.await().atMost(TargetProcess.PATIENCE).until(() -> subsystem.controllers().isEmpty());
         }
     }
 }

@@ -48,6 +48,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class TlsEndToEndTest {
     static final String NQN = "nqn.2026-11.io.nvmeof:tls-e2e";
     static final String HOST = "nqn.2014-08.org.nvmexpress:uuid:7d3a1c55-9e2b-4f60-8a1d-2c3b4d5e6f70";
+    static final String KEYLESS = "nqn.2026-11.io.nvmeof:tls-e2e-keyless";
     static final String HOST384 = "nqn.2014-08.org.nvmexpress:uuid:7d3a1c55-9e2b-4f60-8a1d-2c3b4d5e6f71";
     static final SecureRandom RANDOM = new SecureRandom();
     final TlsPsk key = TlsPsk.create(DhchapKey.randomSecret(32, RANDOM), 1);
@@ -126,14 +127,18 @@ class TlsEndToEndTest {
     }
 
     @Test
-    void wrongKeysAndTheClearAreRefusedAndAnOptionalPortTakesBoth() throws Exception {
+    void wrongKeysAndTheClearAreRefusedAndAnOptionalPortTakesTheClearOnlyFromAHostWithoutATlsKey() throws Exception {
         IOException wrong = assertThrows(IOException.class, () -> Nvmeof.connect(uri(required),
                 options(HOST).tls(TlsPsk.create(DhchapKey.randomSecret(32, RANDOM), 1))).close());
         assertTrue(wrong.getMessage().contains("TLS handshake"), wrong.getMessage());
         assertThrows(IOException.class, () -> Nvmeof.connect(uri(required), options(HOST)).close(), "in the clear");
-        try (Controller clear = Nvmeof.connect(uri(optional), options(HOST));
+        // a cleartext Connect that only claims a TLS host's NQN gets nothing, even where TLS is optional
+        IOException impostor = assertThrows(IOException.class, () -> Nvmeof.connect(uri(optional), options(HOST)).close());
+        assertTrue(impostor.getMessage().contains("Connect Invalid Host"), impostor.getMessage());
+        try (Controller clear = Nvmeof.connect(uri(optional), options(KEYLESS));
              Controller tls = Nvmeof.connect(uri(optional), options(HOST).tls(key))) {
             assertEquals(null, clear.secureChannel());
+            roundTrips(clear, 5);
             assertEquals("TLS_AES_128_GCM_SHA256", tls.secureChannel().cipherSuite());
             roundTrips(tls, 4);
         }
@@ -141,16 +146,19 @@ class TlsEndToEndTest {
 
     @Test
     void discoveryTellsWhichPortsWantTls() throws Exception {
-        Discovery.Log log = Nvmeof.discover("nvme+tcp://127.0.0.1:" + required, options(HOST).tls(key));
-        int seen = 0;
-        for (DiscoveryEntry e : log.entries()) {
-            if (e.subsystemNqn().equals(NQN)) {
-                seen++;
-                assertEquals(2, e.sectype(), "TLS 1.3");
-                String want = Integer.parseInt(e.trsvcid()) == required ? "required" : "not required";
-                assertEquals(want, e.treqName().split(",")[0]);
+        // each port that serves the subsystem tells of itself (as nvmet's do), and says what it wants
+        for (int p : new int[] {required, optional}) {
+            Discovery.Log log = Nvmeof.discover("nvme+tcp://127.0.0.1:" + p, options(HOST).tls(key));
+            int seen = 0;
+            for (DiscoveryEntry e : log.entries()) {
+                if (e.subsystemNqn().equals(NQN)) {
+                    seen++;
+                    assertEquals(p, Integer.parseInt(e.trsvcid()), "only the port asked");
+                    assertEquals(2, e.sectype(), "TLS 1.3");
+                    assertEquals(p == required ? "required" : "not required", e.treqName().split(",")[0]);
+                }
             }
+            assertEquals(1, seen);
         }
-        assertEquals(2, seen);
     }
 }
