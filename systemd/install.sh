@@ -12,7 +12,7 @@ install -D -m 0644 "$jar" /usr/share/nvmeof/nvmeof.jar
 install -D -m 0755 "$here/../packaging/src/bin/nvmeof" /usr/bin/nvmeof
 install -D -m 0644 "$here/nvmeof-target.service" /etc/systemd/system/nvmeof-target.service
 getent group nvmeof >/dev/null || groupadd --system nvmeof
-getent passwd nvmeof >/dev/null || useradd --system --gid nvmeof --groups disk --home-dir /var/lib/nvmeof \
+getent passwd nvmeof >/dev/null || useradd --system --gid nvmeof --home-dir /var/lib/nvmeof \
   --no-create-home --shell /usr/sbin/nologin --comment "nvmeof-java NVMe-oF target" nvmeof
 install -d -m 0750 -o root -g nvmeof /etc/nvmeof
 for f in target.conf target.json; do

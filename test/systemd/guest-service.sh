@@ -17,7 +17,7 @@ for f in /usr/bin/nvmeof /usr/share/nvmeof/nvmeof.jar /lib/systemd/system/nvmeof
   [ -e "$f" ] || fail "the package did not install $f"
 done
 id nvmeof || fail "no nvmeof user"
-id -nG nvmeof | grep -qw disk || fail "the nvmeof user is not in the disk group (raw block devices)"
+! id -nG nvmeof | grep -qw disk || fail "the nvmeof user is in the disk group: every block device is open to it"
 [ "$(stat -c '%U:%G %a' /etc/nvmeof/target.json)" = "root:nvmeof 640" ] || fail "config permissions: $(stat -c '%U:%G %a' /etc/nvmeof/target.json)"
 systemctl is-enabled nvmeof-target || fail "the package did not enable the unit"
 zcat /usr/share/man/man1/nvmeof-bench.1.gz | grep -q "rwmixread" || fail "the man page lacks the bench's flags"
@@ -66,11 +66,29 @@ dd if="$dev" of=/tmp/back bs=1M count=4 iflag=direct status=none
 cmp /tmp/data /tmp/back || fail "data read back differs"
 echo "4 MiB written and read back through $dev"
 
-step "systemctl reload adds a namespace under the connected host"
+step "the service's user opens no block device the configuration does not serve"
+modprobe loop 2>/dev/null || true
+truncate -s 64M /var/tmp/served.img /var/tmp/other.img
+served=$(losetup -f --show /var/tmp/served.img)
+other=$(losetup -f --show /var/tmp/other.img)
+for d in "$served" "$other"; do
+  if runuser -u nvmeof -- dd if="$d" of=/dev/null bs=4k count=1 status=none 2>/tmp/dd.err; then
+    fail "the nvmeof user can read $d, which no namespace serves"
+  fi
+  echo "nvmeof cannot open $d: $(tail -1 /tmp/dd.err)"
+done
+
+step "systemctl reload adds a block namespace under the connected host, its device granted first"
 # one more namespace in the JSON, as an operator would add it
-sed -i 's|"size": "1G"}|"size": "1G"},\n       {"nsid": 2, "backend": "ram", "size": "16M"}|' /etc/nvmeof/target.json
+sed -i 's|"size": "1G"}|"size": "1G"},\n       {"nsid": 2, "backend": "block", "path": "'"$served"'"}|' /etc/nvmeof/target.json
 grep -q '"nsid": 2' /etc/nvmeof/target.json || fail "could not edit the config"
 systemctl reload nvmeof-target || fail "reload"
+getfacl -p "$served" | grep -q "^user:nvmeof:rw-" || fail "no grant on $served: $(getfacl -p "$served")"
+runuser -u nvmeof -- dd if="$served" of=/dev/null bs=4k count=1 status=none || fail "nvmeof cannot read the served $served"
+if runuser -u nvmeof -- dd if="$other" of=/dev/null bs=4k count=1 status=none 2>/dev/null; then
+  fail "the nvmeof user can read $other, which no namespace serves"
+fi
+echo "$served granted to nvmeof; $other still closed to it"
 for _ in $(seq 150); do
   [ -b "${dev%n1}n2" ] && break
   sleep 0.2
@@ -106,6 +124,12 @@ echo "the host reconnected and read its data back"
 
 step "systemctl stop"
 nvme disconnect -n "$NQN" >/dev/null
+systemctl stop nvmeof-target
+# a configuration without the block namespace takes the grant back at the next start
+sed -i '/"backend": "block"/d; s|"size": "1G"},|"size": "1G"}|' /etc/nvmeof/target.json
+systemctl start nvmeof-target || fail "start without the block namespace"
+getfacl -p "$served" | grep -q "^user:nvmeof:" && fail "the grant on $served stayed: $(getfacl -p "$served")"
+echo "the grant on $served went with its namespace"
 systemctl stop nvmeof-target
 [ "$(show ActiveState)" = inactive ] || fail "not inactive after stop: $(show ActiveState)"
 [ "$(show Result)" = success ] || fail "stop result $(show Result)"

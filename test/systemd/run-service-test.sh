@@ -2,8 +2,9 @@
 # The packaged service where systemd really runs it: a Debian guest booted with systemd as
 # PID 1 (test/vm's scripts, with systemd-sysv in the image and a unit that
 # runs the host's job; man-db, so that systemd-analyze verify finds the man page) installs nvmeof_*_all.deb and runs guest-service.sh: the unit starts
-# (Type=notify), the kernel's NVMe/TCP host connects and moves data, a reload adds a
-# namespace under the connected host, the watchdog restarts a SIGSTOPped target, and the
+# (Type=notify), the kernel's NVMe/TCP host connects and moves data, the service's user can
+# open no block device it does not serve, a reload adds a block namespace (granted first)
+# under the connected host, the watchdog restarts a SIGSTOPped target, and the
 # service stops cleanly. Needs root and `mvn package` (the .deb). The image is built on
 # first use into $NVMF_VM_CACHE_SYSTEMD (default /var/tmp/nvmf-vm-systemd).
 set -euo pipefail
@@ -14,10 +15,10 @@ deb=$(ls "$top"/packaging/build/nvmeof_*_all.deb 2>/dev/null | head -1 || true)
 [ -n "$deb" ] || { echo "service test: build the package first (mvn -DskipTests package)" >&2; exit 1; }
 export NVMF_VM_CACHE=${NVMF_VM_CACHE_SYSTEMD:-/var/tmp/nvmf-vm-systemd}
 if [ ! -f "$NVMF_VM_CACHE/rootfs.ext4" ] || [ ! -x "$NVMF_VM_CACHE/rootfs/lib/systemd/systemd" ] \
-   || [ ! -x "$NVMF_VM_CACHE/rootfs/usr/bin/man" ] \
+   || [ ! -x "$NVMF_VM_CACHE/rootfs/usr/bin/man" ] || [ ! -x "$NVMF_VM_CACHE/rootfs/usr/bin/setfacl" ] \
    || ! ls -d "$NVMF_VM_CACHE"/rootfs/usr/lib/jvm/java-*/ >/dev/null 2>&1; then
   echo "== building the systemd guest image in $NVMF_VM_CACHE"
-  NVMF_VM_EXTRA_PKGS="systemd-sysv dbus man-db" "$vm/build-guest.sh" --java
+  NVMF_VM_EXTRA_PKGS="systemd-sysv dbus man-db acl" "$vm/build-guest.sh" --java
 fi
 root=$NVMF_VM_CACHE/rootfs
 if ! cmp -s "$here/nvmf-systemd-job" "$root/usr/local/sbin/nvmf-systemd-job" \

@@ -153,13 +153,18 @@ final class KeyCommands {
         @Spec
         CommandSpec spec;
 
-        @Option(names = {"-d", "--keydata"}, required = true, description = "The key, NVMeTLSkey-1:XX:...:")
+        @Option(names = {"-d", "--keydata"}, description = "The key, NVMeTLSkey-1:XX:...: (visible to ps: prefer"
+                + " --key-file).")
         String key;
+
+        @Option(names = "--key-file", paramLabel = "FILE", description = "Read the key from FILE (which others must not"
+                + " be able to read or change), or from standard input with -.")
+        java.nio.file.Path keyFile;
 
         @Override
         public Integer call() {
             return check(spec, () -> {
-                TlsPsk k = TlsPsk.parse(key);
+                TlsPsk k = TlsPsk.parse(KeyFiles.keyFrom(key, keyFile, "--keydata", "--key-file"));
                 return "HMAC " + k.hashField() + ", cipher suite hash " + k.cipherHash().kernelName();
             });
         }
@@ -171,13 +176,17 @@ final class KeyCommands {
         @Spec
         CommandSpec spec;
 
-        @Option(names = {"-k", "--key"}, required = true, description = "The key, DHHC-1:XX:...:")
+        @Option(names = {"-k", "--key"}, description = "The key, DHHC-1:XX:...: (visible to ps: prefer --key-file).")
         String key;
+
+        @Option(names = "--key-file", paramLabel = "FILE", description = "Read the key from FILE (which others must not"
+                + " be able to read or change), or from standard input with -.")
+        java.nio.file.Path keyFile;
 
         @Override
         public Integer call() {
             return check(spec, () -> {
-                DhchapKey k = DhchapKey.parse(key);
+                DhchapKey k = DhchapKey.parse(KeyFiles.keyFrom(key, keyFile, "--key", "--key-file"));
                 return (k.transformHash() == null ? "no transformation" : "transformed with "
                         + k.transformHash().kernelName()) + ", " + k.length() + " bytes";
             });

@@ -11,10 +11,31 @@ final class KeyFiles {
     private KeyFiles() {
     }
 
+    /**
+     * A key given by one of: {@code inline} (visible to ps), {@code file} (checked by {@link
+     * PrivateFiles}), or {@code file} "-": standard input.
+     */
+    static String keyFrom(String inline, Path file, String inlineFlag, String fileFlag) {
+        if ((inline == null) == (file == null)) {
+            throw new IllegalArgumentException("give the key with exactly one of " + inlineFlag + " and " + fileFlag);
+        }
+        if (inline != null) {
+            return inline;
+        }
+        if (file.toString().equals("-")) {
+            try {
+                return new String(System.in.readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII).trim();
+            } catch (IOException e) {
+                throw new UncheckedIOException(fileFlag + ": cannot read standard input: " + e.getMessage(), e);
+            }
+        }
+        return readPrivate(file, fileFlag);
+    }
+
     static String readPrivate(Path file, String what) {
         String problem = PrivateFiles.problem(file);
         if (problem != null) {
-            throw new IllegalArgumentException(what + ": " + problem + " (others can read the key)");
+            throw new IllegalArgumentException(what + ": " + problem);
         }
         try {
             return Files.readString(file).trim();

@@ -110,6 +110,11 @@ final class TargetCommand implements Callable<Integer> {
         throw new IllegalArgumentException(flag + " '" + s + "' is not tcp://ADDR:PORT or rdma://ADDR:PORT");
     }
 
+    /** The configuration the flags name: the file of --config, or the flags themselves; with the limit flags. */
+    TargetConfig configuration() throws IOException {
+        return withFlags(config != null ? ConfigLoader.load(config) : fromFlags());
+    }
+
     /** The flags as a configuration: one subsystem on every --listen port, plus discovery-only ports. */
     TargetConfig fromFlags() {
         if (nqn == null || listen.isEmpty() || namespaces.isEmpty()) {
@@ -153,7 +158,7 @@ final class TargetCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--config replaces --listen, --discovery, --subsystem, --namespace and"
                     + " --rdma-provider (ports[].rdma_provider)");
         }
-        TargetConfig initial = withFlags(config != null ? ConfigLoader.load(config) : fromFlags());
+        TargetConfig initial = configuration();
         CountDownLatch stopped = new CountDownLatch(1);
         if (threads < 0) {
             throw new IllegalArgumentException("--threads must be at least 1: " + threads);
@@ -212,13 +217,13 @@ final class TargetCommand implements Callable<Integer> {
 
     /** The metrics endpoint being served, and the address it was asked for (guarded by this). */
     private MetricsServer metricsServer;
-    private InetSocketAddress metricsAsked;
+    private MetricsServer.Endpoint metricsAsked;
 
     /**
      * Serves metrics at {@code address} (null: nowhere), moving the endpoint if it was elsewhere:
      * the new one first, so that a failure leaves the old one serving.
      */
-    private synchronized void metricsAt(Target target, InetSocketAddress address, PrintWriter out) throws IOException {
+    private synchronized void metricsAt(Target target, MetricsServer.Endpoint address, PrintWriter out) throws IOException {
         if (Objects.equals(address, metricsAsked) && (address == null) == (metricsServer == null)) {
             return;
         }
@@ -227,8 +232,7 @@ final class TargetCommand implements Callable<Integer> {
             try {
                 next = MetricsServer.start(target, address);
             } catch (IOException e) {
-                throw new IOException("metrics endpoint tcp://" + address.getAddress().getHostAddress() + ":"
-                        + address.getPort() + ": " + Main.describe(e), e);
+                throw new IOException("metrics endpoint " + address + ": " + Main.describe(e), e);
             }
         }
         if (metricsServer != null) {
@@ -237,8 +241,8 @@ final class TargetCommand implements Callable<Integer> {
         metricsServer = next;
         metricsAsked = address;
         if (next != null) {
-            out.println("  metrics on http://" + next.address().getAddress().getHostAddress() + ":"
-                    + next.address().getPort() + "/metrics");
+            out.println("  metrics on " + address.scheme() + "://" + next.address().getAddress().getHostAddress() + ":"
+                    + next.address().getPort() + "/metrics" + (address.user() != null ? " (basic authentication)" : ""));
         }
     }
 

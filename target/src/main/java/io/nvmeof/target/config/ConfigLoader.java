@@ -163,7 +163,7 @@ public final class ConfigLoader {
             List<DhGroup> groups = list(h, "dhchap_dhgroups", at, ConfigLoader::dhGroup);
             hostKeys.add(new HostSecurity(nqn, key, ctrl, hashes, groups, secrets.tlsKey(h, "tls_key", at)));
         }
-        return new TargetConfig(ports, subsystems, limits(root), hostKeys, metrics(root));
+        return new TargetConfig(ports, subsystems, limits(root), hostKeys, metrics(root, secrets));
     }
 
     private static DhchapHash hash(JsonNode n, String at) {
@@ -228,6 +228,20 @@ public final class ConfigLoader {
             }
         }
 
+        /** A secret's text in {@code <field>} or the private file named by {@code <field>_file}; null if neither. */
+        String text(JsonNode node, String field, String at) {
+            return secret(node, field, at, new String[1]);
+        }
+
+        /** A path as written in the configuration: relative ones are next to the configuration file. */
+        Path resolve(String path) {
+            Path p = Path.of(path);
+            if (!p.isAbsolute() && file != null && file.toAbsolutePath().getParent() != null) {
+                p = file.toAbsolutePath().getParent().resolve(p);
+            }
+            return p;
+        }
+
         /** A secret's text, inline or from its private file; {@code where[0]} names the field it came from. */
         private String secret(JsonNode h, String field, String at, String[] where) {
             String inline = string(h, field, at, null);
@@ -245,10 +259,7 @@ public final class ConfigLoader {
                     inlineField = where[0];
                 }
             } else {
-                Path p = Path.of(path);
-                if (!p.isAbsolute() && file != null && file.toAbsolutePath().getParent() != null) {
-                    p = file.toAbsolutePath().getParent().resolve(p);
-                }
+                Path p = resolve(path);
                 String problem = PrivateFiles.problem(p);
                 if (problem != null) {
                     throw new ConfigException(where[0], problem);
@@ -276,19 +287,52 @@ public final class ConfigLoader {
         }
     }
 
-    /** {@code "metrics": "tcp://ADDR:PORT"}: where to serve Prometheus metrics. */
-    private static InetSocketAddress metrics(JsonNode root) {
+    /**
+     * {@code "metrics": "tcp://ADDR:PORT"}: where to serve Prometheus metrics; or {@code {"listen":
+     * "tcp://ADDR:PORT", "user", "password" | "password_file", "tls_keystore",
+     * "tls_keystore_password" | "tls_keystore_password_file"}} for basic authentication and HTTPS.
+     */
+    private static MetricsServer.Endpoint metrics(JsonNode root, Secrets secrets) {
         JsonNode m = root.get("metrics");
         if (m == null || m.isNull()) {
             return null;
         }
-        if (!m.isTextual()) {
-            throw new ConfigException("metrics", "must be a string tcp://ADDR:PORT");
+        if (m.isTextual()) {
+            return MetricsServer.Endpoint.plain(metricsAddress(m, "metrics"));
         }
+        if (!m.isObject()) {
+            throw new ConfigException("metrics", "must be a string tcp://ADDR:PORT or an object with \"listen\"");
+        }
+        known(m, "metrics", "listen", "user", "password", "password_file", "tls_keystore", "tls_keystore_password",
+                "tls_keystore_password_file");
+        JsonNode listen = m.get("listen");
+        if (listen == null || !listen.isTextual()) {
+            throw new ConfigException("metrics.listen", "must be a string tcp://ADDR:PORT");
+        }
+        InetSocketAddress address = metricsAddress(listen, "metrics.listen");
+        String user = string(m, "user", "metrics", null);
+        String password = secrets.text(m, "password", "metrics");
+        if ((user == null) != (password == null)) {
+            throw new ConfigException(user == null ? "metrics.user" : "metrics.password",
+                    "basic authentication needs both a user and a password (or password_file)");
+        }
+        String keystore = string(m, "tls_keystore", "metrics", null);
+        Path ks = null;
+        if (keystore != null) {
+            ks = secrets.resolve(keystore);
+            String problem = PrivateFiles.problem(ks);
+            if (problem != null) {
+                throw new ConfigException("metrics.tls_keystore", problem);
+            }
+        }
+        return new MetricsServer.Endpoint(address, user, password, ks, secrets.text(m, "tls_keystore_password", "metrics"));
+    }
+
+    private static InetSocketAddress metricsAddress(JsonNode n, String at) {
         try {
-            return MetricsServer.parse(m.asText(), "address");
+            return MetricsServer.parse(n.asText(), "address");
         } catch (IllegalArgumentException e) {
-            throw new ConfigException("metrics", e.getMessage());
+            throw new ConfigException(at, e.getMessage());
         }
     }
 

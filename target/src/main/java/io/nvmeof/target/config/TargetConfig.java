@@ -2,6 +2,7 @@ package io.nvmeof.target.config;
 
 import io.nvmeof.target.HostSecurity;
 import io.nvmeof.target.Target;
+import io.nvmeof.target.metrics.MetricsServer;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Map;
@@ -14,7 +15,7 @@ import java.util.UUID;
  * Prometheus metrics are served ({@code metrics}, null: nowhere). Values are validated; {@link ConfigLoader} builds it from JSON.
  */
 public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Limits limits,
-                           List<HostSecurity> hosts, InetSocketAddress metrics) {
+                           List<HostSecurity> hosts, MetricsServer.Endpoint metrics) {
 
     public TargetConfig {
         hosts = List.copyOf(hosts);
@@ -26,9 +27,11 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
         this(ports, subsystems, limits, hosts, null);
     }
 
-    /** The same with the metrics endpoint at {@code address} (null: none). */
+    /** The same with the metrics endpoint at {@code address}, plain HTTP (null: none). */
     public TargetConfig withMetrics(InetSocketAddress address) {
-        return new TargetConfig(ports, subsystems, limits, hosts, address);
+        return new TargetConfig(ports, subsystems, limits, hosts, address == null ? null
+                : metrics != null ? new MetricsServer.Endpoint(address, metrics.user(), metrics.password(),
+                        metrics.keystore(), metrics.keystorePassword()) : MetricsServer.Endpoint.plain(address));
     }
 
     public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Limits limits) {

@@ -74,9 +74,17 @@ class ConfigLoaderTest {
     void readsTheMetricsAddress() {
         assertNull(ConfigLoader.parse(GOOD).metrics());
         TargetConfig c = ConfigLoader.parse(GOOD.replaceFirst("\\{", "{\"metrics\": \"tcp://127.0.0.1:9100\","));
-        assertEquals(new java.net.InetSocketAddress("127.0.0.1", 9100), c.metrics());
+        assertEquals(new java.net.InetSocketAddress("127.0.0.1", 9100), c.metrics().address());
+        assertNull(c.metrics().user());
         TargetConfig d = ConfigLoader.parse(GOOD.replaceFirst("\\{", "{\"metrics\": \"127.0.0.1\","));
-        assertEquals(9748, d.metrics().getPort(), "the default port");
+        assertEquals(9748, d.metrics().address().getPort(), "the default port");
+        TargetConfig a = ConfigLoader.parse(GOOD.replaceFirst("\\{", "{\"metrics\": {\"listen\": \"tcp://127.0.0.1:9100\","
+                + " \"user\": \"prometheus\", \"password\": \"s3cret\"},"));
+        assertEquals("prometheus", a.metrics().user());
+        assertEquals("s3cret", a.metrics().password());
+        ConfigException half = assertThrows(ConfigException.class, () -> ConfigLoader.parse(GOOD.replaceFirst("\\{",
+                "{\"metrics\": {\"listen\": \"tcp://127.0.0.1:9100\", \"user\": \"prometheus\"},")));
+        assertEquals("metrics.password", half.field(), half.getMessage());
         ConfigException e = assertThrows(ConfigException.class,
                 () -> ConfigLoader.parse(GOOD.replaceFirst("\\{", "{\"metrics\": \"http://127.0.0.1:1/x\",")));
         assertTrue(e.getMessage().startsWith("metrics"), e.getMessage());

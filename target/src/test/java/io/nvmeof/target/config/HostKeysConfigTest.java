@@ -80,6 +80,37 @@ class HostKeysConfigTest {
         assertEquals(HostSecurity.DEFAULT_DH_GROUPS, h.dhGroups());
     }
 
+    /** What ssh refuses for a private key: a file others (or its group) can change, a stranger's file, an open directory. */
+    @Test
+    void keyFilesAreCheckedAsSshChecksItsKeys() throws IOException {
+        Path keyDir = Files.createDirectory(dir.resolve("keys"));
+        Path key = keyDir.resolve("h1.key");
+        Files.writeString(key, KEY);
+        Path f = write("t.json", ours("{\"nqn\": \"%s\", \"dhchap_key_file\": \"keys/h1.key\"}".formatted(HOST)),
+                "rw-r--r--");
+        Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw--w----"));
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f), "group-writable");
+        assertTrue(e.getMessage().contains("chmod g-w"), e.getMessage());
+        Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-r-----"));
+        Files.setPosixFilePermissions(keyDir, PosixFilePermissions.fromString("rwxrwxrwx"));
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f), "in a directory others can write");
+        assertTrue(e.getMessage().contains("chmod o-w " + keyDir.toRealPath()), e.getMessage());
+        // sticky, as /tmp is: others cannot replace the file
+        Files.setAttribute(keyDir, "unix:mode", 01777);
+        assertEquals(1, ConfigLoader.load(f).hosts().size());
+        Files.setPosixFilePermissions(keyDir, PosixFilePermissions.fromString("rwxr-x---"));
+        assertEquals(1, ConfigLoader.load(f).hosts().size(), "owner-writable, group-readable: as the package installs it");
+        int me = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        org.junit.jupiter.api.Assumptions.assumeTrue(me == 0, "changing a file's owner needs root");
+        Files.setAttribute(key, "unix:uid", 65534);
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f), "a stranger's file");
+        assertTrue(e.getMessage().contains("owned by uid 65534"), e.getMessage());
+        Files.setAttribute(key, "unix:uid", 0);
+        Files.setAttribute(keyDir, "unix:uid", 65534);
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f), "in a stranger's directory");
+        assertTrue(e.getMessage().contains("owned by uid 65534"), e.getMessage());
+    }
+
     @Test
     void badHostEntriesNameTheField() {
         record Bad(String host, String field) {
