@@ -349,6 +349,69 @@ class TrustTest {
         }
     }
 
+    /** Connects racing {@code reload}: each Connect's response, and the connection it came on. */
+    private List<Object[]> race(String host, Runnable reload) throws Exception {
+        List<Object[]> made = java.util.Collections.synchronizedList(new ArrayList<>());
+        java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            Thread th = new Thread(() -> {
+                try {
+                    go.await();
+                    for (int i = 0; i < 6; i++) {
+                        RawHost h = new RawHost(address);
+                        made.add(new Object[] {h, connect(h, host, 0)});
+                    }
+                } catch (Exception e) {
+                    // a connection the target ended: nothing to check
+                }
+            });
+            th.start();
+            threads.add(th);
+        }
+        go.countDown();
+        Thread.sleep(RANDOM.nextInt(8));
+        reload.run();
+        for (Thread th : threads) {
+            th.join(60_000);
+        }
+        return made;
+    }
+
+    @Test
+    void aConnectRacingAReloadThatRevokesItsHostIsRefusedOrTornDown() throws Exception {
+        start(new Target.Options(), List.of());
+        Subsystem s = target.subsystem(NQN);
+        HostSecurity victim = target.hostSecurity(VICTIM);
+        for (int round = 0; round < 10; round++) {
+            // the host is taken out of allowed_hosts while it connects
+            s.allowHost(KEYLESS);
+            for (Object[] m : race(KEYLESS, () -> s.disallowHost(KEYLESS))) {
+                try (RawHost h = (RawHost) m[0]) {
+                    CompletionQueueEntry c = (CompletionQueueEntry) m[1];
+                    if (c.status().isSuccess()) {
+                        assertTrue(h.closedByPeer(), "round " + round + ": a controller of a host no longer allowed stays");
+                    } else {
+                        assertEquals(Status.CONNECT_INVALID_HOST, c.status());
+                    }
+                }
+            }
+            assertTrue(s.controllers().stream().noneMatch(c -> c.hostNqn().equals(KEYLESS)), "round " + round);
+            // the host gets a key while it connects without one
+            s.allowAnyHost(true);
+            target.hostSecurity(List.of(victim));
+            DhchapKey k = DhchapKey.create(DhchapKey.randomSecret(32, RANDOM), null, KEYLESS);
+            for (Object[] m : race(KEYLESS, () -> target.hostSecurity(List.of(victim, new HostSecurity(KEYLESS, k, null))))) {
+                try (RawHost h = (RawHost) m[0]) {
+                    CompletionQueueEntry c = (CompletionQueueEntry) m[1];
+                    if (c.status().isSuccess() && (c.dw0() & 1 << 17) == 0) {
+                        assertTrue(h.closedByPeer(), "round " + round + ": let in without the key it now has, and kept");
+                    }
+                }
+            }
+        }
+    }
+
     // ---- attack 5: pipelined authentication steps ----
 
     @Test
