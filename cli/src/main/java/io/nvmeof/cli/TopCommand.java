@@ -44,6 +44,14 @@ final class TopCommand implements Callable<Integer> {
             description = "Stop after N updates (default: run until interrupted).")
     int count;
 
+    @Option(names = "--user", paramLabel = "USER", description = "HTTP basic authentication as USER (the endpoint's"
+            + " \"metrics\": {\"user\"}); with --password-file.")
+    String user;
+
+    @Option(names = "--password-file", paramLabel = "FILE", description = "The password for --user, from FILE (which"
+            + " others must not be able to read).")
+    java.nio.file.Path passwordFile;
+
     @Override
     public Integer call() throws Exception {
         if (!(interval >= 0.05 && interval <= 3600)) {
@@ -53,6 +61,11 @@ final class TopCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--count must not be negative: " + count);
         }
         URI uri = endpoint(url);
+        if ((user == null) != (passwordFile == null)) {
+            throw new IllegalArgumentException("--user and --password-file go together");
+        }
+        authorization = user == null ? null : "Basic " + java.util.Base64.getEncoder().encodeToString((user + ":"
+                + KeyFiles.readPrivate(passwordFile, "--password-file")).getBytes(java.nio.charset.StandardCharsets.UTF_8));
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         PrintWriter out = spec.commandLine().getOut();
         boolean terminal = System.console() != null;
@@ -78,10 +91,13 @@ final class TopCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** The Authorization header of every scrape, or null. */
+    private String authorization;
+
     static URI endpoint(String s) {
         URI u = URI.create(s.contains("://") ? s : "http://" + s);
-        if (!"http".equals(u.getScheme()) || u.getHost() == null) {
-            throw new IllegalArgumentException("'" + s + "' is not http://HOST:PORT[/metrics]");
+        if (!("http".equals(u.getScheme()) || "https".equals(u.getScheme())) || u.getHost() == null) {
+            throw new IllegalArgumentException("'" + s + "' is not http[s]://HOST:PORT[/metrics]");
         }
         return u.getPath() == null || u.getPath().isEmpty() || u.getPath().equals("/") ? u.resolve("/metrics") : u;
     }
@@ -108,16 +124,22 @@ final class TopCommand implements Callable<Integer> {
         }
     }
 
-    private static Snapshot scrape(HttpClient http, URI uri) throws IOException, InterruptedException {
+    private Snapshot scrape(HttpClient http, URI uri) throws IOException, InterruptedException {
         HttpResponse<String> r;
         try {
-            r = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpRequest.Builder req = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10));
+            if (authorization != null) {
+                req.header("Authorization", authorization);
+            }
+            r = http.send(req.build(), HttpResponse.BodyHandlers.ofString());
         } catch (java.net.ConnectException e) {
             throw new IOException("cannot reach " + uri + ": nothing listens there (nvmeof target --metrics"
                     + " tcp://ADDR:PORT serves it)", e);
         } catch (java.net.http.HttpTimeoutException e) {
             throw new IOException(uri + " did not answer within 10 s", e);
+        }
+        if (r.statusCode() == 401) {
+            throw new IOException(uri + " asks for a password (HTTP 401): give --user and --password-file");
         }
         if (r.statusCode() != 200) {
             throw new IOException(uri + " answered HTTP " + r.statusCode());

@@ -158,6 +158,40 @@ class MetricsEndToEndTest {
     }
 
     @Test
+    void aPasswordGuardsTheEndpointAndTopGivesIt() throws Exception {
+        Path pw = Files.writeString(dir.resolve("metrics.password"), "correct horse\n");
+        Files.setPosixFilePermissions(pw, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        Path cfg = dir.resolve("auth.json");
+        Files.writeString(cfg, "{\"ports\": [{\"portid\": 1, \"trtype\": \"tcp\", \"traddr\": \"127.0.0.1\", \"trsvcid\": 0,"
+                + " \"subsystems\": [\"" + NQN + "\"]}], \"subsystems\": [{\"nqn\": \"" + NQN + "\", \"namespaces\":"
+                + " [{\"nsid\": 1, \"backend\": \"ram\", \"size\": \"1M\"}]}], \"metrics\": {\"listen\":"
+                + " \"tcp://127.0.0.1:0\", \"user\": \"prometheus\", \"password_file\": \"metrics.password\"}}");
+        try (TargetProcess t = TargetProcess.start(Fabric.TCP, dir, "--config", cfg.toString())) {
+            Pattern metricsLine = Pattern.compile("metrics on (http://\\S+/metrics) \\(basic authentication\\)");
+            String[] url = new String[1];
+            t.await("the metrics endpoint", () -> {
+                Matcher m = metricsLine.matcher(t.out());
+                if (m.find()) {
+                    url[0] = m.group(1);
+                }
+                return url[0] != null;
+            });
+            java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+            java.net.http.HttpResponse<String> none = http.send(java.net.http.HttpRequest.newBuilder(
+                    java.net.URI.create(url[0])).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertEquals(401, none.statusCode(), "a scrape without the password");
+            TargetProcess.Run refused = TargetProcess.cli(60, "top", url[0], "--count", "1");
+            assertEquals(1, refused.exit());
+            assertTrue(refused.firstErrLine().contains("asks for a password"), refused.err());
+            TargetProcess.Run top = TargetProcess.cli(60, "top", url[0], "--count", "1", "--user", "prometheus",
+                    "--password-file", pw.toString());
+            assertEquals(0, top.exit(), top.err());
+            assertTrue(top.out().contains(NQN), top.out());
+            assertEquals(0, t.stop());
+        }
+    }
+
+    @Test
     void aBadMetricsAddressIsNamed() throws Exception {
         TargetProcess.Run r = TargetProcess.cli(30, "target", "--listen", "tcp://127.0.0.1:0", "--subsystem", NQN,
                 "--namespace", "ram:1M", "--metrics", "udp://127.0.0.1:1");
@@ -173,8 +207,8 @@ class MetricsEndToEndTest {
             TargetProcess.Run busy = TargetProcess.cli(30, "target", "--listen", "tcp://127.0.0.1:0", "--subsystem", NQN,
                     "--namespace", "ram:1M", "--metrics", "tcp://127.0.0.1:" + taken.getLocalPort());
             assertEquals(1, busy.exit());
-            assertTrue(busy.err().contains("nvmeof: metrics endpoint tcp://127.0.0.1:" + taken.getLocalPort()
-                    + ": Address already in use"), busy.err());
+            assertTrue(busy.err().contains("nvmeof: metrics endpoint http://127.0.0.1:" + taken.getLocalPort()
+                    + "/metrics: Address already in use"), busy.err());
         }
         TargetProcess.Run top = TargetProcess.cli(30, "top", "http://127.0.0.1:1", "--count", "1");
         assertEquals(1, top.exit());
