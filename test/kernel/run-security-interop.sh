@@ -34,22 +34,27 @@ NQN=nqn.2026-11.io.nvmeof:secure
 H1=nqn.2014-08.org.nvmexpress:uuid:6f1c5d0e-7a43-4b8e-9d61-0a1b2c3d4e01
 H2=nqn.2014-08.org.nvmexpress:uuid:6f1c5d0e-7a43-4b8e-9d61-0a1b2c3d4e02
 H3=nqn.2014-08.org.nvmexpress:uuid:6f1c5d0e-7a43-4b8e-9d61-0a1b2c3d4e03
+H4=nqn.2014-08.org.nvmexpress:uuid:6f1c5d0e-7a43-4b8e-9d61-0a1b2c3d4e04   # a TLS key, no DH-HMAC-CHAP key
 K1=$(nvmeof gen-dhchap-key --hmac 3 --nqn "$H1")        # SHA-512-transformed, 64 bytes
 CK=$(nvmeof gen-dhchap-key --hmac 2 --nqn "$NQN")       # SHA-384-transformed, 48 bytes
 K2=$(nvmeof gen-dhchap-key --key-length 64)              # used as it is
 K3=$(nvmeof gen-dhchap-key --hmac 1 --nqn "$H3")
+K1B=$(nvmeof gen-dhchap-key --hmac 3 --nqn "$H1")       # host 1's key after the rotation
+K1C=$(nvmeof gen-dhchap-key --hmac 3 --nqn "$H1")       # and after the second
 SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 PSK=$(nvmeof gen-tls-key --secret "$SECRET")                # the configured TLS PSK of host 1
 umask 077
 echo "$K1" >"$work/host1.key"; echo "$CK" >"$work/ctrl.key"; echo "$PSK" >"$work/host1.psk"
+# the port has no TLS: host 4, which has a TLS key, must be refused on it
 cat >"$work/target.json" <<JSON
 {"ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": ["$NQN"]}],
- "subsystems": [{"nqn": "$NQN", "allowed_hosts": ["$H1", "$H2", "$H3"],
+ "subsystems": [{"nqn": "$NQN", "allowed_hosts": ["$H1", "$H2", "$H3", "$H4"],
                  "namespaces": [{"nsid": 1, "backend": "ram", "size": "256M"}]}],
  "hosts": [{"nqn": "$H1", "dhchap_key_file": "host1.key", "dhchap_ctrl_key_file": "ctrl.key"},
            {"nqn": "$H2", "dhchap_key": "$K2", "dhchap_ctrl_key": "$CK",
             "dhchap_hashes": ["sha256"], "dhchap_dhgroups": ["ffdhe3072"]},
-           {"nqn": "$H3", "dhchap_key": "$K3", "dhchap_hashes": ["sha384"], "dhchap_dhgroups": ["null"]}]}
+           {"nqn": "$H3", "dhchap_key": "$K3", "dhchap_hashes": ["sha384"], "dhchap_dhgroups": ["null"]},
+           {"nqn": "$H4", "tls_key_file": "host1.psk"}]}
 JSON
 umask 022
 if [[ " $parts " == *" A "* ]]; then
@@ -65,7 +70,25 @@ cp "$vm/guest-scripts/lib.sh" "$top/test/kernel/guest-auth-host.sh" "$work/"
 astatus=0
 "$vm/run-guest.sh" --timeout 900 --job "$work/ajob" --gfwd "10.0.2.100:4420=$port" \
   --env TADDR=10.0.2.100 --env NQN="$NQN" --env HOST1="$H1" --env KEY1="$K1" --env CKEY1="$CK" \
-  --env HOST2="$H2" --env KEY2="$K2" --env HOST3="$H3" --env KEY3="$K3" "$work/guest-auth-host.sh" || astatus=$?
+  --env HOST2="$H2" --env KEY2="$K2" --env HOST3="$H3" --env KEY3="$K3" --env HOST4="$H4" --env KEY1B="$K1B" \
+  --env KEY1C="$K1C" \
+  "$work/guest-auth-host.sh" &
+gpid=$!
+# the key rotations: each time the guest says so (host 1 connected with its current key),
+# host 1's key changes in the configuration and the target reloads it (SIGHUP)
+rotated=0
+while kill -0 "$gpid" 2>/dev/null; do
+  asked=$(grep -c "^ROTATE-KEY" "$work/ajob/out.log" 2>/dev/null || true)
+  if [ "${asked:-0}" -gt "$rotated" ]; then
+    next=$K1B; [ "$rotated" = 1 ] && next=$K1C
+    (umask 077; echo "$next" >"$work/host1.key.new" && mv "$work/host1.key.new" "$work/host1.key")
+    kill -HUP "$tpid"
+    rotated=$((rotated + 1))
+    echo "== host 1's key rotated ($rotated) in the target's configuration, and the target reloaded"
+  fi
+  sleep 0.5
+done
+wait "$gpid" || astatus=$?
 kill -TERM "$tpid"; wait "$tpid" 2>/dev/null || true
 pids=()
 echo "-- our target's log of it:"
@@ -79,6 +102,10 @@ check_log "host $H3 authenticated on queue 0 with hmac(sha384), DH group null" "
 check_log "host $H1 (.*) failed authentication on queue 0: the host's response does not match" "the wrong key, naming the host"
 check_log "host $H1 (.*) closed queue 0 without authenticating" "the host without a key, naming the host"
 check_log "host $H3 (.*) failed authentication on queue 0: the host asks the controller to authenticate" "host 3's controller key refused"
+check_log "refused Connect from .*: host $H4: it has a TLS key and must connect over TLS" "host 4 (a TLS key) refused in the clear"
+check_log "the keys of host $H1 changed; controller .* disconnected" "the key change ended host 1's controller"
+grep -q "nvmeof target reloaded" "$work/target.out" && echo "check: the target reloaded the rotated key" \
+  || { echo "FAILED: no reload of the rotated key"; astatus=1; }
 if grep -q "LEAK:" "$work/target.err"; then echo "target leaked buffers"; astatus=1; fi
 grep -q "nvmeof target stopped" "$work/target.out" || { echo "target did not stop cleanly"; astatus=1; }
 [ $astatus = 0 ] && echo "KERNEL HOST DH-HMAC-CHAP: PASS" || { echo "KERNEL HOST DH-HMAC-CHAP: FAIL ($astatus)"; status=1; }
