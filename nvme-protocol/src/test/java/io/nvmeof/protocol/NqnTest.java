@@ -1,5 +1,6 @@
 package io.nvmeof.protocol;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -23,5 +24,24 @@ class NqnTest {
         assertNotNull(Nqn.problem("nqn.2014-08.org.nvmexpress:uuid:not-a-uuid"));
         assertNotNull(Nqn.problem("nqn.2024-01.io.x:" + "a".repeat(220)));
         assertThrows(IllegalArgumentException.class, () -> Nqn.require("bogus"));
+    }
+
+    @Test
+    void anOddFormIsUsableAControlCharacterIsNot() {
+        assertNull(Nqn.unusable("blktests-subsystem-1"), "nvmet takes any name");
+        assertNotNull(Nqn.problem("blktests-subsystem-1"));
+        assertNotNull(Nqn.unusable("nqn.2024-01.io.x:a\u001bb"));
+        assertNotNull(Nqn.unusable("nqn.2024-01.io.x:a\u0000b"));
+        assertNotNull(Nqn.unusable("nqn.2024-01.io.x:a\ufffdb"), "an undecodable byte");
+        assertNotNull(Nqn.unusable("nqn.2024-01.io.x:" + "a".repeat(220)));
+        assertThrows(IllegalArgumentException.class, () -> Nqn.requireUsable(""));
+    }
+
+    @Test
+    void printableEscapesWhatATerminalWouldObey() {
+        assertEquals("plain", Nqn.printable("plain"));
+        assertEquals("a\\x1b[2Jb", Nqn.printable("a\u001b[2Jb"));
+        assertEquals("tab\\x09nl\\x0a", Nqn.printable("tab\tnl\n"));
+        assertEquals("back\\\\slash", Nqn.printable("back\\slash"));
     }
 }

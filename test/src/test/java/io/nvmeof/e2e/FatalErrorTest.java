@@ -11,7 +11,7 @@ import io.nvmeof.target.Fatal;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
-import io.nvmeof.target.backend.Backend;
+import io.nvmeof.target.backend.FailingReads;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -100,58 +100,13 @@ class FatalErrorTest {
             o.eventLoopThreads = 1;
             Target target = new Target(o);
             Subsystem s = new Subsystem(NQN, "FATAL1", "fatal", "1.0");
-            s.addNamespace(new Namespace(NQN, 1, new FailingReads(blocking), false, null));
+            s.addNamespace(new Namespace(NQN, 1, new FailingReads(16 << 20, blocking,
+                    () -> new OutOfMemoryError("injected by the test")), false, null));
             target.addSubsystem(s);
             InetSocketAddress a = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
             System.out.println("PORT " + a.getPort());
             System.out.flush();
             Thread.sleep(Long.MAX_VALUE);
-        }
-    }
-
-    /** 16 MiB whose writes succeed and whose reads run out of memory. */
-    static final class FailingReads implements Backend {
-        private final boolean blocking;
-
-        FailingReads(boolean blocking) {
-            this.blocking = blocking;
-        }
-
-        @Override
-        public long size() {
-            return 16 << 20;
-        }
-
-        @Override
-        public int blockSize() {
-            return 4096;
-        }
-
-        @Override
-        public boolean blocking() {
-            return blocking;
-        }
-
-        @Override
-        public void read(long offset, ByteBuffer dst) {
-            throw new OutOfMemoryError("injected by the test");
-        }
-
-        @Override
-        public void write(long offset, ByteBuffer src) {
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public String describe() {
-            return "failing reads";
-        }
-
-        @Override
-        public void close() {
         }
     }
 }
