@@ -18,8 +18,10 @@ cd /root/blktests
 # names a size (nvme/012: 350 MiB) takes
 export NVME_IMG_SIZE=512M
 echo "NVME_IMG_SIZE=512M" >config
+exclude=()
+for t in ${BLKTESTS_EXCLUDE:-}; do exclude+=(-x "$t"); done
 # shellcheck disable=SC2086
-NVME_TARGET_CONTROL=/root/nvmeof-target-control ./check ${BLKTESTS_TESTS:-nvme}
+NVME_TARGET_CONTROL=/root/nvmeof-target-control ./check "${exclude[@]}" ${BLKTESTS_TESTS:-nvme}
 rc=$?
 /root/nvmeof-target-control stop
 if grep -q "LEAK:" /run/nvmeof-blktests/target.err; then

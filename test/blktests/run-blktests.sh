@@ -11,6 +11,17 @@
 # tests (default: the whole nvme group, some 25 minutes under emulation); the image is built
 # on first use into $NVMF_VM_CACHE_BLKTESTS (default /var/tmp/nvmf-vm-blktests).
 set -euo pipefail
+# Tests excluded, and why (each fails here whatever the target):
+# - nvme/042-045, 051, 058 configure Linux nvmet themselves through its configfs, past the
+#   NVME_TARGET_CONTROL hook (042-045: the host's key, hash and DH group in nvmet's hosts/;
+#   051: a namespace's enable; 058: namespaces made, remapped and moved between ANA groups):
+#   no external target has that configfs. What 042-045 check of DH-HMAC-CHAP, nvme/041 checks
+#   here through the hook, and the security interop suite with every hash and group.
+# - nvme/062 (TLS): the hook passes neither the port's TLS mode nor the PSK the host puts in
+#   its keyring, and the test starts tlshd with systemctl, which needs systemd as PID 1; the
+#   security interop suite runs the kernel host with TLS against our target instead.
+# - nvme/068 writes /sys/block/*/delayed_removal_secs, which Linux 6.12 does not have.
+BLKTESTS_EXCLUDE=${BLKTESTS_EXCLUDE-"nvme/042 nvme/043 nvme/044 nvme/045 nvme/051 nvme/058 nvme/062 nvme/068"}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 vm=$top/test/vm
 jar=$top/cli/build/nvmeof.jar
@@ -32,12 +43,13 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/share" "$work/job"
 cp "$jar" "$work/share/nvmeof.jar"
 (cd "$BLKTESTS_DIR" && tar --exclude=.git --exclude=results -cf - .) | (mkdir -p "$work/share/blktests" && cd "$work/share/blktests" && tar -xf -)
-echo "== blktests $(cd "$BLKTESTS_DIR" && git describe --always 2>/dev/null || echo '(no git)'): ${BLKTESTS_TESTS:-nvme}"
+echo "== blktests $(cd "$BLKTESTS_DIR" && git describe --always 2>/dev/null || echo '(no git)'): ${BLKTESTS_TESTS:-nvme}; excluded (they write nvmet's configfs): ${BLKTESTS_EXCLUDE:-none}"
 cp "$vm/guest-scripts/lib.sh" "$top/test/blktests/guest-blktests.sh" "$work/"
 cp "$top/test/blktests/nvmeof-target-control" "$work/share/"
 rc=0
 "$vm/run-guest.sh" --timeout "${BLKTESTS_TIMEOUT:-3000}" --mem 3072 --job "$work/gjob" --share "$work/share" \
-  --env BLKTESTS_TESTS="${BLKTESTS_TESTS:-nvme}" "$work/guest-blktests.sh" || rc=$?
+  --env BLKTESTS_TESTS="${BLKTESTS_TESTS:-nvme}" --env BLKTESTS_EXCLUDE="$BLKTESTS_EXCLUDE" \
+  "$work/guest-blktests.sh" || rc=$?
 out=$work/gjob/out.log
 passed=$(grep -cE "^nvme/[0-9]+ .*\[passed\]" "$out" || true)
 notrun=$(grep -cE "^nvme/[0-9]+ .*\[not run\]" "$out" || true)

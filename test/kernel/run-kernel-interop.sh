@@ -180,7 +180,7 @@ else
   echo "SPDK NVMe/RDMA host interop SKIPPED: no SPDK build at $spdk (bench/spdk/build-spdk.sh builds one)"
 fi
 
-BLKTESTS_QUICK="nvme/003 nvme/004 nvme/005 nvme/006 nvme/008 nvme/014 nvme/018 nvme/019 nvme/021 nvme/023 nvme/029 nvme/031 nvme/041"
+BLKTESTS_QUICK="nvme/003 nvme/004 nvme/005 nvme/006 nvme/008 nvme/014 nvme/018 nvme/019 nvme/021 nvme/023 nvme/029 nvme/031 nvme/041 nvme/061"
 
 # ---- part 6: security with Linux 6.12 (a trixie guest): DH-HMAC-CHAP both ways ----
 if bash "$top/test/kernel/run-security-interop.sh"; then echo "SECURITY INTEROP (Linux 6.12): PASS"
