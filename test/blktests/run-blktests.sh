@@ -43,7 +43,7 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/share" "$work/job"
 cp "$jar" "$work/share/nvmeof.jar"
 (cd "$BLKTESTS_DIR" && tar --exclude=.git --exclude=results -cf - .) | (mkdir -p "$work/share/blktests" && cd "$work/share/blktests" && tar -xf -)
-echo "== blktests $(cd "$BLKTESTS_DIR" && git describe --always 2>/dev/null || echo '(no git)'): ${BLKTESTS_TESTS:-nvme}; excluded (they write nvmet's configfs): ${BLKTESTS_EXCLUDE:-none}"
+echo "== blktests $(cd "$BLKTESTS_DIR" && git describe --always 2>/dev/null || echo '(no git)'): ${BLKTESTS_TESTS:-nvme}; excluded (they cannot pass against any external target: the script says why): ${BLKTESTS_EXCLUDE:-none}"
 cp "$vm/guest-scripts/lib.sh" "$top/test/blktests/guest-blktests.sh" "$work/"
 cp "$top/test/blktests/nvmeof-target-control" "$work/share/"
 rc=0
