@@ -82,9 +82,8 @@ final class Authentication {
             q.complete(r, Status.INVALID_FIELD);
             return;
         }
-        Authentication a = q.authentication(c);
-        if (a.job != null) {
-            q.complete(r, Status.COMMAND_SEQUENCE_ERROR); // the previous step is still being computed
+        Authentication a = inStep(r, c);
+        if (a == null) {
             return;
         }
         ByteBuffer msg = ByteBuffer.allocate(r.length).order(ByteOrder.LITTLE_ENDIAN);
@@ -101,12 +100,23 @@ final class Authentication {
             q.complete(r, Status.INVALID_FIELD);
             return;
         }
-        Authentication a = q.authentication(c);
-        if (a.job != null) {
-            q.complete(r, Status.COMMAND_SEQUENCE_ERROR);
-            return;
+        Authentication a = inStep(r, c);
+        if (a != null) {
+            a.fetch(r);
         }
-        a.fetch(r);
+    }
+
+    /**
+     * The queue's authentication, ready for {@code r}'s step; null (and {@code r} completed with
+     * Command Sequence Error) while the previous step is still being computed.
+     */
+    private static Authentication inStep(Request r, Controller c) {
+        Authentication a = r.queue.authentication(c);
+        if (a.job != null) {
+            r.queue.complete(r, Status.COMMAND_SEQUENCE_ERROR);
+            return null;
+        }
+        return a;
     }
 
     private static boolean checkCommand(SubmissionQueueEntry sqe) {
