@@ -1,5 +1,13 @@
 package io.nvmeof.cli;
 
+import io.nvmeof.tools.BlockSizes;
+import io.nvmeof.tools.LocalDevice;
+import io.nvmeof.tools.BlockVerify;
+import io.nvmeof.tools.BenchReport;
+import io.nvmeof.tools.BenchPlot;
+import io.nvmeof.tools.BenchLog;
+import io.nvmeof.tools.Bench;
+import io.nvmeof.fabric.Sizes;
 import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
@@ -128,13 +136,13 @@ final class BenchCommand extends ConnectedCommand {
     @Override
     void checkOptions() {
         Bench.Pattern pattern = Bench.Pattern.parse(rw);
-        int blockSize = (int) BackendSpec.parseSize(bs, "--bs");
-        long span = size != null ? BackendSpec.parseSize(size, "--size") : 0;
-        long start = offset != null ? BackendSpec.parseSize(offset, "--offset") : 0;
+        int blockSize = (int) Sizes.parse(bs, "--bs");
+        long span = size != null ? Sizes.parse(size, "--size") : 0;
+        long start = offset != null ? Sizes.parse(offset, "--offset") : 0;
         if (numberIos != null && numberIos <= 0) {
             throw new IllegalArgumentException("--number_ios must be positive");
         }
-        long limit = ioSize != null ? BackendSpec.parseSize(ioSize, "--io_size") : 0;
+        long limit = ioSize != null ? Sizes.parse(ioSize, "--io_size") : 0;
         double theta = 0;
         if (distribution.startsWith("zipf:")) {
             try {
@@ -221,7 +229,7 @@ final class BenchCommand extends ConnectedCommand {
         List<LocalDevice> devices = new ArrayList<>();
         try {
             boolean writes = !verifyOnly && (job.pattern().write || job.pattern().mixed);
-            long create = size != null ? BackendSpec.parseSize(size, "--size") : 0;
+            long create = size != null ? Sizes.parse(size, "--size") : 0;
             for (int i = 0; i < (verifyOnly ? 1 : numjobs); i++) {
                 devices.add(LocalDevice.open(java.nio.file.Path.of(uri), create, direct == 1, writes, iodepth));
             }

@@ -1,5 +1,8 @@
 package io.nvmeof.cli;
 
+import io.nvmeof.tools.BenchReport;
+import io.nvmeof.tools.Bench;
+import io.nvmeof.fabric.Sizes;
 import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
@@ -52,7 +55,7 @@ final class DemoCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         QUIET.setLevel(Level.WARNING);
         PrintWriter out = spec.commandLine().getOut();
-        long bytes = BackendSpec.parseSize(size, "--size");
+        long bytes = Sizes.parse(size, "--size");
         try (Target target = new Target()) {
             Subsystem s = new Subsystem(NQN, "DEMO0001", "nvmeof-java demo", ProductVersion.FIRMWARE_REVISION);
             s.addNamespace(new Namespace(NQN, 1, new RamBackend(bytes, 4096), false, null));

@@ -1,8 +1,8 @@
 package io.nvmeof.cli;
 
-import io.nvmeof.target.config.TargetConfig;
-import io.nvmeof.target.config.TargetConfig.NamespaceConfig;
-import io.nvmeof.target.config.TargetConfig.SubsystemConfig;
+import io.nvmeof.daemon.config.TargetConfig;
+import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
+import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;

@@ -1,6 +1,6 @@
 package io.nvmeof.cli;
 
-import io.nvmeof.target.config.PrivateFiles;
+import io.nvmeof.daemon.config.PrivateFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

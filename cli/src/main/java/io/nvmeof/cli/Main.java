@@ -1,5 +1,6 @@
 package io.nvmeof.cli;
 
+import io.nvmeof.fabric.Failures;
 import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.target.ProductVersion;
 import java.io.PrintWriter;
@@ -72,25 +73,7 @@ public final class Main implements Runnable {
 
     /** One line that says what went wrong, without a stack trace. */
     static String describe(Throwable t) {
-        Throwable c = t;
-        while ((c instanceof CompletionException
-                || c instanceof ExecutionException) && c.getCause() != null) {
-            c = c.getCause();
-        }
-        if (c instanceof NoSuchFileException f) {
-            return "no such file: " + f.getFile();
-        }
-        if (c instanceof AccessDeniedException f) {
-            return "permission denied: " + f.getFile();
-        }
-        if (c instanceof FileSystemException f && f.getReason() != null) {
-            return f.getFile() + ": " + f.getReason();
-        }
-        String m = c.getMessage();
-        if (m == null || m.isBlank()) {
-            m = c.getClass().getSimpleName();
-        }
-        return m.replace('\n', ' ');
+        return Failures.describe(t);
     }
 
     static final class Version implements CommandLine.IVersionProvider {

@@ -1,5 +1,7 @@
 package io.nvmeof.cli;
 
+import io.nvmeof.tools.BenchPlot;
+import io.nvmeof.tools.BenchLog;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,5 +1,6 @@
 package io.nvmeof.cli;
 
+import io.nvmeof.fabric.Sizes;
 import io.nvmeof.fabric.BusyPoll;
 import io.nvmeof.protocol.Nqn;
 import io.nvmeof.target.Fatal;
@@ -7,17 +8,17 @@ import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Port;
 import io.nvmeof.target.ProductVersion;
 import io.nvmeof.target.Subsystem;
-import io.nvmeof.target.Systemd;
+import io.nvmeof.daemon.Systemd;
 import io.nvmeof.target.Target;
 import io.nvmeof.target.TargetTransports;
 import io.nvmeof.target.backend.BackendSpec;
-import io.nvmeof.target.config.ConfigApplier;
-import io.nvmeof.target.config.ConfigLoader;
-import io.nvmeof.target.config.TargetConfig;
-import io.nvmeof.target.config.TargetConfig.NamespaceConfig;
-import io.nvmeof.target.config.TargetConfig.PortConfig;
-import io.nvmeof.target.config.TargetConfig.SubsystemConfig;
-import io.nvmeof.target.metrics.MetricsServer;
+import io.nvmeof.daemon.config.ConfigApplier;
+import io.nvmeof.daemon.config.ConfigLoader;
+import io.nvmeof.daemon.config.TargetConfig;
+import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
+import io.nvmeof.daemon.config.TargetConfig.PortConfig;
+import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
+import io.nvmeof.daemon.metrics.MetricsServer;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
@@ -123,7 +124,7 @@ final class TargetCommand implements Callable<Integer> {
         Nqn.require(nqn);
         List<NamespaceConfig> ns = new ArrayList<>();
         for (String s : namespaces) {
-            ns.add(BackendSpec.parse(ns.size() + 1, s));
+            ns.add(NamespaceConfig.of(ns.size() + 1, BackendSpec.parse(s)));
         }
         SubsystemConfig sub = new SubsystemConfig(nqn, serial != null ? serial : String.format("%016x",
                 nqn.hashCode() & 0xffffffffL).substring(0, 16), model, ProductVersion.FIRMWARE_REVISION, 0, allowHosts.isEmpty(), allowHosts, ns);
@@ -209,7 +210,7 @@ final class TargetCommand implements Callable<Integer> {
     private TargetConfig withFlags(TargetConfig c) {
         if (maxBufferMemory != null) {
             c = new TargetConfig(c.ports(), c.subsystems(),
-                    c.limits().withMaxBufferMemory(BackendSpec.parseSize(maxBufferMemory, "--max-buffer-memory")), c.hosts(),
+                    c.limits().withMaxBufferMemory(Sizes.parse(maxBufferMemory, "--max-buffer-memory")), c.hosts(),
                     c.metrics());
         }
         return metrics == null ? c : c.withMetrics(MetricsServer.parse(metrics, "--metrics"));

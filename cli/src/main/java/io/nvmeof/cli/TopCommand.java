@@ -1,6 +1,7 @@
 package io.nvmeof.cli;
 
-import io.nvmeof.cli.MetricsText.Sample;
+import io.nvmeof.tools.MetricsText;
+import io.nvmeof.tools.MetricsText.Sample;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;

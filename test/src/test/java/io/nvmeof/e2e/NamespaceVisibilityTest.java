@@ -14,8 +14,8 @@ import io.nvmeof.initiator.Nvmeof;
 import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.target.Target;
-import io.nvmeof.target.config.ConfigApplier;
-import io.nvmeof.target.config.ConfigLoader;
+import io.nvmeof.daemon.config.ConfigApplier;
+import io.nvmeof.daemon.config.ConfigLoader;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -121,7 +121,7 @@ class NamespaceVisibilityTest {
 
     @Test
     void aVisibleHostMustBeAllowedIn() {
-        io.nvmeof.target.config.ConfigException e = assertThrows(io.nvmeof.target.config.ConfigException.class,
+        io.nvmeof.daemon.config.ConfigException e = assertThrows(io.nvmeof.daemon.config.ConfigException.class,
                 () -> ConfigLoader.parse(config(", \"visible_to\": [\"nqn.2026-11.io.nvmeof:stranger\"]", "")));
         assertEquals("subsystems[0].namespaces[1].visible_to[0]", e.field());
     }

@@ -1,20 +1,24 @@
 package io.nvmeof.target.backend;
 
-import io.nvmeof.target.config.TargetConfig.NamespaceConfig;
+import io.nvmeof.fabric.Sizes;
 import java.io.IOException;
-import java.util.Locale;
 
 /**
- * Parses the command line's namespace specs into namespace configurations: {@code ram:256M},
- * {@code null:1T}, {@code file:/path/disk.img[,size=1G][,bs=512][,ro][,direct]},
- * {@code block:/dev/sdb[,ro]}. Errors name the bad part.
+ * What storage a namespace has: {@code kind} ram, null, file or block; {@code path} of a file
+ * or device; {@code size} in bytes (0: the file's or device's own); {@code blockSize} 512 or
+ * 4096 (0: the device's own, else 4096). {@link #parse} reads the command line's form:
+ * {@code ram:256M}, {@code null:1T}, {@code file:/path/disk.img[,size=1G][,bs=512][,ro][,direct]},
+ * {@code block:/dev/sdb[,ro]}; errors name the bad part. {@link #open} opens it.
  */
-public final class BackendSpec {
-    private BackendSpec() {
+public record BackendSpec(String kind, String path, long size, int blockSize, boolean readOnly, boolean directIo) {
+
+    /** Opens the backend: the one place that maps kinds to classes. */
+    public Backend open() throws IOException {
+        return Backends.open(this);
     }
 
-    /** The namespace configuration a spec describes, for NSID {@code nsid}. */
-    public static NamespaceConfig parse(int nsid, String spec) {
+    /** The spec a string describes. */
+    public static BackendSpec parse(String spec) {
         int colon = spec.indexOf(':');
         if (colon < 0) {
             throw new IllegalArgumentException("namespace '" + spec + "': expected ram:SIZE, null:SIZE, file:PATH[,size=SIZE]"
@@ -30,9 +34,9 @@ public final class BackendSpec {
         for (int i = 1; i < parts.length; i++) {
             String p = parts[i];
             if (p.startsWith("size=")) {
-                size = parseSize(p.substring(5), "size");
+                size = Sizes.parse(p.substring(5), "size");
             } else if (p.startsWith("bs=")) {
-                blockSize = (int) parseSize(p.substring(3), "bs");
+                blockSize = (int) Sizes.parse(p.substring(3), "bs");
                 if (blockSize != 512 && blockSize != 4096) {
                     throw new IllegalArgumentException("namespace '" + spec + "': bs must be 512 or 4096");
                 }
@@ -47,8 +51,7 @@ public final class BackendSpec {
         switch (kind) {
             case "ram":
             case "null":
-                return new NamespaceConfig(nsid, kind, null, parseSize(first, kind + " size"), blockSize, readOnly, null,
-                        false);
+                return new BackendSpec(kind, null, Sizes.parse(first, kind + " size"), blockSize, readOnly, false);
             case "file":
             case "block":
                 if (first.isEmpty()) {
@@ -57,7 +60,7 @@ public final class BackendSpec {
                 if (kind.equals("block") && (size != 0 || direct)) {
                     throw new IllegalArgumentException("namespace '" + spec + "': a block device has its own size");
                 }
-                return new NamespaceConfig(nsid, kind, first, size, blockSize, readOnly, null, direct);
+                return new BackendSpec(kind, first, size, blockSize, readOnly, direct);
             default:
                 throw new IllegalArgumentException("namespace '" + spec + "': unknown backend '" + kind
                         + "' (ram, null, file, block)");
@@ -66,43 +69,6 @@ public final class BackendSpec {
 
     /** Opens the backend a spec names. */
     public static Backend open(String spec) throws IOException {
-        return Backends.open(parse(1, spec));
-    }
-
-    /** Whether the spec asks for a read-only namespace. */
-    public static boolean readOnly(String spec) {
-        return parse(1, spec).readOnly();
-    }
-
-    /** Parses 4096, 4k, 256M, 1G, 2T (binary units, optional trailing B or iB). */
-    public static long parseSize(String s, String what) {
-        String t = s.trim().toUpperCase(Locale.ROOT);
-        if (t.endsWith("IB")) {
-            t = t.substring(0, t.length() - 2);
-        } else if (t.endsWith("B")) {
-            t = t.substring(0, t.length() - 1);
-        }
-        long mult = 1;
-        if (!t.isEmpty()) {
-            switch (t.charAt(t.length() - 1)) {
-                case 'K': mult = 1L << 10; break;
-                case 'M': mult = 1L << 20; break;
-                case 'G': mult = 1L << 30; break;
-                case 'T': mult = 1L << 40; break;
-                default: mult = 1;
-            }
-            if (mult != 1) {
-                t = t.substring(0, t.length() - 1);
-            }
-        }
-        try {
-            long v = Long.parseLong(t);
-            if (v <= 0) {
-                throw new NumberFormatException();
-            }
-            return Math.multiplyExact(v, mult);
-        } catch (NumberFormatException | ArithmeticException e) {
-            throw new IllegalArgumentException(what + " '" + s + "' is not a size like 4096, 64k, 256M or 1G");
-        }
+        return parse(spec).open();
     }
 }

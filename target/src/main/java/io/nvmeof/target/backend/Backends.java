@@ -1,17 +1,16 @@
 package io.nvmeof.target.backend;
 
-import io.nvmeof.target.config.TargetConfig.NamespaceConfig;
 import java.io.IOException;
 import java.nio.file.Path;
 
 /** Opens the backend a namespace configuration names: the one place that maps kinds to classes. */
-public final class Backends {
+final class Backends {
     private Backends() {
     }
 
-    public static Backend open(NamespaceConfig ns) throws IOException {
+    static Backend open(BackendSpec ns) throws IOException {
         int bs = ns.blockSize() == 0 ? 4096 : ns.blockSize();
-        switch (ns.backend()) {
+        switch (ns.kind()) {
             case "ram":
                 return new RamBackend(ns.size(), bs);
             case "null":
@@ -21,7 +20,7 @@ public final class Backends {
             case "block":
                 return BlockBackend.open(Path.of(ns.path()), ns.blockSize(), ns.readOnly());
             default:
-                throw new IllegalArgumentException("unknown backend " + ns.backend());
+                throw new IllegalArgumentException("unknown backend " + ns.kind());
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.nvmeof.target.backend;
 
+import io.nvmeof.fabric.Sizes;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -123,9 +124,9 @@ class BackendTest {
         assertTrue(e.getMessage().contains("colour=blue"), e.getMessage());
         IOException io = assertThrows(IOException.class, () -> BackendSpec.open("file:" + dir.resolve("missing")));
         assertTrue(io.getMessage().contains("does not exist"), io.getMessage());
-        assertEquals(256L << 20, BackendSpec.parseSize("256M", "size"));
-        assertEquals(4096, BackendSpec.parseSize("4k", "bs"));
-        assertEquals(1L << 30, BackendSpec.parseSize("1GiB", "size"));
+        assertEquals(256L << 20, Sizes.parse("256M", "size"));
+        assertEquals(4096, Sizes.parse("4k", "bs"));
+        assertEquals(1L << 30, Sizes.parse("1GiB", "size"));
         assertInstanceOf(RamBackend.class, assertDoesNotThrowOpen("ram:1M,bs=512"));
     }
 

@@ -1,0 +1,260 @@
+package io.nvmeof.daemon.config;
+
+import io.nvmeof.target.HostSecurity;
+import io.nvmeof.target.Namespace;
+import io.nvmeof.target.Port;
+import io.nvmeof.target.Subsystem;
+import io.nvmeof.target.Target;
+import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
+import io.nvmeof.daemon.config.TargetConfig.PortConfig;
+import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Makes a target look like a configuration: the first time from nothing, later (a reload on
+ * SIGHUP) by difference, so that connected hosts keep their connections: namespaces and
+ * allowed hosts are added and removed in place, and hosts that asked for namespace notices
+ * get them. A namespace whose backend cannot be opened during a reload is reported and left
+ * out; on the first apply it is an error.
+ */
+public final class ConfigApplier {
+    private static final System.Logger LOG = System.getLogger(ConfigApplier.class.getName());
+    private final Target target;
+    private TargetConfig current = new TargetConfig(List.of(), List.of());
+
+    public ConfigApplier(Target target) {
+        this.target = target;
+    }
+
+    /** What the last apply changed, for logs and tests. */
+    public record Changes(List<String> lines) {
+        @Override
+        public String toString() {
+            return lines.isEmpty() ? "no changes" : String.join("; ", lines);
+        }
+    }
+
+    public synchronized Changes apply(TargetConfig next) throws IOException {
+        boolean first = current.ports().isEmpty() && current.subsystems().isEmpty();
+        List<String> changes = new ArrayList<>();
+        Map<String, SubsystemConfig> old = new HashMap<>();
+        for (SubsystemConfig s : current.subsystems()) {
+            old.put(s.nqn(), s);
+        }
+        Set<String> keep = new HashSet<>();
+        for (SubsystemConfig s : next.subsystems()) {
+            keep.add(s.nqn());
+        }
+        // Ports that go away first, so their connections end before their subsystems do.
+        Map<Integer, Port> ports = new HashMap<>();
+        for (Port p : target.ports()) {
+            ports.put(p.id(), p);
+        }
+        Map<Integer, PortConfig> nextPorts = new HashMap<>();
+        for (PortConfig p : next.ports()) {
+            nextPorts.put(p.portid(), p);
+        }
+        for (Port p : ports.values()) {
+            PortConfig want = nextPorts.get(p.id());
+            if (want == null || !sameAddress(p, want)) {
+                target.removePort(p);
+                changes.add("removed " + p);
+            }
+        }
+        for (SubsystemConfig s : current.subsystems()) {
+            if (!keep.contains(s.nqn())) {
+                target.removeSubsystem(s.nqn());
+                changes.add("removed subsystem " + s.nqn());
+            }
+        }
+        for (SubsystemConfig s : next.subsystems()) {
+            Subsystem existing = target.subsystem(s.nqn());
+            if (existing == null) {
+                Subsystem created = new Subsystem(s.nqn(), s.serial(), s.model(), s.firmware());
+                try {
+                    created.ieeeOui(s.ieeeOui());
+                    hosts(created, s);
+                    for (NamespaceConfig n : s.namespaces()) {
+                        open(created, s.nqn(), n, first, changes);
+                    }
+                    target.addSubsystem(created);
+                } catch (IOException | RuntimeException e) {
+                    created.close(); // the backends opened so far
+                    throw e;
+                }
+                changes.add("added subsystem " + s.nqn());
+            } else {
+                update(existing, old.get(s.nqn()), s, changes);
+            }
+        }
+        for (PortConfig p : next.ports()) {
+            Port existing = null;
+            for (Port q : target.ports()) {
+                if (q.id() == p.portid()) {
+                    existing = q;
+                }
+            }
+            if (existing == null) {
+                Port port = new Port(p.portid(), p.trtype(), p.options(),
+                        new InetSocketAddress(p.traddr(), p.trsvcid()), false, p.subsystems());
+                try {
+                    target.addPort(port);
+                    changes.add("added " + port);
+                } catch (IOException e) {
+                    if (first) {
+                        throw e;
+                    }
+                    LOG.log(System.Logger.Level.ERROR, e.getMessage());
+                    changes.add("FAILED " + e.getMessage());
+                }
+            } else if (!existing.subsystems().equals(Set.copyOf(p.subsystems()))) {
+                Set<String> dropped = new HashSet<>(existing.subsystems());
+                dropped.removeAll(p.subsystems());
+                existing.subsystems().retainAll(p.subsystems());
+                existing.subsystems().addAll(p.subsystems());
+                // as nvmet does when a subsystem is unlinked from a port: its hosts there are let go
+                for (String nqn : dropped) {
+                    Subsystem sub = target.subsystem(nqn);
+                    if (sub != null) {
+                        sub.disconnect(existing);
+                    }
+                }
+                target.portChanged();
+                changes.add("port " + p.portid() + " now serves " + p.subsystems());
+            }
+        }
+        hostKeys(next, changes);
+        // a first config without limits leaves the target's options as built; limits set once and
+        // taken out later go back to the defaults
+        if (!next.limits().equals(current.limits())) {
+            target.update(next.limits()::applyTo);
+            changes.add("limits now " + next.limits());
+        }
+        current = next;
+        Changes c = new Changes(changes);
+        if (!first) {
+            LOG.log(System.Logger.Level.INFO, "configuration reloaded: {0}", c);
+        }
+        return c;
+    }
+
+    private static boolean sameAddress(Port p, PortConfig c) {
+        return p.address().equals(new InetSocketAddress(c.traddr(), c.trsvcid())) && p.trtype().equals(c.trtype())
+                && p.options().equals(p.transport().options(c.options()));
+    }
+
+    /** Host keys: each change takes effect at the host's next Connect or re-authentication. */
+    private void hostKeys(TargetConfig next, List<String> changes) {
+        Map<String, HostSecurity> before = new HashMap<>();
+        for (HostSecurity h : current.hosts()) {
+            before.put(h.nqn(), h);
+        }
+        for (HostSecurity h : next.hosts()) {
+            HostSecurity was = before.remove(h.nqn());
+            if (was == null) {
+                changes.add("host " + h.nqn() + (h.requiresAuthentication() ? " must authenticate" : " configured"));
+            } else if (!was.sameAs(h)) {
+                changes.add("host " + h.nqn() + ": keys changed");
+            }
+        }
+        for (String gone : before.keySet()) {
+            changes.add("host " + gone + ": keys removed");
+        }
+        target.hostSecurity(next.hosts());
+    }
+
+    private static void hosts(Subsystem sub, SubsystemConfig s) {
+        for (String h : s.allowedHosts()) {
+            sub.allowHost(h);
+        }
+        sub.allowAnyHost(s.allowAnyHost());
+    }
+
+    private void update(Subsystem sub, SubsystemConfig was, SubsystemConfig s, List<String> changes) {
+        for (String h : sub.allowedHosts()) {
+            if (!s.allowedHosts().contains(h)) {
+                sub.disallowHost(h);
+                changes.add(s.nqn() + ": host " + h + " no longer allowed");
+            }
+        }
+        for (String h : s.allowedHosts()) {
+            if (!sub.allowedHosts().contains(h)) {
+                sub.allowHost(h);
+                changes.add(s.nqn() + ": host " + h + " allowed");
+            }
+        }
+        if (sub.allowsAnyHost() != s.allowAnyHost()) {
+            sub.allowAnyHost(s.allowAnyHost());
+            changes.add(s.nqn() + ": allow_any_host " + s.allowAnyHost());
+        }
+        Map<Integer, NamespaceConfig> before = new HashMap<>();
+        if (was != null) {
+            for (NamespaceConfig n : was.namespaces()) {
+                before.put(n.nsid(), n);
+            }
+        }
+        Set<Integer> wanted = new HashSet<>();
+        for (NamespaceConfig n : s.namespaces()) {
+            wanted.add(n.nsid());
+            NamespaceConfig prev = before.get(n.nsid());
+            if (prev != null && prev.sameStorage(n) && sub.namespace(n.nsid()) != null) {
+                if (!java.util.Objects.equals(sub.namespace(n.nsid()).visibility(), n.visibility())) {
+                    sub.visibility(n.nsid(), n.visibility());
+                    changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " now visible to "
+                            + (n.visibleTo() == null ? "every allowed host" : n.visibleTo()));
+                }
+                continue;
+            }
+            if (sub.namespace(n.nsid()) == null) {
+                try {
+                    open(sub, s.nqn(), n, false, changes);
+                } catch (IOException e) {
+                    // not reached: open() reports reload failures itself
+                }
+                continue;
+            }
+            // new storage for an existing NSID: open it first, so a failure keeps the old one
+            try {
+                Namespace replacement = new Namespace(s.nqn(), n.nsid(), n.spec().open(), n.readOnly(), n.uuid());
+                replacement.visibility(n.visibility());
+                sub.removeNamespace(n.nsid());
+                sub.addNamespace(replacement);
+                changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " replaced");
+            } catch (IOException | RuntimeException e) {
+                LOG.log(System.Logger.Level.ERROR, "keeping namespace " + n.nsid() + " of " + s.nqn() + ": " + e.getMessage());
+                changes.add("FAILED " + s.nqn() + " namespace " + Integer.toUnsignedString(n.nsid()) + ": " + e.getMessage());
+            }
+        }
+        for (Integer nsid : new ArrayList<>(sub.namespaces().keySet())) {
+            if (!wanted.contains(nsid)) {
+                sub.removeNamespace(nsid);
+                changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(nsid) + " removed");
+            }
+        }
+    }
+
+    private static void open(Subsystem sub, String nqn, NamespaceConfig n, boolean strict, List<String> changes)
+            throws IOException {
+        try {
+            Namespace ns = new Namespace(nqn, n.nsid(), n.spec().open(), n.readOnly(), n.uuid());
+            ns.visibility(n.visibility());
+            sub.addNamespace(ns);
+            changes.add(nqn + ": namespace " + Integer.toUnsignedString(n.nsid()) + " added");
+        } catch (IOException | RuntimeException e) {
+            String what = nqn + " namespace " + Integer.toUnsignedString(n.nsid()) + " (" + n.backend()
+                    + (n.path() != null ? " " + n.path() : "") + "): " + e.getMessage();
+            if (strict) {
+                throw new IOException(what, e);
+            }
+            LOG.log(System.Logger.Level.ERROR, "cannot open " + what);
+            changes.add("FAILED " + what);
+        }
+    }
+}

@@ -1,0 +1,831 @@
+package io.nvmeof.daemon.config;
+
+import io.nvmeof.fabric.Sizes;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.nvmeof.protocol.Nqn;
+import io.nvmeof.protocol.auth.DhGroup;
+import io.nvmeof.protocol.auth.DhchapHash;
+import io.nvmeof.protocol.auth.DhchapKey;
+import io.nvmeof.protocol.tls.TlsPsk;
+import io.nvmeof.target.HostSecurity;
+import io.nvmeof.target.PortOptionException;
+import io.nvmeof.target.ProductVersion;
+import io.nvmeof.target.TargetTransport;
+import io.nvmeof.target.TargetTransports;
+import io.nvmeof.target.backend.BackendSpec;
+import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
+import io.nvmeof.daemon.config.TargetConfig.PortConfig;
+import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
+import io.nvmeof.daemon.metrics.MetricsServer;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+
+/**
+ * Reads the target's JSON configuration, in either of two forms:
+ * <ul>
+ * <li>ours: {@code {"ports": [{"portid", "trtype", "traddr", "trsvcid", "subsystems", "rdma_provider"}],
+ * "subsystems": [{"nqn", "serial", "model", "firmware", "ieee_oui", "allow_any_host",
+ * "allowed_hosts", "namespaces": [{"nsid", "backend", "path", "size", "block_size",
+ * "read_only", "uuid", "direct_io"}]}], "limits": {"max_buffer_memory", "max_queue_write_data",
+ * "connect_timeout_ms", "data_timeout_ms", "max_controllers_per_host", "max_connections",
+ * "max_pending_per_address"},
+ * "hosts": [{"nqn", "dhchap_key", "dhchap_ctrl_key", "dhchap_key_file", "dhchap_ctrl_key_file",
+ * "dhchap_hashes", "dhchap_dhgroups", "tls_key", "tls_key_file"}], "metrics": "tcp://ADDR:PORT"},
+ * ports with "tls": none, optional or required};</li>
+ * <li>what {@code nvmetcli save} writes for the Linux kernel target ({@code ports[].addr},
+ * {@code subsystems[].attr}, {@code namespaces[].device}, {@code ports[].addr.tsas/treq},
+ * {@code hosts[].dhchap} with the
+ * {@code key}, {@code ctrl_key}, {@code hash} and {@code dhgroup} of configfs's
+ * {@code dhchap_*} host attributes), so its users can move over.</li>
+ * </ul>
+ * Every error is a {@link ConfigException} that names the field and the bad value. Keys are
+ * secrets: a configuration that holds one, and a key file, must not be readable by others
+ * (mode o-r), or the target refuses it; key files given by relative path are found next to
+ * the configuration.
+ */
+public final class ConfigLoader {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final System.Logger LOG = System.getLogger(ConfigLoader.class.getName());
+
+    private ConfigLoader() {
+    }
+
+    public static TargetConfig load(Path file) throws IOException {
+        String text;
+        try {
+            text = Files.readString(file);
+        } catch (IOException e) {
+            throw new IOException("cannot read config " + file + ": " + e.getMessage(), e);
+        }
+        return parse(text, file);
+    }
+
+    public static TargetConfig parse(String text) {
+        return parse(text, null);
+    }
+
+    /** Parses {@code text}, read from {@code file} (null: not from a file, so no mode to check). */
+    static TargetConfig parse(String text, Path file) {
+        Secrets secrets = new Secrets(file);
+        JsonNode root;
+        try {
+            root = JSON.readTree(text);
+        } catch (JsonProcessingException e) {
+            throw new ConfigException("(document)", "not valid JSON: " + e.getOriginalMessage() + " at line "
+                    + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr());
+        }
+        if (root == null || !root.isObject()) {
+            throw new ConfigException("(document)", "must be a JSON object with \"ports\" and \"subsystems\"");
+        }
+        boolean nvmetcli = isNvmetcli(root);
+        TargetConfig config = nvmetcli ? fromNvmetcli(root, secrets) : fromOurs(root, secrets);
+        crossCheck(config);
+        secrets.checkConfigFile();
+        return config;
+    }
+
+    /** nvmetcli writes ports[].addr and subsystems[].attr objects. */
+    static boolean isNvmetcli(JsonNode root) {
+        for (JsonNode p : root.path("ports")) {
+            if (p.has("addr")) {
+                return true;
+            }
+        }
+        for (JsonNode s : root.path("subsystems")) {
+            if (s.has("attr")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // ---- our format ----
+
+    private static TargetConfig fromOurs(JsonNode root, Secrets secrets) {
+        known(root, "", "ports", "subsystems", "limits", "hosts", "metrics");
+        List<SubsystemConfig> subsystems = new ArrayList<>();
+        JsonNode subs = array(root, "subsystems", "");
+        for (int i = 0; i < subs.size(); i++) {
+            String at = "subsystems[" + i + "]";
+            JsonNode s = object(subs.get(i), at);
+            known(s, at, "nqn", "serial", "model", "firmware", "ieee_oui", "allow_any_host", "allowed_hosts", "namespaces");
+            String nqn = name(s.get("nqn"), at + ".nqn");
+            List<String> hosts = list(s, "allowed_hosts", at, ConfigLoader::name);
+            boolean any = s.has("allow_any_host") ? bool(s.get("allow_any_host"), at + ".allow_any_host") : hosts.isEmpty();
+            if (any && !hosts.isEmpty()) {
+                throw new ConfigException(at + ".allow_any_host", "is true, but allowed_hosts lists hosts");
+            }
+            List<NamespaceConfig> namespaces = new ArrayList<>();
+            JsonNode nl = optionalArray(s, "namespaces", at);
+            for (int n = 0; n < nl.size(); n++) {
+                namespaces.add(namespace(nl.get(n), at + ".namespaces[" + n + "]"));
+            }
+            subsystems.add(new SubsystemConfig(nqn, string(s, "serial", at, defaultSerial(nqn)),
+                    string(s, "model", at, "nvmeof-java"), string(s, "firmware", at, ProductVersion.FIRMWARE_REVISION),
+                    s.has("ieee_oui") ? oui(s.get("ieee_oui"), at + ".ieee_oui") : 0, any, hosts, namespaces));
+        }
+        List<PortConfig> ports = new ArrayList<>();
+        JsonNode pl = array(root, "ports", "");
+        for (int i = 0; i < pl.size(); i++) {
+            String at = "ports[" + i + "]";
+            JsonNode p = object(pl.get(i), at);
+            known(p, at, "portid", "trtype", "traddr", "trsvcid", "adrfam", "subsystems", "rdma_provider", "tls");
+            ports.add(port(p, at, p, at));
+        }
+        List<HostSecurity> hostKeys = new ArrayList<>();
+        JsonNode hs = optionalArray(root, "hosts", "");
+        for (int i = 0; i < hs.size(); i++) {
+            String at = "hosts[" + i + "]";
+            JsonNode h = object(hs.get(i), at);
+            known(h, at, "nqn", "dhchap_key", "dhchap_ctrl_key", "dhchap_key_file", "dhchap_ctrl_key_file",
+                    "dhchap_hashes", "dhchap_dhgroups", "tls_key", "tls_key_file");
+            String nqn = name(h.get("nqn"), at + ".nqn");
+            DhchapKey key = secrets.key(h, "dhchap_key", at);
+            DhchapKey ctrl = secrets.key(h, "dhchap_ctrl_key", at);
+            if (ctrl != null && key == null) {
+                throw new ConfigException(at + ".dhchap_ctrl_key", "needs a dhchap_key too (the host authenticates first)");
+            }
+            List<DhchapHash> hashes = list(h, "dhchap_hashes", at, ConfigLoader::hash);
+            List<DhGroup> groups = list(h, "dhchap_dhgroups", at, ConfigLoader::dhGroup);
+            hostKeys.add(new HostSecurity(nqn, key, ctrl, hashes, groups, secrets.tlsKey(h, "tls_key", at)));
+        }
+        return new TargetConfig(ports, subsystems, limits(root), hostKeys, metrics(root, secrets));
+    }
+
+    private static DhchapHash hash(JsonNode n, String at) {
+        DhchapHash h = n != null && n.isTextual() ? DhchapHash.named(n.asText()) : null;
+        if (h == null) {
+            throw new ConfigException(at, "must be sha256, sha384 or sha512, got " + n);
+        }
+        return h;
+    }
+
+    private static DhGroup dhGroup(JsonNode n, String at) {
+        DhGroup g = n != null && n.isTextual() ? DhGroup.named(n.asText()) : null;
+        if (g == null) {
+            throw new ConfigException(at, "must be null, ffdhe2048, ffdhe3072, ffdhe4096, ffdhe6144 or ffdhe8192, got " + n);
+        }
+        return g;
+    }
+
+    /** A preferred entry first, then the rest of the defaults (nvmet falls back to any the host offers). */
+    private static <T> List<T> preferring(T first, List<T> all) {
+        List<T> l = new ArrayList<>();
+        l.add(first);
+        for (T t : all) {
+            if (!t.equals(first)) {
+                l.add(t);
+            }
+        }
+        return l;
+    }
+
+    /**
+     * Keys read for a configuration: inline ones (the configuration file must then be private) and
+     * key files (which must be private themselves).
+     */
+    private static final class Secrets {
+        private final Path file;
+        private String inlineField;
+
+        Secrets(Path file) {
+            this.file = file;
+        }
+
+        /** The TLS PSK in {@code <field>} or in the file named by {@code <field>_file}; null if neither. */
+        TlsPsk tlsKey(JsonNode h, String field, String at) {
+            String[] where = new String[1];
+            String text = secret(h, field, at, where);
+            try {
+                return text == null ? null : TlsPsk.parse(text);
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(where[0], e.getMessage());
+            }
+        }
+
+        /** The DH-HMAC-CHAP key in {@code <field>} or in the file named by {@code <field>_file}; null if neither. */
+        DhchapKey key(JsonNode h, String field, String at) {
+            String[] where = new String[1];
+            String text = secret(h, field, at, where);
+            try {
+                return text == null ? null : DhchapKey.parse(text);
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(where[0], e.getMessage());
+            }
+        }
+
+        /** A secret's text in {@code <field>} or the private file named by {@code <field>_file}; null if neither. */
+        String text(JsonNode node, String field, String at) {
+            return secret(node, field, at, new String[1]);
+        }
+
+        /** A path as written in the configuration: relative ones are next to the configuration file. */
+        Path resolve(String path) {
+            Path p = Path.of(path);
+            if (!p.isAbsolute() && file != null && file.toAbsolutePath().getParent() != null) {
+                p = file.toAbsolutePath().getParent().resolve(p);
+            }
+            return p;
+        }
+
+        /** A secret's text, inline or from its private file; {@code where[0]} names the field it came from. */
+        private String secret(JsonNode h, String field, String at, String[] where) {
+            String inline = string(h, field, at, null);
+            String path = string(h, field + "_file", at, null);
+            if (inline != null && path != null) {
+                throw new ConfigException(at + "." + field, "is given inline and as " + field + "_file; give one");
+            }
+            if (inline == null && path == null) {
+                return null;
+            }
+            where[0] = at + "." + (inline != null ? field : field + "_file");
+            String text = inline;
+            if (inline != null) {
+                if (inlineField == null) {
+                    inlineField = where[0];
+                }
+            } else {
+                Path p = resolve(path);
+                String problem = PrivateFiles.problem(p);
+                if (problem != null) {
+                    throw new ConfigException(where[0], problem);
+                }
+                try {
+                    text = Files.readString(p).trim();
+                } catch (IOException e) {
+                    throw new ConfigException(where[0], "cannot read " + p + ": " + e.getMessage());
+                }
+            }
+            return text;
+        }
+
+        /** A configuration that holds a key inline must be private. */
+        void checkConfigFile() {
+            if (inlineField == null || file == null) {
+                return;
+            }
+            String problem = PrivateFiles.problem(file);
+            if (problem != null) {
+                throw new ConfigException(inlineField, "is a secret in a configuration that others can read: " + problem
+                        + " (or put the key in a " + inlineField.substring(inlineField.lastIndexOf('.') + 1)
+                        + "_file only the target can read)");
+            }
+        }
+    }
+
+    /**
+     * {@code "metrics": "tcp://ADDR:PORT"}: where to serve Prometheus metrics; or {@code {"listen":
+     * "tcp://ADDR:PORT", "user", "password" | "password_file", "tls_keystore",
+     * "tls_keystore_password" | "tls_keystore_password_file"}} for basic authentication and HTTPS.
+     */
+    private static MetricsServer.Endpoint metrics(JsonNode root, Secrets secrets) {
+        JsonNode m = root.get("metrics");
+        if (m == null || m.isNull()) {
+            return null;
+        }
+        if (m.isTextual()) {
+            return MetricsServer.Endpoint.plain(metricsAddress(m, "metrics"));
+        }
+        if (!m.isObject()) {
+            throw new ConfigException("metrics", "must be a string tcp://ADDR:PORT or an object with \"listen\"");
+        }
+        known(m, "metrics", "listen", "user", "password", "password_file", "tls_keystore", "tls_keystore_password",
+                "tls_keystore_password_file");
+        JsonNode listen = m.get("listen");
+        if (listen == null || !listen.isTextual()) {
+            throw new ConfigException("metrics.listen", "must be a string tcp://ADDR:PORT");
+        }
+        InetSocketAddress address = metricsAddress(listen, "metrics.listen");
+        String user = string(m, "user", "metrics", null);
+        String password = secrets.text(m, "password", "metrics");
+        if ((user == null) != (password == null)) {
+            throw new ConfigException(user == null ? "metrics.user" : "metrics.password",
+                    "basic authentication needs both a user and a password (or password_file)");
+        }
+        String keystore = string(m, "tls_keystore", "metrics", null);
+        Path ks = null;
+        if (keystore != null) {
+            ks = secrets.resolve(keystore);
+            String problem = PrivateFiles.problem(ks);
+            if (problem != null) {
+                throw new ConfigException("metrics.tls_keystore", problem);
+            }
+        }
+        return new MetricsServer.Endpoint(address, user, password, ks, secrets.text(m, "tls_keystore_password", "metrics"));
+    }
+
+    private static InetSocketAddress metricsAddress(JsonNode n, String at) {
+        try {
+            return MetricsServer.parse(n.asText(), "address");
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(at, e.getMessage());
+        }
+    }
+
+    private static TargetConfig.Limits limits(JsonNode root) {
+        if (!root.has("limits")) {
+            return TargetConfig.Limits.DEFAULTS;
+        }
+        JsonNode l = object(root.get("limits"), "limits");
+        known(l, "limits", "max_buffer_memory", "max_queue_write_data", "connect_timeout_ms", "data_timeout_ms",
+                "max_controllers_per_host", "max_connections", "max_pending_per_address");
+        return new TargetConfig.Limits(
+                l.has("max_buffer_memory") ? size(l.get("max_buffer_memory"), "limits.max_buffer_memory") : 0,
+                l.has("max_queue_write_data") ? size(l.get("max_queue_write_data"), "limits.max_queue_write_data") : 0,
+                l.has("connect_timeout_ms") ? intIn(l.get("connect_timeout_ms"), "limits.connect_timeout_ms", 100, 3_600_000) : 0,
+                l.has("data_timeout_ms") ? intIn(l.get("data_timeout_ms"), "limits.data_timeout_ms", 100, 3_600_000) : 0,
+                l.has("max_controllers_per_host")
+                        ? intIn(l.get("max_controllers_per_host"), "limits.max_controllers_per_host", 1, 0xffef) : 0,
+                l.has("max_connections") ? intIn(l.get("max_connections"), "limits.max_connections", 1, 1 << 24) : 0,
+                l.has("max_pending_per_address")
+                        ? intIn(l.get("max_pending_per_address"), "limits.max_pending_per_address", 1, 1 << 24) : 0);
+    }
+
+    private static NamespaceConfig namespace(JsonNode node, String at) {
+        JsonNode n = object(node, at);
+        known(n, at, "nsid", "backend", "path", "size", "block_size", "read_only", "uuid", "direct_io", "enable",
+                "visible_to");
+        int nsid = nsid(n.get("nsid"), at + ".nsid");
+        String backend = string(n, "backend", at, null);
+        if (backend == null) {
+            throw new ConfigException(at + ".backend", "is missing (ram, null, file or block)");
+        }
+        if (!List.of("ram", "null", "file", "block").contains(backend)) {
+            throw new ConfigException(at + ".backend", "'" + backend + "' is not one of ram, null, file, block");
+        }
+        String path = string(n, "path", at, null);
+        if ((backend.equals("file") || backend.equals("block")) && (path == null || path.isEmpty())) {
+            throw new ConfigException(at + ".path", "is missing; a " + backend + " namespace needs one");
+        }
+        if ((backend.equals("ram") || backend.equals("null")) && path != null) {
+            throw new ConfigException(at + ".path", "makes no sense for a " + backend + " namespace");
+        }
+        long size = n.has("size") ? size(n.get("size"), at + ".size") : 0;
+        if ((backend.equals("ram") || backend.equals("null")) && size == 0) {
+            throw new ConfigException(at + ".size", "is missing; a " + backend + " namespace needs one");
+        }
+        int bs = n.has("block_size") ? (int) size(n.get("block_size"), at + ".block_size") : 0;
+        if (bs != 0 && bs != 512 && bs != 4096) {
+            throw new ConfigException(at + ".block_size", "must be 512 or 4096, got " + bs);
+        }
+        if (backend.equals("block") && size != 0) {
+            throw new ConfigException(at + ".size", "comes from the device for a block namespace");
+        }
+        int effectiveBs = bs == 0 ? 4096 : bs;
+        if (size % effectiveBs != 0) {
+            throw new ConfigException(at + ".size", size + " is not a multiple of the " + effectiveBs + "-byte block size");
+        }
+        boolean ro = n.has("read_only") && bool(n.get("read_only"), at + ".read_only");
+        UUID uuid = n.has("uuid") ? uuid(n.get("uuid"), at + ".uuid") : null;
+        boolean direct = n.has("direct_io") && bool(n.get("direct_io"), at + ".direct_io");
+        if (direct && !backend.equals("file")) {
+            throw new ConfigException(at + ".direct_io", "applies to file namespaces only");
+        }
+        List<String> visible = n.has("visible_to") ? list(n, "visible_to", at, ConfigLoader::name) : null;
+        return new NamespaceConfig(nsid, backend, path, size, bs, ro, uuid, direct, visible);
+    }
+
+    /** A port: {@code p} at {@code at}, its address fields in {@code addr} at {@code addrAt} (nvmetcli's addr object, or p itself). */
+    private static PortConfig port(JsonNode p, String at, JsonNode addr, String addrAt) {
+        int portid = intIn(p.get("portid"), at + ".portid", 0, 0xffff);
+        String trtype = string(addr, "trtype", addrAt, "tcp");
+        TargetTransport.Type transport;
+        try {
+            transport = TargetTransports.type(trtype);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(addrAt + ".trtype", "'" + trtype + "' is not supported ("
+                    + String.join(" or ", TargetTransports.names()) + ")");
+        }
+        // port options of the transport; "rdma_provider" is the NVMe/RDMA provider option's name here
+        Map<String, String> options = new TreeMap<>();
+        String provider = string(p, "rdma_provider", at, null);
+        if (provider != null) {
+            options.put("provider", provider);
+        }
+        // TLS: ours is "tls": none|optional|required; nvmetcli's is addr.tsas (tls1.3) with addr.treq
+        String tls = string(p, "tls", at, null);
+        String tlsField = "tls";
+        if (tls == null && addr != p && addr.has("tsas")) {
+            String tsas = string(addr, "tsas", addrAt, "none");
+            String treq = string(addr, "treq", addrAt, "not specified");
+            tlsField = "tsas";
+            tls = tsas.equals("tls1.3") ? (treq.equals("required") ? "required" : "optional")
+                    : tsas.equals("none") || tsas.isEmpty() ? null : "tsas " + tsas;
+        }
+        if (tls != null) {
+            options.put("tls", tls);
+        }
+        try {
+            transport.options(options);
+        } catch (PortOptionException e) {
+            String field = provider != null && "provider".equals(e.option()) ? "rdma_provider"
+                    : "tls".equals(e.option()) ? tlsField : e.option();
+            throw new ConfigException((field.equals("tsas") ? addrAt : at) + "." + field, e.getMessage());
+        }
+        String traddr = string(addr, "traddr", addrAt, null);
+        if (traddr == null) {
+            throw new ConfigException(addrAt + ".traddr", "is missing (the address to listen on, e.g. 0.0.0.0)");
+        }
+        try {
+            if (!traddr.matches("[0-9a-fA-F:.\\[\\]]+")) {
+                throw new UnknownHostException(traddr);
+            }
+            InetAddress.getByName(traddr);
+        } catch (UnknownHostException e) {
+            throw new ConfigException(addrAt + ".traddr", "'" + traddr + "' is not an IP address");
+        }
+        JsonNode svc = addr.get("trsvcid");
+        int trsvcid = svc == null ? 4420 : intIn(svc.isTextual() ? textAsInt(svc, addrAt + ".trsvcid") : svc,
+                addrAt + ".trsvcid", 0, 65535);
+        List<String> subs = new ArrayList<>();
+        JsonNode sl = optionalArray(p, "subsystems", at);
+        for (int i = 0; i < sl.size(); i++) {
+            subs.add(name(sl.get(i), at + ".subsystems[" + i + "]"));
+        }
+        return new PortConfig(portid, trtype, options, traddr, trsvcid, subs);
+    }
+
+    // ---- nvmetcli save format ----
+
+    /*
+     * What nvmetcli writes that this loader takes; anything else it writes (or anyone adds) is
+     * named in a warning, since the target then runs without it. A host entry is stricter:
+     * anything key-like that is not taken refuses the configuration, since the host would
+     * otherwise connect without authenticating.
+     */
+    private static final Set<String> NVMETCLI_SUBSYSTEM = Set.of("nqn", "attr", "allowed_hosts", "namespaces");
+    private static final Set<String> NVMETCLI_SUBSYSTEM_ATTR = Set.of("allow_any_host", "serial", "model", "firmware",
+            "ieee_oui");
+    private static final Set<String> NVMETCLI_NAMESPACE = Set.of("nsid", "enable", "device");
+    private static final Set<String> NVMETCLI_DEVICE = Set.of("path", "uuid");
+    private static final Set<String> NVMETCLI_PORT = Set.of("portid", "addr", "subsystems");
+    private static final Set<String> NVMETCLI_ADDR = Set.of("trtype", "traddr", "trsvcid", "adrfam", "tsas", "treq");
+    private static final Set<String> NVMETCLI_HOST = Set.of("nqn", "dhchap");
+    private static final Set<String> NVMETCLI_DHCHAP = Set.of("key", "ctrl_key", "hash", "dhgroup");
+
+    /** Names, in a warning each, the fields of {@code node} outside {@code taken}: the target runs without them. */
+    private static void ignored(JsonNode node, String at, Set<String> taken) {
+        if (!node.isObject()) {
+            return;
+        }
+        for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            if (!taken.contains(f)) {
+                JsonNode v = node.get(f);
+                boolean empty = v.isNull() || v.isTextual() && v.asText().isEmpty() || v.isContainerNode() && v.isEmpty();
+                if (!empty) {
+                    LOG.log(System.Logger.Level.WARNING, "{0}.{1} is ignored: the nvmetcli format''s {1} is not"
+                            + " supported here (taken: {2})", at, fieldName(f), String.join(", ", new java.util.TreeSet<>(taken)));
+                }
+            }
+        }
+    }
+
+    /**
+     * Refuses a host entry that carries something key-like (a field named like a key, secret or
+     * PSK) anywhere but where the loader takes keys from: loaded, the host would have no key and
+     * connect without authenticating.
+     */
+    private static void noStrayKeys(JsonNode node, String at, boolean taken) {
+        for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            JsonNode v = node.get(f);
+            String path = at + "." + fieldName(f);
+            boolean keyLike = f.toLowerCase(java.util.Locale.ROOT).matches(".*(key|secret|psk).*");
+            boolean here = taken && (f.equals("key") || f.equals("ctrl_key"));
+            if (keyLike && !here && !(v.isNull() || v.isTextual() && v.asText().isEmpty())) {
+                throw new ConfigException(path, "looks like a key, but keys are taken only from dhchap.key and"
+                        + " dhchap.ctrl_key; refusing the host rather than letting it in without one");
+            }
+            if (v.isObject()) {
+                noStrayKeys(v, path, f.equals("dhchap") && at.matches("hosts\\[\\d+\\]"));
+            }
+        }
+    }
+
+    private static TargetConfig fromNvmetcli(JsonNode root, Secrets secrets) {
+        known(root, "", "hosts", "ports", "subsystems");
+        List<SubsystemConfig> subsystems = new ArrayList<>();
+        JsonNode subs = optionalArray(root, "subsystems", "");
+        for (int i = 0; i < subs.size(); i++) {
+            String at = "subsystems[" + i + "]";
+            JsonNode s = object(subs.get(i), at);
+            ignored(s, at, NVMETCLI_SUBSYSTEM);
+            String nqn = name(s.get("nqn"), at + ".nqn");
+            JsonNode attr = s.path("attr");
+            ignored(attr, at + ".attr", NVMETCLI_SUBSYSTEM_ATTR);
+            boolean any = "1".equals(attr.path("allow_any_host").asText("0"));
+            List<String> hosts = list(s, "allowed_hosts", at, ConfigLoader::name);
+            List<NamespaceConfig> namespaces = new ArrayList<>();
+            JsonNode nl = optionalArray(s, "namespaces", at);
+            for (int n = 0; n < nl.size(); n++) {
+                String nat = at + ".namespaces[" + n + "]";
+                JsonNode ns = object(nl.get(n), nat);
+                ignored(ns, nat, NVMETCLI_NAMESPACE);
+                if (ns.has("enable") && ns.get("enable").asInt(1) == 0) {
+                    continue;
+                }
+                JsonNode dev = ns.path("device");
+                ignored(dev, nat + ".device", NVMETCLI_DEVICE);
+                String path = dev.path("path").asText("");
+                if (path.isEmpty()) {
+                    throw new ConfigException(nat + ".device.path", "is missing");
+                }
+                UUID uuid = dev.hasNonNull("uuid") && !dev.get("uuid").asText().isEmpty()
+                        ? uuid(dev.get("uuid"), nat + ".device.uuid") : null;
+                String backend = path.startsWith("/dev/") ? "block" : "file";
+                namespaces.add(new NamespaceConfig(nsid(ns.get("nsid"), nat + ".nsid"), backend, path, 0, 0, false, uuid,
+                        false));
+            }
+            String serial = attr.path("serial").asText("");
+            String model = attr.path("model").asText("");
+            String firmware = attr.path("firmware").asText("");
+            subsystems.add(new SubsystemConfig(nqn, serial.isEmpty() ? defaultSerial(nqn) : serial,
+                    model.isEmpty() ? "nvmeof-java" : model, firmware.isEmpty() ? ProductVersion.FIRMWARE_REVISION : firmware,
+                    attr.has("ieee_oui") ? oui(attr.get("ieee_oui"), at + ".attr.ieee_oui") : 0,
+                    any, hosts, namespaces));
+        }
+        List<PortConfig> ports = new ArrayList<>();
+        JsonNode pl = optionalArray(root, "ports", "");
+        for (int i = 0; i < pl.size(); i++) {
+            String at = "ports[" + i + "]";
+            JsonNode p = object(pl.get(i), at);
+            ignored(p, at, NVMETCLI_PORT);
+            JsonNode addr = object(p.get("addr"), at + ".addr");
+            ignored(addr, at + ".addr", NVMETCLI_ADDR);
+            ports.add(port(p, at, addr, at + ".addr"));
+        }
+        List<HostSecurity> hostKeys = new ArrayList<>();
+        JsonNode hs = optionalArray(root, "hosts", "");
+        for (int i = 0; i < hs.size(); i++) {
+            String at = "hosts[" + i + "]";
+            JsonNode h = object(hs.get(i), at);
+            noStrayKeys(h, at, false);
+            ignored(h, at, NVMETCLI_HOST);
+            String nqn = name(h.get("nqn"), at + ".nqn");
+            JsonNode d = h.path("dhchap");
+            if (!d.isObject()) {
+                continue;
+            }
+            String dat = at + ".dhchap";
+            ignored(d, dat, NVMETCLI_DHCHAP);
+            String keyText = d.path("key").asText("");
+            String ctrlText = d.path("ctrl_key").asText("");
+            if (keyText.isEmpty()) {
+                if (!ctrlText.isEmpty()) {
+                    throw new ConfigException(dat + ".ctrl_key", "needs a key too (the host authenticates first)");
+                }
+                continue;
+            }
+            DhchapKey key = secrets.key(JSON.createObjectNode().put("key", keyText), "key", dat);
+            DhchapKey ctrl = ctrlText.isEmpty() ? null
+                    : secrets.key(JSON.createObjectNode().put("ctrl_key", ctrlText), "ctrl_key", dat);
+            String hashName = d.path("hash").asText("");
+            String groupName = d.path("dhgroup").asText("");
+            List<DhchapHash> hashes = hashName.isEmpty() ? List.of()
+                    : preferring(hash(d.get("hash"), dat + ".hash"), HostSecurity.DEFAULT_HASHES);
+            List<DhGroup> groups = groupName.isEmpty() ? List.of()
+                    : preferring(dhGroup(d.get("dhgroup"), dat + ".dhgroup"), HostSecurity.DEFAULT_DH_GROUPS);
+            hostKeys.add(new HostSecurity(nqn, key, ctrl, hashes, groups));
+        }
+        return new TargetConfig(ports, subsystems, TargetConfig.Limits.DEFAULTS, hostKeys);
+    }
+
+    // ---- checks across the document ----
+
+    private static void crossCheck(TargetConfig config) {
+        Set<String> hostNqns = new HashSet<>();
+        for (int i = 0; i < config.hosts().size(); i++) {
+            if (!hostNqns.add(config.hosts().get(i).nqn())) {
+                throw new ConfigException("hosts[" + i + "].nqn", config.hosts().get(i).nqn() + " is defined twice");
+            }
+        }
+        Set<String> nqns = new HashSet<>();
+        for (int i = 0; i < config.subsystems().size(); i++) {
+            SubsystemConfig s = config.subsystems().get(i);
+            if (s.nqn().equals(Nqn.DISCOVERY)) {
+                throw new ConfigException("subsystems[" + i + "].nqn", "the discovery NQN is the target's own");
+            }
+            if (!nqns.add(s.nqn())) {
+                throw new ConfigException("subsystems[" + i + "].nqn", s.nqn() + " is defined twice");
+            }
+            for (int n = 0; n < s.namespaces().size(); n++) {
+                List<String> v = s.namespaces().get(n).visibleTo();
+                for (int h = 0; v != null && !s.allowAnyHost() && h < v.size(); h++) {
+                    if (!s.allowedHosts().contains(v.get(h))) {
+                        throw new ConfigException("subsystems[" + i + "].namespaces[" + n + "].visible_to[" + h + "]",
+                                v.get(h) + " is not in the subsystem's allowed_hosts");
+                    }
+                }
+            }
+            Set<Integer> nsids = new HashSet<>();
+            for (int n = 0; n < s.namespaces().size(); n++) {
+                if (!nsids.add(s.namespaces().get(n).nsid())) {
+                    throw new ConfigException("subsystems[" + i + "].namespaces[" + n + "].nsid",
+                            Integer.toUnsignedString(s.namespaces().get(n).nsid()) + " is used twice in " + s.nqn());
+                }
+            }
+        }
+        Set<Integer> ids = new HashSet<>();
+        Set<String> addresses = new HashSet<>();
+        for (int i = 0; i < config.ports().size(); i++) {
+            PortConfig p = config.ports().get(i);
+            if (!ids.add(p.portid())) {
+                throw new ConfigException("ports[" + i + "].portid", p.portid() + " is used twice");
+            }
+            if (p.trsvcid() != 0 && !addresses.add(p.traddr() + "/" + p.trsvcid())) {
+                throw new ConfigException("ports[" + i + "].trsvcid", p.traddr() + ":" + p.trsvcid() + " is used twice");
+            }
+            for (int s = 0; s < p.subsystems().size(); s++) {
+                if (!nqns.contains(p.subsystems().get(s))) {
+                    throw new ConfigException("ports[" + i + "].subsystems[" + s + "]",
+                            p.subsystems().get(s) + " is not a configured subsystem");
+                }
+            }
+        }
+        if (config.ports().isEmpty()) {
+            throw new ConfigException("ports", "at least one port is needed");
+        }
+    }
+
+    // ---- field helpers: every error names its field ----
+
+    static String defaultSerial(String nqn) {
+        return String.format("%016x", nqn.hashCode() & 0xffffffffL).substring(0, 16);
+    }
+
+    private static void known(JsonNode node, String at, String... fields) {
+        Set<String> ok = Set.of(fields);
+        for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            if (!ok.contains(f)) {
+                throw new ConfigException((at.isEmpty() ? "" : at + ".") + fieldName(f), "unknown field (known: "
+                        + String.join(", ", fields) + ")");
+            }
+        }
+    }
+
+    /** A field name as an error shows it: as it is when it is a plain name, else quoted as in JSON ({@code ""}). */
+    static String fieldName(String f) {
+        return f.matches("[A-Za-z_][A-Za-z0-9_]*") ? f
+                : "\"" + new String(JsonStringEncoder.getInstance().quoteAsString(f)) + "\"";
+    }
+
+    private static JsonNode object(JsonNode n, String at) {
+        if (n == null || !n.isObject()) {
+            throw new ConfigException(at, "must be an object");
+        }
+        return n;
+    }
+
+    private static JsonNode array(JsonNode parent, String field, String at) {
+        JsonNode n = parent.get(field);
+        String path = at.isEmpty() ? field : at + "." + field;
+        if (n == null) {
+            throw new ConfigException(path, "is missing");
+        }
+        if (!n.isArray()) {
+            throw new ConfigException(path, "must be an array");
+        }
+        return n;
+    }
+
+    private static JsonNode optionalArray(JsonNode parent, String field, String at) {
+        return parent.has(field) ? array(parent, field, at) : JSON.createArrayNode();
+    }
+
+    /** The items of an optional array field, each read by {@code item} with its path ({@code at.field[i]}). */
+    private static <T> List<T> list(JsonNode parent, String field, String at,
+                                    java.util.function.BiFunction<JsonNode, String, T> item) {
+        List<T> out = new ArrayList<>();
+        JsonNode a = optionalArray(parent, field, at);
+        for (int i = 0; i < a.size(); i++) {
+            out.add(item.apply(a.get(i), at + "." + field + "[" + i + "]"));
+        }
+        return out;
+    }
+
+    private static String string(JsonNode parent, String field, String at, String dflt) {
+        JsonNode n = parent.get(field);
+        if (n == null || n.isNull()) {
+            return dflt;
+        }
+        if (!n.isTextual()) {
+            throw new ConfigException(at + "." + field, "must be a string, got " + n);
+        }
+        return n.asText();
+    }
+
+    private static boolean bool(JsonNode n, String at) {
+        if (!n.isBoolean()) {
+            throw new ConfigException(at, "must be true or false, got " + n);
+        }
+        return n.asBoolean();
+    }
+
+    /**
+     * A subsystem or host name: an NQN, or, as Linux nvmet takes any name (blktests names its
+     * subsystems {@code blktests-subsystem-N}), a name of another form with a warning; never one
+     * that is empty, longer than 223 bytes or holds a control character.
+     */
+    private static String name(JsonNode n, String at) {
+        if (n == null || !n.isTextual()) {
+            throw new ConfigException(at, "must be an NQN string" + (n == null ? " (missing)" : ", got " + n));
+        }
+        String v = n.asText();
+        String unusable = Nqn.unusable(v);
+        if (unusable != null) {
+            throw new ConfigException(at, unusable);
+        }
+        String odd = Nqn.problem(v);
+        if (odd != null) {
+            LOG.log(System.Logger.Level.WARNING, "{0}: {1}; taken as it is, as Linux nvmet takes it", at, odd);
+        }
+        return v;
+    }
+
+    private static int nsid(JsonNode n, String at) {
+        if (n == null || !n.canConvertToLong()) {
+            throw new ConfigException(at, "must be a number 1..4294967294" + (n == null ? " (missing)" : ", got " + n));
+        }
+        long v = n.asLong();
+        if (v < 1 || v > 0xfffffffeL) {
+            throw new ConfigException(at, "must be 1..4294967294, got " + v);
+        }
+        return (int) v;
+    }
+
+    private static JsonNode textAsInt(JsonNode n, String at) {
+        try {
+            return JSON.getNodeFactory().numberNode(Integer.parseInt(n.asText().trim()));
+        } catch (NumberFormatException e) {
+            throw new ConfigException(at, "must be a port number, got " + n);
+        }
+    }
+
+    private static int intIn(JsonNode n, String at, int min, int max) {
+        if (n == null || !n.canConvertToInt()) {
+            throw new ConfigException(at, "must be a number " + min + ".." + max + (n == null ? " (missing)" : ", got " + n));
+        }
+        int v = n.asInt();
+        if (v < min || v > max) {
+            throw new ConfigException(at, "must be " + min + ".." + max + ", got " + v);
+        }
+        return v;
+    }
+
+    private static long size(JsonNode n, String at) {
+        if (n.canConvertToLong() && n.isIntegralNumber()) {
+            long v = n.asLong();
+            if (v <= 0) {
+                throw new ConfigException(at, "must be positive, got " + v);
+            }
+            return v;
+        }
+        if (n.isTextual()) {
+            try {
+                return Sizes.parse(n.asText(), "size");
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(at, "'" + n.asText() + "' is not a size like 4096, 64k, 256M or 1G");
+            }
+        }
+        throw new ConfigException(at, "must be a size (bytes, or text like \"1G\"), got " + n);
+    }
+
+    private static UUID uuid(JsonNode n, String at) {
+        try {
+            return UUID.fromString(n.asText());
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(at, "'" + n.asText() + "' is not a UUID");
+        }
+    }
+
+    private static int oui(JsonNode n, String at) {
+        try {
+            String t = n.asText().trim().toLowerCase();
+            int v = t.startsWith("0x") ? Integer.parseInt(t.substring(2), 16) : n.isNumber() ? n.asInt()
+                    : Integer.parseInt(t, 16);
+            if (v < 0 || v > 0xffffff) {
+                throw new NumberFormatException();
+            }
+            return v;
+        } catch (NumberFormatException e) {
+            throw new ConfigException(at, "'" + n.asText() + "' is not a 24-bit IEEE OUI like \"0x0025b5\"");
+        }
+    }
+}

@@ -1,0 +1,264 @@
+package io.nvmeof.daemon.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nvmeof.target.Target;
+import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
+import java.util.List;
+import java.util.UUID;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.api.Test;
+
+class ConfigLoaderTest {
+    static final String GOOD = """
+            {
+              "ports": [
+                {"portid": 1, "trtype": "tcp", "traddr": "127.0.0.1", "trsvcid": 4420, "subsystems": ["nqn.2026-11.io.nvmeof:a"]},
+                {"portid": 2, "trtype": "tcp", "traddr": "127.0.0.1", "trsvcid": 8009, "subsystems": []}
+              ],
+              "subsystems": [
+                {"nqn": "nqn.2026-11.io.nvmeof:a", "serial": "SN1", "model": "M", "firmware": "1.0", "ieee_oui": "0x0025b5",
+                 "allowed_hosts": ["nqn.2026-11.io.nvmeof:h1"],
+                 "namespaces": [
+                   {"nsid": 1, "backend": "ram", "size": "64M"},
+                   {"nsid": 7, "backend": "file", "path": "/srv/a.img", "size": 1073741824, "block_size": 512, "read_only": true,
+                    "uuid": "0b4d2b34-3c55-4d7e-a1a7-6f9c1b1d0a11"},
+                   {"nsid": 9, "backend": "null", "size": "1T"}
+                 ]}
+              ]
+            }
+            """;
+
+    @Test
+    void readsOurFormat() {
+        TargetConfig c = ConfigLoader.parse(GOOD);
+        assertEquals(2, c.ports().size());
+        assertEquals(8009, c.ports().get(1).trsvcid());
+        assertTrue(c.ports().get(1).subsystems().isEmpty());
+        TargetConfig.SubsystemConfig s = c.subsystems().get(0);
+        assertFalse(s.allowAnyHost(), "a host list means only those hosts");
+        assertEquals(0x0025b5, s.ieeeOui());
+        NamespaceConfig f = s.namespaces().get(1);
+        assertEquals(7, f.nsid());
+        assertEquals("file", f.backend());
+        assertEquals(512, f.blockSize());
+        assertTrue(f.readOnly());
+        assertEquals(UUID.fromString("0b4d2b34-3c55-4d7e-a1a7-6f9c1b1d0a11"), f.uuid());
+        assertEquals(1L << 40, s.namespaces().get(2).size());
+    }
+
+    @Test
+    void readsLimitsAndLeavesTheRestAtTheirDefaults() {
+        assertEquals(TargetConfig.Limits.DEFAULTS, ConfigLoader.parse(GOOD).limits());
+        TargetConfig c = ConfigLoader.parse(GOOD.replaceFirst("\\{", "{\"limits\": {\"max_buffer_memory\": \"2G\","
+                + " \"data_timeout_ms\": 5000, \"max_controllers_per_host\": 4},"));
+        assertEquals(new TargetConfig.Limits(2L << 30, 0, 0, 5000, 4, 0), c.limits());
+        Target.Options o = c.limits().applyTo(new Target.Options());
+        assertEquals(2L << 30, o.maxBufferMemory);
+        assertEquals(5000, o.dataTimeoutMillis);
+        assertEquals(4, o.maxControllersPerHost);
+        Target.Options d = new Target.Options();
+        assertEquals(d.connectDeadlineMillis, o.connectDeadlineMillis);
+        assertEquals(d.maxQueueWriteData, o.maxQueueWriteData);
+        assertEquals(d.maxConnections, o.maxConnections);
+    }
+
+    @Test
+    void readsTheMetricsAddress() {
+        assertNull(ConfigLoader.parse(GOOD).metrics());
+        TargetConfig c = ConfigLoader.parse(GOOD.replaceFirst("\\{", "{\"metrics\": \"tcp://127.0.0.1:9100\","));
+        assertEquals(new java.net.InetSocketAddress("127.0.0.1", 9100), c.metrics().address());
+        assertNull(c.metrics().user());
+        TargetConfig d = ConfigLoader.parse(GOOD.replaceFirst("\\{", "{\"metrics\": \"127.0.0.1\","));
+        assertEquals(9748, d.metrics().address().getPort(), "the default port");
+        TargetConfig a = ConfigLoader.parse(GOOD.replaceFirst("\\{", "{\"metrics\": {\"listen\": \"tcp://127.0.0.1:9100\","
+                + " \"user\": \"prometheus\", \"password\": \"s3cret\"},"));
+        assertEquals("prometheus", a.metrics().user());
+        assertEquals("s3cret", a.metrics().password());
+        ConfigException half = assertThrows(ConfigException.class, () -> ConfigLoader.parse(GOOD.replaceFirst("\\{",
+                "{\"metrics\": {\"listen\": \"tcp://127.0.0.1:9100\", \"user\": \"prometheus\"},")));
+        assertEquals("metrics.password", half.field(), half.getMessage());
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> ConfigLoader.parse(GOOD.replaceFirst("\\{", "{\"metrics\": \"http://127.0.0.1:1/x\",")));
+        assertTrue(e.getMessage().startsWith("metrics"), e.getMessage());
+    }
+
+    /** What `nvmetcli save` writes for the kernel target. */
+    @Test
+    void readsNvmetcliSave() {
+        String nvmetcli = """
+                {
+                  "hosts": [{"nqn": "nqn.2014-08.org.nvmexpress:uuid:5fbb6f5e-0f59-4c59-9f5e-5b6d8e0c1f2a"}],
+                  "ports": [
+                    {"addr": {"adrfam": "ipv4", "traddr": "0.0.0.0", "treq": "not specified", "trsvcid": "4420", "trtype": "tcp"},
+                     "param": {"inline_data_size": "16384"}, "portid": 1, "referrals": [], "ana_groups": [],
+                     "subsystems": ["nqn.2014-08.org.example:disk"]}
+                  ],
+                  "subsystems": [
+                    {"allowed_hosts": ["nqn.2014-08.org.nvmexpress:uuid:5fbb6f5e-0f59-4c59-9f5e-5b6d8e0c1f2a"],
+                     "attr": {"allow_any_host": "0", "cntlid_max": "65519", "cntlid_min": "1", "model": "Linux",
+                              "pi_enable": "0", "serial": "a1b2c3d4e5f6", "version": "1.3"},
+                     "namespaces": [
+                       {"device": {"nguid": "00000000-0000-0000-0000-000000000000", "path": "/dev/loop0",
+                                   "uuid": "7c4b2fd1-9b0e-4a2e-8a6b-0c2f4a1e3d55"}, "enable": 1, "nsid": 1, "ana_grpid": 1},
+                       {"device": {"path": "/srv/b.img", "uuid": ""}, "enable": 1, "nsid": 2},
+                       {"device": {"path": "/srv/off.img"}, "enable": 0, "nsid": 3}
+                     ],
+                     "nqn": "nqn.2014-08.org.example:disk"}
+                  ]
+                }
+                """;
+        TargetConfig c = ConfigLoader.parse(nvmetcli);
+        assertEquals("0.0.0.0", c.ports().get(0).traddr());
+        assertEquals(4420, c.ports().get(0).trsvcid());
+        TargetConfig.SubsystemConfig s = c.subsystems().get(0);
+        assertEquals("a1b2c3d4e5f6", s.serial());
+        assertEquals("Linux", s.model());
+        assertFalse(s.allowAnyHost());
+        assertEquals(1, s.allowedHosts().size());
+        assertEquals(2, s.namespaces().size(), "the disabled namespace is left out");
+        assertEquals("block", s.namespaces().get(0).backend());
+        assertEquals(UUID.fromString("7c4b2fd1-9b0e-4a2e-8a6b-0c2f4a1e3d55"), s.namespaces().get(0).uuid());
+        assertEquals("file", s.namespaces().get(1).backend());
+        assertNull(s.namespaces().get(1).uuid());
+        // what the target runs without is named, each in a warning
+        List<String> warned = warnings(() -> ConfigLoader.parse(nvmetcli));
+        for (String field : List.of("ports[0].param", "subsystems[0].attr.cntlid_max", "subsystems[0].attr.pi_enable",
+                "subsystems[0].namespaces[0].ana_grpid", "subsystems[0].namespaces[0].device.nguid")) {
+            assertTrue(warned.stream().anyMatch(w -> w.startsWith(field + " is ignored")), field + " in " + warned);
+        }
+        assertFalse(warned.stream().anyMatch(w -> w.contains("referrals") || w.contains("ana_groups")),
+                "empty groups are nothing to warn of: " + warned);
+    }
+
+    /** The warnings the loader logs while {@code r} runs. */
+    static List<String> warnings(Runnable r) {
+        List<String> out = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Logger log = java.util.logging.Logger.getLogger(ConfigLoader.class.getName());
+        java.util.logging.SimpleFormatter f = new java.util.logging.SimpleFormatter();
+        java.util.logging.Handler h = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord rec) {
+                out.add(f.formatMessage(rec));
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        log.addHandler(h);
+        try {
+            r.run();
+        } finally {
+            log.removeHandler(h);
+        }
+        return out;
+    }
+
+    /** blktests' nvmetcli template: portid 0, subsystems named outside NQN form (nvme/031). */
+    @Test
+    void takesBlktestsNamesAndPortZeroWithAWarning() {
+        String json = """
+                {"hosts": [],
+                 "ports": [{"addr": {"adrfam": "ipv4", "traddr": "127.0.0.1", "trsvcid": "4420", "trtype": "tcp"},
+                            "portid": 0, "subsystems": ["blktests-subsystem-0"]}],
+                 "subsystems": [{"attr": {"allow_any_host": "1"}, "nqn": "blktests-subsystem-0",
+                                 "namespaces": [{"device": {"path": "/srv/b.img"}, "enable": 1, "nsid": 1}]}]}
+                """;
+        List<String> warned = warnings(() -> {
+            TargetConfig c = ConfigLoader.parse(json);
+            assertEquals(0, c.ports().get(0).portid());
+            assertEquals("blktests-subsystem-0", c.subsystems().get(0).nqn());
+        });
+        assertTrue(warned.stream().anyMatch(w -> w.startsWith("subsystems[0].nqn: NQN must look like")), warned.toString());
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(json.replace("\"portid\": 0",
+                "\"portid\": 70000")));
+        assertEquals("ports[0].portid", e.field(), "portid is the port's, not its addr's: " + e.getMessage());
+    }
+
+    /** A host whose key sits where nvmetcli has none would load keyless and connect unauthenticated: refused. */
+    @Test
+    void aHostWithAKeyWhereNoneIsTakenIsRefused() {
+        String json = """
+                {"hosts": [{"nqn": "nqn.2026-11.io.nvmeof:h", "attr": {"dhchap_key": "DHHC-1:00:abcd:"}}],
+                 "ports": [{"addr": {"traddr": "127.0.0.1", "trsvcid": "4420", "trtype": "tcp"}, "portid": 1,
+                            "subsystems": []}],
+                 "subsystems": [{"attr": {"allow_any_host": "1"}, "nqn": "nqn.2026-11.io.nvmeof:s"}]}
+                """;
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(json));
+        assertEquals("hosts[0].attr.dhchap_key", e.field(), e.getMessage());
+        ConfigException e2 = assertThrows(ConfigException.class, () -> ConfigLoader.parse(json.replace(
+                "\"attr\": {\"dhchap_key\"", "\"dhchap\": {\"secret\"")));
+        assertEquals("hosts[0].dhchap.secret", e2.field(), e2.getMessage());
+    }
+
+    static Stream<Arguments> badFiles() {
+        return Stream.of(
+                Arguments.of("not JSON", "{\"ports\": [", "(document)"),
+                Arguments.of("unknown top-level field", GOOD.replace("\"ports\"", "\"portz\""), "portz"),
+                Arguments.of("a field named by the empty string (found by fuzzing)", "{\"\": 1}", "\"\""),
+                Arguments.of("a field name with a quote", "{\"ports\": [], \"a\\\"b\": 1}", "\"a\\\"b\""),
+                Arguments.of("a control character in a name", GOOD.replace("\"nqn\": \"nqn.2026-11.io.nvmeof:a\"",
+                        "\"nqn\": \"disk\\u001ba\""), "subsystems[0].nqn"),
+                Arguments.of("nsid 0", GOOD.replace("\"nsid\": 1,", "\"nsid\": 0,"), "subsystems[0].namespaces[0].nsid"),
+                Arguments.of("duplicate nsid", GOOD.replace("\"nsid\": 9,", "\"nsid\": 7,"), "subsystems[0].namespaces[2].nsid"),
+                Arguments.of("unknown backend", GOOD.replace("\"backend\": \"null\"", "\"backend\": \"tape\""),
+                        "subsystems[0].namespaces[2].backend"),
+                Arguments.of("file without path", GOOD.replace("\"path\": \"/srv/a.img\", ", ""),
+                        "subsystems[0].namespaces[1].path"),
+                Arguments.of("bad size", GOOD.replace("\"64M\"", "\"lots\""), "subsystems[0].namespaces[0].size"),
+                Arguments.of("bad block size", GOOD.replace("\"block_size\": 512", "\"block_size\": 1000"),
+                        "subsystems[0].namespaces[1].block_size"),
+                Arguments.of("bad uuid", GOOD.replace("0b4d2b34-3c55", "zz"), "subsystems[0].namespaces[1].uuid"),
+                Arguments.of("unknown namespace field", GOOD.replace("\"read_only\": true", "\"readonly\": true"),
+                        "subsystems[0].namespaces[1].readonly"),
+                Arguments.of("port out of range", GOOD.replace("\"trsvcid\": 8009", "\"trsvcid\": 70000"), "ports[1].trsvcid"),
+                Arguments.of("bad traddr", GOOD.replace("\"traddr\": \"127.0.0.1\", \"trsvcid\": 8009",
+                        "\"traddr\": \"example.com\", \"trsvcid\": 8009"), "ports[1].traddr"),
+                Arguments.of("unknown trtype", GOOD.replace("\"trtype\": \"tcp\", \"traddr\": \"127.0.0.1\", \"trsvcid\": 8009",
+                        "\"trtype\": \"fc\", \"traddr\": \"127.0.0.1\", \"trsvcid\": 8009"), "ports[1].trtype"),
+                Arguments.of("unknown RDMA provider", GOOD.replace("\"trtype\": \"tcp\", \"traddr\": \"127.0.0.1\", \"trsvcid\": 8009",
+                        "\"trtype\": \"rdma\", \"rdma_provider\": \"magic\", \"traddr\": \"127.0.0.1\", \"trsvcid\": 8009"),
+                        "ports[1].rdma_provider"),
+                Arguments.of("RDMA provider on a tcp port", GOOD.replace("\"trtype\": \"tcp\", \"traddr\": \"127.0.0.1\", \"trsvcid\": 8009",
+                        "\"trtype\": \"tcp\", \"rdma_provider\": \"soft\", \"traddr\": \"127.0.0.1\", \"trsvcid\": 8009"),
+                        "ports[1].rdma_provider"),
+                Arguments.of("duplicate portid", GOOD.replace("\"portid\": 2", "\"portid\": 1"), "ports[1].portid"),
+                Arguments.of("port names unknown subsystem", GOOD.replace("\"subsystems\": []",
+                        "\"subsystems\": [\"nqn.2026-11.io.nvmeof:zz\"]"), "ports[1].subsystems[0]"),
+                Arguments.of("allow_any_host with a host list", GOOD.replace("\"allowed_hosts\"",
+                        "\"allow_any_host\": true, \"allowed_hosts\""), "subsystems[0].allow_any_host"),
+                Arguments.of("ieee_oui too wide", GOOD.replace("0x0025b5", "0x1000000"), "subsystems[0].ieee_oui"),
+                Arguments.of("no ports", "{\"ports\": [], \"subsystems\": []}", "ports"),
+                Arguments.of("limits not an object", GOOD.replaceFirst("\\{", "{\"limits\": 5,"), "limits"),
+                Arguments.of("unknown limit", GOOD.replaceFirst("\\{", "{\"limits\": {\"max_memory\": 5},"),
+                        "limits.max_memory"),
+                Arguments.of("bad buffer memory", GOOD.replaceFirst("\\{", "{\"limits\": {\"max_buffer_memory\": \"much\"},"),
+                        "limits.max_buffer_memory"),
+                Arguments.of("negative buffer memory", GOOD.replaceFirst("\\{", "{\"limits\": {\"max_buffer_memory\": -1},"),
+                        "limits.max_buffer_memory"),
+                Arguments.of("data timeout too short", GOOD.replaceFirst("\\{", "{\"limits\": {\"data_timeout_ms\": 5},"),
+                        "limits.data_timeout_ms"),
+                Arguments.of("no controllers", GOOD.replaceFirst("\\{", "{\"limits\": {\"max_controllers_per_host\": 0},"),
+                        "limits.max_controllers_per_host"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("badFiles")
+    void badFileNamesTheField(String what, String json, String field) {
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(json), what);
+        assertEquals(field, e.field(), what + ": " + e.getMessage());
+        assertTrue(e.getMessage().startsWith(field + ": "), e.getMessage());
+    }
+}

@@ -1,0 +1,143 @@
+package io.nvmeof.daemon.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.CompletionQueueEntry;
+import io.nvmeof.protocol.FeatureId;
+import io.nvmeof.protocol.IdentifyCns;
+import io.nvmeof.protocol.LogPage;
+import io.nvmeof.protocol.NvmOpcode;
+import io.nvmeof.protocol.Sgl;
+import io.nvmeof.protocol.Status;
+import io.nvmeof.protocol.tcp.Pdu;
+import io.nvmeof.protocol.tcp.PduType;
+import io.nvmeof.target.Target;
+import io.nvmeof.target.tcp.RawHost;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Changes while running: namespaces and allowed hosts come and go by a config reload while a
+ * host stays connected, and the host gets its namespace-attribute-changed notice.
+ */
+class ReloadTest {
+    static final String NQN = "nqn.2026-11.io.nvmeof:reload";
+
+    static String config(String namespaces, String hosts) {
+        return "{\"ports\": [{\"portid\": 1, \"traddr\": \"127.0.0.1\", \"trsvcid\": 0, \"subsystems\": [\"" + NQN + "\"]}],"
+                + " \"subsystems\": [{\"nqn\": \"" + NQN + "\", " + hosts + " \"namespaces\": [" + namespaces + "]}]}";
+    }
+
+    static final String NS1 = "{\"nsid\": 1, \"backend\": \"ram\", \"size\": \"1M\"}";
+    static final String NS2 = "{\"nsid\": 2, \"backend\": \"ram\", \"size\": \"2M\"}";
+
+    private static int[] readChangedList(RawHost h) throws Exception {
+        h.send(h.capsule(s -> {
+            s.opcode(AdminOpcode.GET_LOG_PAGE.code).psdt(1).sgl(0, 4096, Sgl.TCP_TRANSPORT);
+            LogPage.request(s, LogPage.CHANGED_NAMESPACE_LIST, 0, 4096, false);
+        }, null));
+        RawHost.Received data = h.receive();
+        assertEquals(PduType.C2H_DATA, data.type());
+        int pdo = data.u8(Pdu.PDO_OFFSET);
+        int n = 0;
+        while (data.bytes().getInt(pdo + 4 * n) != 0) {
+            n++;
+        }
+        int[] ids = new int[n];
+        for (int i = 0; i < n; i++) {
+            ids[i] = data.bytes().getInt(pdo + 4 * i);
+        }
+        assertTrue(h.receive().cqe().status().isSuccess());
+        return ids;
+    }
+
+    private static Status read(RawHost io, int nsid) throws Exception {
+        io.send(io.capsule(s -> s.opcode(NvmOpcode.READ.code).psdt(1).nsid(nsid).slba(0).blockCount(1)
+                .sgl(0, 4096, Sgl.TCP_TRANSPORT), null));
+        RawHost.Received r = io.receive();
+        if (r.type() == PduType.C2H_DATA) {
+            r = io.receive();
+        }
+        return r.cqe().status();
+    }
+
+    @Test
+    void namespacesAndHostsChangeUnderAConnectedHost() throws Exception {
+        try (Target target = new Target()) {
+            ConfigApplier applier = new ConfigApplier(target);
+            applier.apply(ConfigLoader.parse(config(NS1, "")));
+            InetSocketAddress address = target.ports().get(0).bound();
+            try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+                int cntlid = admin.bringUpAdmin(NQN);
+                io.bringUpIo(NQN, 1, cntlid);
+                assertTrue(admin.command(s -> s.opcode(AdminOpcode.SET_FEATURES.code).psdt(1)
+                        .featureId(FeatureId.ASYNC_EVENT_CONFIG).cdw(11, 1 << 8), null).cqe().status().isSuccess());
+                admin.send(admin.capsule(s -> s.opcode(AdminOpcode.ASYNC_EVENT_REQUEST.code).psdt(1).cid(900), null));
+                assertTrue(read(io, 1).isSuccess());
+                assertEquals(Status.INVALID_NAMESPACE, read(io, 2).withDnr(true));
+
+                // add namespace 2
+                ConfigApplier.Changes c = applier.apply(ConfigLoader.parse(config(NS1 + "," + NS2, "")));
+                assertTrue(c.toString().contains("namespace 2 added"), c.toString());
+                CompletionQueueEntry aen = admin.receive().cqe();
+                assertEquals(900, aen.cid());
+                assertEquals(0x040002, aen.dw0(), "notice, namespace attribute changed, log page 04h");
+                assertEquals(2, readChangedList(admin)[0]);
+                assertTrue(read(io, 2).isSuccess(), "the new namespace serves on the existing connection");
+
+                // remove namespace 1: the next AER reports it
+                admin.send(admin.capsule(s -> s.opcode(AdminOpcode.ASYNC_EVENT_REQUEST.code).psdt(1).cid(901), null));
+                applier.apply(ConfigLoader.parse(config(NS2, "")));
+                assertEquals(0x040002, admin.receive().cqe().dw0());
+                assertEquals(1, readChangedList(admin)[0]);
+                assertEquals(Status.INVALID_NAMESPACE, read(io, 1).withDnr(true));
+                assertTrue(read(io, 2).isSuccess());
+
+                // active namespace list follows
+                admin.send(admin.capsule(s -> s.opcode(AdminOpcode.IDENTIFY.code).psdt(1)
+                        .identifyCns(IdentifyCns.ACTIVE_NAMESPACE_LIST).sgl(0, 4096, Sgl.TCP_TRANSPORT), null));
+                RawHost.Received list = admin.receive();
+                ByteBuffer b = list.bytes();
+                int pdo = list.u8(Pdu.PDO_OFFSET);
+                assertEquals(2, b.getInt(pdo));
+                assertEquals(0, b.getInt(pdo + 4));
+                admin.receive();
+
+                // only another host is allowed from now on: this host's controller goes at once
+                // (its admin and I/O connections close), and it cannot come back
+                applier.apply(ConfigLoader.parse(config(NS2, "\"allowed_hosts\": [\"nqn.2026-11.io.nvmeof:other\"],")));
+                assertTrue(admin.closedByPeer(), "the revoked host's admin queue is closed");
+                assertTrue(io.closedByPeer(), "and its I/O queue");
+                try (RawHost late = new RawHost(address)) {
+                    late.icreq();
+                    assertEquals(Status.CONNECT_INVALID_HOST, late.connect(0, NQN, RawHost.HOST_NQN, 0xffff).cqe().status());
+                }
+            }
+        }
+    }
+
+    /** A reload changes the limits of a running target: the buffer budget at once, the rest from then on. */
+    @Test
+    void limitsChangeByReload() throws Exception {
+        Target.Options o = new Target.Options();
+        o.maxBufferMemory = 8 << 20;
+        try (Target target = new Target(o)) {
+            ConfigApplier applier = new ConfigApplier(target);
+            applier.apply(ConfigLoader.parse(config(NS1, "")));
+            assertEquals(8 << 20, target.bufferBudget().limit(), "a config without limits keeps the target's own");
+            String limited = config(NS1, "").replaceFirst("\\{", "{\"limits\": {\"max_buffer_memory\": \"32M\", "
+                    + "\"data_timeout_ms\": 4000},");
+            ConfigApplier.Changes c = applier.apply(ConfigLoader.parse(limited));
+            assertTrue(c.toString().contains("limits"), c.toString());
+            assertEquals(32 << 20, target.bufferBudget().limit());
+            assertEquals(4000, target.dataTimeoutMillis());
+            // taken out again: the defaults
+            applier.apply(ConfigLoader.parse(config(NS1, "")));
+            assertEquals(Target.defaultMaxBufferMemory(), target.bufferBudget().limit());
+            assertEquals(new Target.Options().dataTimeoutMillis, target.dataTimeoutMillis());
+        }
+    }
+}
