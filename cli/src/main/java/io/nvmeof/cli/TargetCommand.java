@@ -1,18 +1,17 @@
 package io.nvmeof.cli;
 
 import io.nvmeof.fabric.Sizes;
-import io.nvmeof.fabric.BusyPoll;
+import io.nvmeof.daemon.Daemon;
+import io.nvmeof.daemon.config.ConfigWriter;
+import io.nvmeof.target.Setting;
+import io.nvmeof.target.Settings;
+import io.nvmeof.target.TargetTransport;
 import io.nvmeof.protocol.Nqn;
 import io.nvmeof.target.Fatal;
-import io.nvmeof.target.Namespace;
-import io.nvmeof.target.Port;
 import io.nvmeof.target.ProductVersion;
-import io.nvmeof.target.Subsystem;
-import io.nvmeof.daemon.Systemd;
 import io.nvmeof.target.Target;
 import io.nvmeof.target.TargetTransports;
 import io.nvmeof.target.backend.BackendSpec;
-import io.nvmeof.daemon.config.ConfigApplier;
 import io.nvmeof.daemon.config.ConfigLoader;
 import io.nvmeof.daemon.config.TargetConfig;
 import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
@@ -21,16 +20,13 @@ import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
 import io.nvmeof.daemon.metrics.MetricsServer;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -55,11 +51,6 @@ final class TargetCommand implements Callable<Integer> {
             description = "A discovery-only port, e.g. tcp://0.0.0.0:8009. Repeatable. Every port serves discovery too.")
     List<String> discovery = new ArrayList<>();
 
-    @Option(names = "--rdma-provider", paramLabel = "verbs|disni|soft",
-            description = "Verbs provider of the rdma:// ports: verbs (rdma-core, the default), disni (IBM DiSNI) or"
-                    + " soft (RDMA semantics in software over TCP, to our own initiator only).")
-    String rdmaProvider;
-
     @Option(names = "--subsystem", paramLabel = "NQN", description = "Subsystem NQN.")
     String nqn;
 
@@ -77,27 +68,82 @@ final class TargetCommand implements Callable<Integer> {
     @Option(names = "--model", description = "Model number (default: ${DEFAULT-VALUE}).")
     String model = "nvmeof-java";
 
-    @Option(names = "--max-buffer-memory", paramLabel = "SIZE",
-            description = "Memory for command data buffers over all hosts, e.g. 512M or 4G (default: half of the"
-                    + " JVM's direct memory). Commands wait for a buffer when it is in use; none fails. Overrides"
-                    + " limits.max_buffer_memory of --config.")
-    String maxBufferMemory;
-
     @Option(names = "--metrics", paramLabel = "tcp://ADDR:PORT",
             description = "Serve Prometheus metrics (text format, GET /metrics) there, e.g. tcp://127.0.0.1:9748 (port 0"
                     + " picks a free one): per namespace commands, bytes, errors and latency histograms, per controller"
                     + " connections and commands in flight, buffer use, JVM and process. Overrides \"metrics\" of --config.")
     String metrics;
 
-    @Option(names = "--threads", paramLabel = "N", description = "Event loop threads (default: one per core).")
-    int threads;
+    @Option(names = "--show-config", description = "Print the effective configuration (the file or flags, every setting"
+            + " with its value; keys not shown) as JSON, and exit.")
+    boolean showConfig;
 
-    @Option(names = "--busy-poll", arity = "0..1", paramLabel = "MICROS", fallbackValue = "always",
-            description = "Event loops poll instead of sleeping. Alone: never sleep, as SPDK's reactors: the lowest"
-                    + " latency, a whole core per event loop; give the target its own cores (--threads, taskset or"
-                    + " CPUAffinity=). With MICROS: keep polling that long after each event, then sleep (as Linux's"
-                    + " net.core.busy_poll): most of the gain while I/O flows, no cost when idle.")
-    String busyPoll;
+    /**
+     * Adds a flag for each row of the settings table ({@link Settings}) and each port option of
+     * the transports to {@code spec}, the {@code target} command's.
+     */
+    static void addGeneratedOptions(CommandLine.Model.CommandSpec spec) {
+        for (Setting<?> s : Settings.ALL) {
+            CommandLine.Model.OptionSpec.Builder b = CommandLine.Model.OptionSpec.builder(names(s))
+                    .type(String.class).paramLabel(label(s))
+                    .description(s.help() + " Default: " + s.defaultText() + "." + (s.reloads() ? "" : " Not changed by a reload.")
+                            + " Overrides settings." + s.key() + " of --config.");
+            if (s == Settings.BUSY_POLL) {
+                b.arity("0..1").fallbackValue("always");
+            }
+            spec.addOption(b.build());
+        }
+        for (String t : TargetTransports.names()) {
+            for (TargetTransport.PortOption o : TargetTransports.type(t).portOptions()) {
+                spec.addOption(CommandLine.Model.OptionSpec.builder("--" + o.name().replace('_', '-'))
+                        .type(String.class).paramLabel(o.values())
+                        .description(o.help() + " For the " + t + ":// ports of --listen and --discovery.").build());
+            }
+        }
+    }
+
+    private static String[] names(Setting<?> s) {
+        return s == Settings.EVENT_LOOP_THREADS ? new String[] {s.flag(), "--threads"} : new String[] {s.flag()};
+    }
+
+    private static String label(Setting<?> s) {
+        if (s.typeText().startsWith("integer")) {
+            return "N";
+        }
+        if (s.typeText().startsWith("size")) {
+            return "SIZE";
+        }
+        if (s.typeText().startsWith("milliseconds")) {
+            return "MS";
+        }
+        return s.typeText().replace(", ", "|").replace(" or ", "|");
+    }
+
+    /** The value a generated flag was given, or null. */
+    private String flag(String name) {
+        CommandLine.ParseResult r = spec.commandLine().getParseResult();
+        return r != null && r.hasMatchedOption(name) ? r.matchedOptionValue(name, (String) null) : null;
+    }
+
+    /** {@code o} with the settings given by flags. */
+    private Target.Options withSettingFlags(Target.Options o) {
+        for (Setting<?> s : Settings.ALL) {
+            o = withFlag(o, s);
+        }
+        return o;
+    }
+
+    private <T> Target.Options withFlag(Target.Options o, Setting<T> s) {
+        String v = flag(s.flag());
+        if (v == null) {
+            return o;
+        }
+        try {
+            return o.with(s, s.parse(v));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(s.flag() + " " + e.getMessage());
+        }
+    }
 
     static URI parseListen(String s, String flag) {
         try {
@@ -140,138 +186,58 @@ final class TargetCommand implements Callable<Integer> {
         return new TargetConfig(ports, List.of(sub));
     }
 
-    /** A port of the URI's transport; {@code --rdma-provider} is the provider option of the ports that take one. */
+    /** A port of the URI's transport, with the port options its transport takes given by flags. */
     private PortConfig port(int id, URI u, List<String> subsystems) {
         Map<String, String> options = new TreeMap<>();
-        if (rdmaProvider != null && TargetTransports.type(u.getScheme()).options(Map.of()).containsKey("provider")) {
-            options.put("provider", rdmaProvider);
+        for (TargetTransport.PortOption o : TargetTransports.type(u.getScheme()).portOptions()) {
+            String v = flag("--" + o.name().replace('_', '-'));
+            if (v != null) {
+                options.put(o.name(), v);
+            }
         }
         return new PortConfig(id, u.getScheme(), options, u.getHost(), u.getPort(), subsystems);
+    }
+
+    /** The port option flags given. */
+    private List<String> portOptionFlags() {
+        List<String> l = new ArrayList<>();
+        for (String t : TargetTransports.names()) {
+            for (TargetTransport.PortOption o : TargetTransports.type(t).portOptions()) {
+                String f = "--" + o.name().replace('_', '-');
+                if (flag(f) != null) {
+                    l.add(f);
+                }
+            }
+        }
+        return l;
     }
 
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
+        if (config != null && (nqn != null || !listen.isEmpty() || !namespaces.isEmpty() || !discovery.isEmpty()
+                || !portOptionFlags().isEmpty())) {
+            throw new IllegalArgumentException("--config replaces --listen, --discovery, --subsystem, --namespace and"
+                    + " the port options (" + String.join(", ", portOptionFlags()) + "): give them in its ports");
+        }
+        if (showConfig) {
+            out.print(ConfigWriter.write(configuration(), ConfigWriter.Secrets.HIDDEN));
+            out.flush();
+            return 0;
+        }
         // an Error (out of memory, say) anywhere halts the process with 70, and systemd restarts it
         Fatal.haltOnFatalErrors();
-        if (config != null && (nqn != null || !listen.isEmpty() || !namespaces.isEmpty() || !discovery.isEmpty()
-                || rdmaProvider != null)) {
-            throw new IllegalArgumentException("--config replaces --listen, --discovery, --subsystem, --namespace and"
-                    + " --rdma-provider (ports[].rdma_provider)");
-        }
-        TargetConfig initial = configuration();
-        CountDownLatch stopped = new CountDownLatch(1);
-        if (threads < 0) {
-            throw new IllegalArgumentException("--threads must be at least 1: " + threads);
-        }
-        Target.Options options = new Target.Options();
-        options.eventLoopThreads = threads;
-        options.busyPoll = busyPoll == null ? BusyPoll.OFF : BusyPoll.parse(busyPoll);
-        try (Target target = new Target(options); Systemd systemd = Systemd.fromEnvironment()) {
-            ConfigApplier applier = new ConfigApplier(target);
-            applier.apply(initial);
-            for (Port p : target.ports()) {
-                out.println("nvmeof target listening on " + p.trtype() + "://" + p.bound().getHostString() + ":"
-                        + p.bound().getPort()
-                        + " port " + p.id() + (p.subsystems().isEmpty() ? " (discovery)" : " subsystems "
-                        + String.join(",", p.subsystems())) + (p.options().isEmpty() ? "" : " " + p.options()));
-            }
-            for (Subsystem s : target.subsystems()) {
-                for (Namespace ns : s.namespaces().values()) {
-                    out.println("  " + s.nqn() + " namespace " + Integer.toUnsignedString(ns.nsid()) + ": "
-                            + ns.backend().describe() + ", " + ns.backend().size() + " bytes, " + ns.blockSize()
-                            + "-byte blocks" + (ns.readOnly() ? ", read-only" : ""));
-                }
-            }
-            out.println("  command data buffers: at most " + target.bufferBudget().limit() / (1 << 20) + " MiB in use");
-            metricsAt(target, initial.metrics(), out);
-            out.flush();
-            if (config != null) {
-                Signals.onReload(() -> reload(applier, target, systemd, out));
-            }
-            // every port listens: a Type=notify unit is started now; its watchdog is fed by the event loops
-            systemd.startWatchdog(target::eventLoops);
-            systemd.ready(status(target));
-            // SIGINT and SIGTERM end the wait; the target then closes in order and the
-            // process exits 0, which is what systemd expects of a clean stop.
-            Signals.onTermination(stopped::countDown);
-            stopped.await();
-            systemd.stopping();
-            out.println("nvmeof target stopping");
-            out.flush();
-            metricsAt(target, null, out);
+        try (Daemon daemon = Daemon.start(this::configuration, out)) {
+            daemon.serve(config != null);
         }
         out.println("nvmeof target stopped");
         out.flush();
         return 0;
     }
 
-    /** {@code c} with the limits and the metrics address given by flags over its own. */
+    /** {@code c} with the settings and the metrics address given by flags over its own. */
     private TargetConfig withFlags(TargetConfig c) {
-        if (maxBufferMemory != null) {
-            c = new TargetConfig(c.ports(), c.subsystems(),
-                    c.limits().withMaxBufferMemory(Sizes.parse(maxBufferMemory, "--max-buffer-memory")), c.hosts(),
-                    c.metrics());
-        }
+        c = c.withSettings(withSettingFlags(c.settings()));
         return metrics == null ? c : c.withMetrics(MetricsServer.parse(metrics, "--metrics"));
-    }
-
-    /** The metrics endpoint being served, and the address it was asked for (guarded by this). */
-    private MetricsServer metricsServer;
-    private MetricsServer.Endpoint metricsAsked;
-
-    /**
-     * Serves metrics at {@code address} (null: nowhere), moving the endpoint if it was elsewhere:
-     * the new one first, so that a failure leaves the old one serving.
-     */
-    private synchronized void metricsAt(Target target, MetricsServer.Endpoint address, PrintWriter out) throws IOException {
-        if (Objects.equals(address, metricsAsked) && (address == null) == (metricsServer == null)) {
-            return;
-        }
-        MetricsServer next = null;
-        if (address != null) {
-            try {
-                next = MetricsServer.start(target, address);
-            } catch (IOException e) {
-                throw new IOException("metrics endpoint " + address + ": " + Main.describe(e), e);
-            }
-        }
-        if (metricsServer != null) {
-            metricsServer.close();
-        }
-        metricsServer = next;
-        metricsAsked = address;
-        if (next != null) {
-            out.println("  metrics on " + address.scheme() + "://" + next.address().getAddress().getHostAddress() + ":"
-                    + next.address().getPort() + "/metrics" + (address.user() != null ? " (basic authentication)" : ""));
-        }
-    }
-
-    /** The one-line status systemctl shows. */
-    private static String status(Target target) {
-        int namespaces = 0;
-        for (Subsystem s : target.subsystems()) {
-            namespaces += s.namespaces().size();
-        }
-        return "serving " + target.subsystems().size() + " subsystem(s), " + namespaces + " namespace(s) on "
-                + target.ports().size() + " port(s)";
-    }
-
-    private void reload(ConfigApplier applier, Target target, Systemd systemd, PrintWriter out) {
-        systemd.reloading();
-        try {
-            TargetConfig next = withFlags(ConfigLoader.load(config));
-            ConfigApplier.Changes c = applier.apply(next);
-            out.println("nvmeof target reloaded " + config + ": " + c);
-            try {
-                metricsAt(target, next.metrics(), out);
-            } catch (IOException e) {
-                out.println("nvmeof target kept its metrics endpoint: " + Main.describe(e));
-            }
-        } catch (Exception e) {
-            out.println("nvmeof target kept its configuration; reloading " + config + " failed: " + Main.describe(e));
-        }
-        out.flush();
-        systemd.ready(status(target));
     }
 }

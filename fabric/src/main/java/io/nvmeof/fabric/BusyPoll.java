@@ -87,6 +87,21 @@ public final class BusyPoll {
         };
     }
 
+    /** The form {@link #parse} reads: off, always, or the window in microseconds. */
+    public String text() {
+        return off() ? "off" : always() ? "always" : Long.toString(TimeUnit.NANOSECONDS.toMicros(windowNanos));
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof BusyPoll b && b.windowNanos == windowNanos;
+    }
+
+    @Override
+    public int hashCode() {
+        return Long.hashCode(windowNanos);
+    }
+
     @Override
     public String toString() {
         return off() ? "off" : always() ? "always" : TimeUnit.NANOSECONDS.toMicros(windowNanos) + " us";

@@ -39,7 +39,10 @@ public final class EventLoops {
         }
     }
 
-    private static final Engine ENGINE = choose(System.getProperty("nvmeof.io", ""));
+    /** The process's engine: -Dnvmeof.io (host side), or the target's io_engine through {@link #use}. */
+    private static volatile Engine ENGINE = choose(System.getProperty("nvmeof.io", ""));
+    /** Whether a group was made: the engine is then fixed, since channels must match their loops. */
+    private static boolean fixed;
 
     /**
      * The buffer allocator of every channel. The pooled allocator hands a recycled buffer
@@ -73,6 +76,20 @@ public final class EventLoops {
         return Epoll.isAvailable() ? Engine.EPOLL : Engine.NIO;
     }
 
+    /**
+     * Chooses the engine of this process ({@code epoll}, {@code io_uring}, {@code nio}) before its
+     * first event loops are made (io_uring falls back to epoll, epoll to NIO, where unavailable);
+     * once loops exist, a different choice is refused, since every channel must match its loops.
+     */
+    public static synchronized void use(String engine) {
+        Engine e = choose(engine);
+        if (e != ENGINE && fixed) {
+            throw new IllegalStateException("the event loops of this process run on " + ENGINE
+                    + " already; io_engine " + engine + " needs a process of its own");
+        }
+        ENGINE = e;
+    }
+
     /** The transport of this process. */
     public static Engine engine() {
         return ENGINE;
@@ -94,6 +111,9 @@ public final class EventLoops {
      */
     public static EventLoopGroup newGroup(int threads, String name, BusyPoll poll) {
         int n = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
+        synchronized (EventLoops.class) {
+            fixed = true;
+        }
         IoHandlerFactory factory;
         switch (ENGINE) {
             case IO_URING:

@@ -179,7 +179,7 @@ final class AdminCommands {
         Target t = c.target();
         int sgls = sgls(transport);
         id.vid(0).ssvid(0).serialNumber(s.serial()).modelNumber(s.model()).firmwareRevision(s.firmware())
-                .rab(6).ieeeOui(s.ieeeOui() != 0 ? s.ieeeOui() : t.ieeeOui()).cmic(1 << 1) // more than one controller may attach
+                .rab(6).ieeeOui(s.ieeeOui()).cmic(1 << 1) // more than one controller may attach
                 .mdts(t.mdts()).cntlid(c.cntlid()).version(Registers.VERSION_1_3)
                 .oaes(Controller.AEC_NAMESPACE_ATTRIBUTE)
                 .controllerType(IdentifyController.CNTRLTYPE_IO)

@@ -67,7 +67,7 @@ public final class QueuePair {
     private java.net.InetAddress pendingFrom;
     /**
      * Bytes of write data this queue has asked the host for (or is about to) and not yet
-     * received, and the writes waiting for room in that window ({@link Target.Options#maxQueueWriteData}).
+     * received, and the writes waiting for room in that window ({@link Settings#MAX_QUEUE_WRITE_DATA}).
      */
     private long h2cPending;
     private final ArrayDeque<Request> h2cWaiting = new ArrayDeque<>();
@@ -80,7 +80,7 @@ public final class QueuePair {
 
     /**
      * Counts this new connection against {@code peer}'s pending connections; false (the transport
-     * then closes it) when that address has {@link Target.Options#maxPendingPerAddress} already.
+     * then closes it) when that address has {@link Settings#MAX_PENDING_PER_ADDRESS} already.
      */
     public boolean admitFrom(java.net.InetAddress peer) {
         if (!target.admitPending(peer)) {

@@ -208,7 +208,7 @@ public final class Subsystem implements AutoCloseable {
 
     /**
      * Creates a controller for a host with a fresh cntlid; null if all are in use, or if the host
-     * already holds {@link Target.Options#maxControllersPerHost} admitted controllers here. Only
+     * already holds {@link Settings#MAX_CONTROLLERS_PER_HOST} admitted controllers here. Only
      * admitted controllers count: one whose host has not yet authenticated is not, so connections
      * that merely claim a host's NQN cannot crowd the host out. {@code admitNow}: the host need
      * not authenticate, the controller is admitted at once; else {@link #admit} admits it later.

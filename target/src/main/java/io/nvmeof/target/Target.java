@@ -22,7 +22,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.Consumer;
 
 /**
  * The NVMe-oF target: subsystems and the ports they are served on. Build it, add
@@ -50,92 +49,99 @@ public final class Target implements AutoCloseable {
     private volatile Map<String, HostSecurity> hosts = Map.of();
     private boolean closed;
 
-    /** Tunables, with the defaults a Linux host works well with. */
-    public static final class Options implements Cloneable {
-        /** Event loop threads; 0 means one per core. */
-        public int eventLoopThreads = 0;
-        /**
-         * How event loops wait for I/O (native epoll): {@link BusyPoll#OFF} sleeps when idle;
-         * {@link BusyPoll#ALWAYS} never sleeps, the lowest latency at the price of a core per loop,
-         * for a target given its own cores (pair it with {@link #eventLoopThreads} and CPU
-         * affinity); a window polls for a while after each event, then sleeps.
-         */
-        public BusyPoll busyPoll = BusyPoll.OFF;
-        /** Threads for blocking backend I/O. */
-        public int ioThreads = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
-        /**
-         * Where blocking backend calls (and long work of any backend) run; null: a pool of {@link
-         * #ioThreads} the target owns and shuts down. One given here is the embedder's to shut down.
-         */
-        public ExecutorService ioExecutor;
-        /** CAP.MQES + 1. */
-        public int maxQueueSize = 128;
-        public int maxIoQueues = 64;
-        /** In-capsule data accepted on every queue (IOCCSZ - 64). */
-        public int inCapsuleDataSize = 8192;
-        /** MAXH2CDATA: at least 4096 and a multiple of 4 for Linux hosts. */
-        public int maxH2cData = 128 * 1024;
-        /** MDTS as a power of two of 4 KiB pages: 8 = 1 MiB. */
-        public int mdts = 8;
-        public int ieeeOui = 0;
-        /** CAP.TO in 500 ms units. */
-        public int readyTimeoutHalfSeconds = 15;
-        /** Extra time past KATO before a silent host's controller is torn down. */
-        public long keepAliveGraceMillis = 2000;
-        /**
-         * A write whose data the host owes (after an R2T) and has not sent within this time fails
-         * with Data Transfer Error and gives its buffer back (the Linux host times a command out
-         * after 30 s itself).
-         */
-        public long dataTimeoutMillis = 30_000;
-        /**
-         * Bytes of command data buffers the target holds at once, over all hosts ({@link
-         * BufferBudget}); 0: half of the JVM's direct memory.
-         */
-        public long maxBufferMemory = 0;
-        /**
-         * Bytes of write data one queue may have asked its host for (R2T) and not yet received;
-         * further writes wait, holding no buffer. A host that never answers R2T thus holds at
-         * most this much of {@link #maxBufferMemory} per queue until the data timeout. One
-         * write alone always goes, however large.
-         */
-        public long maxQueueWriteData = 4 << 20;
-        /**
-         * A slab of registered RDMA data buffers none of whose buffers has been used for this
-         * long is deregistered and freed: the pool grows with a burst and shrinks back after it.
-         */
-        public long rdmaPoolIdleMillis = 30_000;
-        /**
-         * A connection that has not completed ICReq and Connect and, if its host must
-         * authenticate, the authentication, within this time is closed.
-         */
-        public long connectDeadlineMillis = 10_000;
-        /** The least KATO granted when a host asks for one (a host asking for 100 ms gets this). */
-        public long minKeepAliveMillis = 1000;
-        /** Controllers one host NQN may hold in one subsystem at once (Linux multipath uses one per path). */
-        public int maxControllersPerHost = 16;
-        /** Connections (queues) open on the target at once, over all ports and hosts. */
-        public int maxConnections = 16384;
-        /**
-         * Connections from one peer address that are not yet connected or, if their host must
-         * authenticate, not yet authenticated ({@link #connectDeadlineMillis} ends them): a
-         * host's established queues never count, so any number of paths and queues, or hosts
-         * behind one NAT address, are never refused, while one address cannot hold a flood of
-         * half-open connections.
-         */
-        public int maxPendingPerAddress = 128;
-        /**
-         * Threads for the Diffie-Hellman arithmetic of DH-HMAC-CHAP, apart from {@link #ioThreads}
-         * so that hosts authenticating (or pretending to) never delay storage I/O; 0: one per two cores.
-         */
-        public int authThreads = 0;
+    /**
+     * The target's settings, one value for each row of {@link Settings} (defaults a Linux host
+     * works well with), and where blocking backend calls run. Immutable: {@link #with} makes a
+     * changed copy, checking the value against the row's range.
+     */
+    public static final class Options {
+        private static final Options DEFAULTS;
 
-        Options copy() {
-            try {
-                return (Options) clone();
-            } catch (CloneNotSupportedException e) {
-                throw new AssertionError(e);
+        static {
+            Object[] v = new Object[Settings.ALL.size()];
+            for (Setting<?> s : Settings.ALL) {
+                v[s.index()] = s.defaultValue();
             }
+            DEFAULTS = new Options(v, null);
+        }
+
+        private final Object[] values;
+        private final ExecutorService ioExecutor;
+
+        private Options(Object[] values, ExecutorService ioExecutor) {
+            this.values = values;
+            this.ioExecutor = ioExecutor;
+        }
+
+        /** Every setting at its default. */
+        public static Options defaults() {
+            return DEFAULTS;
+        }
+
+        /** The value of {@code setting}. */
+        public <T> T get(Setting<T> setting) {
+            return setting.type().cast(values[setting.index()]);
+        }
+
+        /** A copy with {@code setting} at {@code value}; throws {@link IllegalArgumentException} naming it if out of range. */
+        public <T> Options with(Setting<T> setting, T value) {
+            try {
+                setting.check(value);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(setting.key() + " " + e.getMessage(), e);
+            }
+            Object[] v = values.clone();
+            v[setting.index()] = value;
+            return new Options(v, ioExecutor);
+        }
+
+        /**
+         * A copy where blocking backend calls (and long work of any backend) run on {@code executor},
+         * which stays the embedder's to shut down; null: a pool of {@link Settings#IO_THREADS} the
+         * target owns.
+         */
+        public Options withIoExecutor(ExecutorService executor) {
+            return new Options(values, executor);
+        }
+
+        public ExecutorService ioExecutor() {
+            return ioExecutor;
+        }
+
+        /** The settings whose values differ in {@code other}, in table order. */
+        public List<Setting<?>> differences(Options other) {
+            List<Setting<?>> l = new ArrayList<>();
+            for (Setting<?> s : Settings.ALL) {
+                if (!values[s.index()].equals(other.values[s.index()])) {
+                    l.add(s);
+                }
+            }
+            return l;
+        }
+
+        /** {@code this} with the value of {@code setting} taken from {@code other}. */
+        private <T> Options withValueOf(Setting<T> setting, Options other) {
+            return with(setting, other.get(setting));
+        }
+
+        /** Equal settings (where backend calls run is not a setting). */
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Options other && java.util.Arrays.equals(values, other.values);
+        }
+
+        @Override
+        public int hashCode() {
+            return java.util.Arrays.hashCode(values);
+        }
+
+        @Override
+        public String toString() {
+            StringBuilder b = new StringBuilder("{");
+            for (Setting<?> s : Settings.ALL) {
+                b.append(b.length() > 1 ? ", " : "").append(s.key()).append('=').append(s.formatObject(values[s.index()]));
+            }
+            return b.append('}').toString();
         }
     }
 
@@ -143,33 +149,47 @@ public final class Target implements AutoCloseable {
     public static final long DISCOVERY_KATO_MILLIS = 120_000;
 
     public Target() {
-        this(new Options());
+        this(Options.defaults());
     }
 
     public Target(Options options) {
-        if (options.maxH2cData < 4096 || options.maxH2cData % 4 != 0) {
-            throw new IllegalArgumentException("maxH2cData must be at least 4096 and a multiple of 4");
-        }
         this.options = options;
-        this.ioExecutor = options.ioExecutor;
+        this.ioExecutor = options.ioExecutor();
         this.bufferBudget = new BufferBudget(budgetOf(options));
     }
 
     private static long budgetOf(Options o) {
-        return o.maxBufferMemory > 0 ? o.maxBufferMemory : defaultMaxBufferMemory();
+        long m = o.get(Settings.MAX_BUFFER_MEMORY);
+        return m > 0 ? m : defaultMaxBufferMemory();
+    }
+
+    /** The settings in effect. */
+    public Options options() {
+        return options;
     }
 
     /**
-     * Changes limits and timeouts of a running target (a reload): {@code change} edits a copy of
-     * the options, which then replaces them. The buffer budget changes at once; timeouts and caps
-     * apply from the next connection or command on. Threads, queue sizes and wire parameters stay
-     * as the target started.
+     * Changes the settings of a running target (a reload) to {@code next}, except those that
+     * do not reload ({@link Setting#reloads()}: threads, queue sizes, wire parameters), which keep
+     * the values the target started with; those are returned, so that the caller can say so. The
+     * buffer budget changes at once; timeouts and caps apply from the next connection or command on.
      */
-    public synchronized void update(Consumer<Options> change) {
-        Options o = options.copy();
-        change.accept(o);
+    public synchronized List<Setting<?>> update(Options next) {
+        Options o = next.withIoExecutor(options.ioExecutor());
+        List<Setting<?>> kept = new ArrayList<>();
+        for (Setting<?> s : options.differences(next)) {
+            if (!s.reloads()) {
+                kept.add(s);
+                o = o.withValueOf(s, options);
+            }
+        }
         options = o;
         bufferBudget.setLimit(budgetOf(o));
+        for (Setting<?> s : kept) {
+            LOG.log(System.Logger.Level.WARNING, "{0} changes only at a restart: keeping {1}", s.key(),
+                    s.formatObject(options.get(s)));
+        }
+        return kept;
     }
 
     public synchronized void addSubsystem(Subsystem s) {
@@ -246,13 +266,14 @@ public final class Target implements AutoCloseable {
 
     private synchronized void startThreads() {
         if (group == null) {
-            group = EventLoops.newGroup(options.eventLoopThreads, "nvmeof-target", options.busyPoll);
-            int loops = options.eventLoopThreads > 0 ? options.eventLoopThreads : Runtime.getRuntime().availableProcessors();
+            EventLoops.use(options.get(Settings.IO_ENGINE));
+            group = EventLoops.newGroup(options.get(Settings.EVENT_LOOP_THREADS), "nvmeof-target", options.get(Settings.BUSY_POLL));
+            int loops = options.get(Settings.EVENT_LOOP_THREADS) > 0 ? options.get(Settings.EVENT_LOOP_THREADS) : Runtime.getRuntime().availableProcessors();
             LOG.log(System.Logger.Level.INFO, "{0,number,#} event loops on {1}, busy polling {2}", loops,
-                    EventLoops.engine(), EventLoops.nativeEpoll() ? options.busyPoll : "off (epoll only)");
+                    EventLoops.engine(), EventLoops.nativeEpoll() ? options.get(Settings.BUSY_POLL) : "off (epoll only)");
         }
         if (authExecutor == null) {
-            int threads = options.authThreads > 0 ? options.authThreads
+            int threads = options.get(Settings.AUTH_THREADS) > 0 ? options.get(Settings.AUTH_THREADS)
                     : Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
             AtomicInteger n = new AtomicInteger();
             // bounded: each queue has at most one job here, and a full pool refuses (the host may retry)
@@ -267,7 +288,7 @@ public final class Target implements AutoCloseable {
             AtomicInteger n = new AtomicInteger();
             // A bounded array queue: no allocation per queued command, and ample room for
             // every queue's depth at once.
-            ioExecutor = new ThreadPoolExecutor(options.ioThreads, options.ioThreads, 60, TimeUnit.SECONDS,
+            ioExecutor = new ThreadPoolExecutor(options.get(Settings.IO_THREADS), options.get(Settings.IO_THREADS), 60, TimeUnit.SECONDS,
                     new ArrayBlockingQueue<>(65536), r -> {
                         Thread t = new Thread(r, "nvmeof-io-" + n.incrementAndGet());
                         t.setDaemon(true);
@@ -375,49 +396,51 @@ public final class Target implements AutoCloseable {
     }
 
     public int maxQueueSize() {
-        return options.maxQueueSize;
+        return options.get(Settings.MAX_QUEUE_SIZE);
     }
 
     public int maxIoQueues() {
-        return options.maxIoQueues;
+        return options.get(Settings.MAX_IO_QUEUES);
     }
 
     public int inCapsuleDataSize() {
-        return options.inCapsuleDataSize;
+        return options.get(Settings.IN_CAPSULE_DATA_SIZE);
     }
 
     public int maxH2cData() {
-        return options.maxH2cData;
+        return options.get(Settings.MAX_H2C_DATA);
     }
 
     public int mdts() {
-        return options.mdts;
+        return options.get(Settings.MDTS);
     }
 
     /** Largest transfer of one command: 2^MDTS pages of 4 KiB. */
     public int maxTransferSize() {
-        return 4096 << options.mdts;
-    }
-
-    public int ieeeOui() {
-        return options.ieeeOui;
+        return 4096 << options.get(Settings.MDTS);
     }
 
     public int readyTimeoutHalfSeconds() {
-        return options.readyTimeoutHalfSeconds;
+        return (int) (options.get(Settings.READY_TIMEOUT_MS) / 500);
     }
 
     public long keepAliveGraceMillis() {
-        return options.keepAliveGraceMillis;
+        return options.get(Settings.KEEP_ALIVE_GRACE_MS);
+    }
+
+    /** How the target's RDMA providers are tuned. */
+    public io.nvmeof.fabric.rdma.RdmaTuning rdmaTuning() {
+        return new io.nvmeof.fabric.rdma.RdmaTuning(options.get(Settings.RDMA_BUSY_POLL),
+                options.get(Settings.DISNI_CQ_SIZE), options.get(Settings.DISNI_INITIATOR_DEPTH));
     }
 
     /** How long a registered RDMA slab stays unused before it is given back. */
     public long rdmaPoolIdleMillis() {
-        return options.rdmaPoolIdleMillis;
+        return options.get(Settings.RDMA_POOL_IDLE_MS);
     }
 
     public long maxQueueWriteData() {
-        return options.maxQueueWriteData;
+        return options.get(Settings.MAX_QUEUE_WRITE_DATA);
     }
 
     /** The budget of command data buffers. */
@@ -431,40 +454,40 @@ public final class Target implements AutoCloseable {
     }
 
     public long dataTimeoutMillis() {
-        return options.dataTimeoutMillis;
+        return options.get(Settings.DATA_TIMEOUT_MS);
     }
 
-    public long connectDeadlineMillis() {
-        return options.connectDeadlineMillis;
+    public long connectTimeoutMillis() {
+        return options.get(Settings.CONNECT_TIMEOUT_MS);
     }
 
     public int maxControllersPerHost() {
-        return options.maxControllersPerHost;
+        return options.get(Settings.MAX_CONTROLLERS_PER_HOST);
     }
 
     /**
      * The KATO granted for {@code askedMillis}: a discovery controller asked for none gets 120 s
      * (so a host that vanishes does not keep it for ever), any other request at least {@link
-     * Options#minKeepAliveMillis}; 0 (no keep-alive) stays 0 on an I/O controller.
+     * Settings#MIN_KEEP_ALIVE_MS}; 0 (no keep-alive) stays 0 on an I/O controller.
      */
     public long grantedKato(long askedMillis, boolean discovery) {
         if (askedMillis == 0) {
             return discovery ? DISCOVERY_KATO_MILLIS : 0;
         }
-        return Math.max(askedMillis, options.minKeepAliveMillis);
+        return Math.max(askedMillis, options.get(Settings.MIN_KEEP_ALIVE_MS));
     }
 
     private final AtomicInteger connections = new AtomicInteger();
     private final BufferBudget bufferBudget;
 
     /**
-     * Counts a new connection in, or refuses it (false) when {@link Options#maxConnections} are
+     * Counts a new connection in, or refuses it (false) when {@link Settings#MAX_CONNECTIONS} are
      * open; each one counted in is counted out by {@link #connectionClosed()}.
      */
     public boolean admitConnection() {
         while (true) {
             int n = connections.get();
-            if (n >= options.maxConnections) {
+            if (n >= options.get(Settings.MAX_CONNECTIONS)) {
                 connectionsRefused.increment();
                 return false;
             }
@@ -483,11 +506,11 @@ public final class Target implements AutoCloseable {
 
     /**
      * Counts a new connection from {@code peer} as pending (not yet connected and authenticated),
-     * or refuses it (false) when {@link Options#maxPendingPerAddress} from there are pending.
+     * or refuses it (false) when {@link Settings#MAX_PENDING_PER_ADDRESS} from there are pending.
      * Each one counted is counted out by {@link #pendingEnded}.
      */
     boolean admitPending(java.net.InetAddress peer) {
-        int max = options.maxPendingPerAddress;
+        int max = options.get(Settings.MAX_PENDING_PER_ADDRESS);
         boolean[] ok = {false};
         pending.compute(peer, (a, n) -> {
             int now = n == null ? 0 : n.get();
@@ -531,7 +554,7 @@ public final class Target implements AutoCloseable {
         return keepAliveExpiries.sum();
     }
 
-    /** Connections refused since the start because {@link Options#maxConnections} were open. */
+    /** Connections refused since the start because {@link Settings#MAX_CONNECTIONS} were open. */
     public long connectionsRefused() {
         return connectionsRefused.sum();
     }
@@ -549,7 +572,7 @@ public final class Target implements AutoCloseable {
         if (authExecutor != null) {
             authExecutor.shutdownNow();
         }
-        if (ioExecutor != null && ioExecutor != options.ioExecutor) {
+        if (ioExecutor != null && ioExecutor != options.ioExecutor()) {
             // Backend calls still running hand their requests back to the event loops, which
             // release them; so the executor drains before the loops stop.
             ioExecutor.shutdown();

@@ -19,6 +19,10 @@ public interface TargetTransport extends AutoCloseable {
     @Override
     void close();
 
+    /** A port option: its {@code name}, the values it takes, what it does. */
+    record PortOption(String name, String values, String help) {
+    }
+
     /**
      * A kind of target transport, registered by its {@code trtype} ({@link TargetTransports}):
      * what a port of this type may be configured with, what discovery log entries say about
@@ -38,6 +42,14 @@ public interface TargetTransport extends AutoCloseable {
          * that this transport does not know or whose value is wrong.
          */
         Map<String, String> options(Map<String, String> configured);
+
+        /**
+         * The port options this transport takes, each as configurations and command lines name it
+         * (a key of a port's JSON object, and {@code --NAME} of {@code nvmeof target}).
+         */
+        default java.util.List<PortOption> portOptions() {
+            return java.util.List.of();
+        }
 
         /**
          * Fills in the transport-specific fields of a discovery log entry for {@code port}

@@ -19,12 +19,15 @@ class CliTcpTest extends CliSuite {
         return Fabric.TCP;
     }
 
-    /** Netty's io_uring transport, chosen by -Dnvmeof.io=io_uring on both sides, moves data like epoll. */
+    /**
+     * Netty's io_uring transport, chosen by the target's io_engine setting and by -Dnvmeof.io=io_uring
+     * on the host side, moves data like epoll.
+     */
     @Test
     void ioUringOnBothSidesMovesData() throws Exception {
         List<String> uring = List.of("-Dnvmeof.io=io_uring");
-        try (TargetProcess t = TargetProcess.startWith(uring, fabric(), dir, "--listen", fabric().listen(), "--subsystem", NQN,
-                "--namespace", "ram:4M")) {
+        try (TargetProcess t = TargetProcess.start(fabric(), dir, "--listen", fabric().listen(), "--subsystem", NQN,
+                "--namespace", "ram:4M", "--io-engine", "io_uring")) {
             assumeTrue(t.err().contains("event loops on io_uring"), "io_uring is not available here: " + t.err());
             byte[] data = new byte[300_000];
             new Random(11).nextBytes(data);
@@ -45,6 +48,10 @@ class CliTcpTest extends CliSuite {
 
     @Test
     void anUnknownIoEngineIsNamed() throws Exception {
+        TargetProcess.Run t = TargetProcess.cliWith(List.of(), 30, "target", "--listen", "tcp://127.0.0.1:0", "--subsystem",
+                NQN, "--namespace", "ram:1M", "--io-engine", "dpdk");
+        assertEquals(1, t.exit(), t.err());
+        assertTrue(t.err().contains("--io-engine must be epoll, io_uring or nio, not 'dpdk'"), t.err());
         TargetProcess.Run r = TargetProcess.cliWith(List.of("-Dnvmeof.io=dpdk"), 30, "read", fabric().uri(1, NQN),
                 "--offset", "0", "--length", "4096", "--output", dir.resolve("never.bin").toString());
         assertNotEquals(0, r.exit());

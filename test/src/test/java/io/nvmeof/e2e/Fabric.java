@@ -62,7 +62,7 @@ enum Fabric {
 
     /** Adds a port of this fabric for every subsystem of an in-process target; returns its address. */
     InetSocketAddress listen(Target target, InetSocketAddress address) throws IOException {
-        Map<String, String> options = rdma() ? Map.of("provider", provider) : Map.of();
+        Map<String, String> options = rdma() ? Map.of("rdma_provider", provider) : Map.of();
         return target.addPort(new Port(target.nextPortId(), trtype, options, address, true, List.of())).bound();
     }
 }

@@ -1,5 +1,6 @@
 package io.nvmeof.e2e;
 
+import io.nvmeof.target.Settings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -96,8 +97,8 @@ class FatalErrorTest {
         public static void main(String[] args) throws Exception {
             Fatal.haltOnFatalErrors();
             boolean blocking = Boolean.parseBoolean(args[0]);
-            Target.Options o = new Target.Options();
-            o.eventLoopThreads = 1;
+            Target.Options o = Target.Options.defaults();
+            o = o.with(Settings.EVENT_LOOP_THREADS, 1);
             Target target = new Target(o);
             Subsystem s = new Subsystem(NQN, "FATAL1", "fatal", "1.0");
             s.addNamespace(new Namespace(NQN, 1, new FailingReads(16 << 20, blocking,

@@ -1,5 +1,6 @@
 package io.nvmeof.e2e;
 
+import io.nvmeof.target.Settings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -117,12 +118,12 @@ class HostileHostsTest {
     @Test
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
     void greedyAndSilentHostsAreBoundedWhileAGoodHostIsServed() throws Exception {
-        Target.Options o = new Target.Options();
-        o.maxBufferMemory = 64 << 20;
-        o.connectDeadlineMillis = 3000;
-        o.dataTimeoutMillis = 3000;
+        Target.Options o = Target.Options.defaults();
+        o = o.with(Settings.MAX_BUFFER_MEMORY, (long) (64 << 20));
+        o = o.with(Settings.CONNECT_TIMEOUT_MS, 3000L);
+        o = o.with(Settings.DATA_TIMEOUT_MS, 3000L);
         // the 1200 silent sockets below stand for many hosts, though all come from 127.0.0.1
-        o.maxPendingPerAddress = 2000;
+        o = o.with(Settings.MAX_PENDING_PER_ADDRESS, 2000);
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         BufferPoolMXBean direct = ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class).stream()
                 .filter(b -> b.getName().equals("direct")).findFirst().orElseThrow();
@@ -248,7 +249,7 @@ class HostileHostsTest {
                 }
                 // on until the silent writers have lost buffers to the data timeout twice over
                 long lastOpened = opened.get(opened.size() - 1);
-                while (System.nanoTime() - lastOpened < TimeUnit.MILLISECONDS.toNanos(o.dataTimeoutMillis * 2 + 1000)) {
+                while (System.nanoTime() - lastOpened < TimeUnit.MILLISECONDS.toNanos(o.get(Settings.DATA_TIMEOUT_MS) * 2 + 1000)) {
                     Thread.sleep(100);
                 }
                 stop.set(true);
@@ -265,25 +266,25 @@ class HostileHostsTest {
                 long directGrowth = directPeak.get() - directBefore;
                 System.out.printf("hostile hosts: direct memory +%d MiB at peak (budget %d MiB, peak use %d MiB), "
                                 + "threads %d -> %d, verified %d MiB, worst close %d ms, zeroing rounds %d%n",
-                        directGrowth >> 20, o.maxBufferMemory >> 20, budgetPeak.get() >> 20, threadsBefore,
+                        directGrowth >> 20, o.get(Settings.MAX_BUFFER_MEMORY) >> 20, budgetPeak.get() >> 20, threadsBefore,
                         threadPeak.get(), verified.get() >> 20, worstCloseMs, zeroed.get());
-                long window = o.maxQueueWriteData >> 20;
+                long window = o.get(Settings.MAX_QUEUE_WRITE_DATA) >> 20;
                 for (int[] c : seen) {
                     assertTrue(c[2] <= window, "a silent queue held " + c[2] + " R2Ts unanswered, more than "
                             + window + " MiB of window");
                     assertTrue(c[1] >= window, "writes failed with Data Transfer Error on a silent queue: " + c[1]);
                     assertEquals(0, c[3], "other PDUs on a silent queue");
                 }
-                assertTrue(worstCloseMs <= o.connectDeadlineMillis + 4000,
+                assertTrue(worstCloseMs <= o.get(Settings.CONNECT_TIMEOUT_MS) + 4000,
                         "a socket that never connected lived " + worstCloseMs + " ms");
                 assertTrue(zeroed.get() > 0, "the zeroing host got nothing done");
                 assertTrue(verified.get() > 4 << 20, "verified " + verified + " bytes");
-                assertTrue(budgetPeak.get() <= o.maxBufferMemory, "budget overdrawn: " + budgetPeak.get());
+                assertTrue(budgetPeak.get() <= o.get(Settings.MAX_BUFFER_MEMORY), "budget overdrawn: " + budgetPeak.get());
                 // 512 MiB of writes asked for: the budget and the per-queue window keep what they take bounded
-                assertTrue(directGrowth <= o.maxBufferMemory + (32 << 20),
+                assertTrue(directGrowth <= o.get(Settings.MAX_BUFFER_MEMORY) + (32 << 20),
                         "direct memory grew by " + (directGrowth >> 20) + " MiB");
                 // 1200 connections, no thread per connection: only this test's helpers and the I/O pool
-                assertTrue(threadPeak.get() - threadsBefore <= helpers.size() + o.ioThreads + 4,
+                assertTrue(threadPeak.get() - threadsBefore <= helpers.size() + o.get(Settings.IO_THREADS) + 4,
                         "threads " + threadsBefore + " -> " + threadPeak.get());
                 Awaitility.await().atMost(Duration.ofSeconds(10))
                         .untilAsserted(() -> assertEquals(0, target.bufferBudget().waiting()));

@@ -3,6 +3,7 @@ package io.nvmeof.daemon.config;
 import io.nvmeof.target.HostSecurity;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Port;
+import io.nvmeof.target.Setting;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
 import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
@@ -131,11 +132,17 @@ public final class ConfigApplier {
             }
         }
         hostKeys(next, changes);
-        // a first config without limits leaves the target's options as built; limits set once and
-        // taken out later go back to the defaults
-        if (!next.limits().equals(current.limits())) {
-            target.update(next.limits()::applyTo);
-            changes.add("limits now " + next.limits());
+        // a first config with every setting at its default leaves the target's options as built;
+        // settings changed once and taken out later go back to the defaults
+        if (!next.settings().equals(current.settings())) {
+            Target.Options before = target.options();
+            List<Setting<?>> kept = target.update(next.settings());
+            for (Setting<?> s : before.differences(target.options())) {
+                changes.add(s.key() + " now " + s.formatObject(target.options().get(s)));
+            }
+            for (Setting<?> s : kept) {
+                changes.add(s.key() + " changes only at a restart: kept " + s.formatObject(target.options().get(s)));
+            }
         }
         current = next;
         Changes c = new Changes(changes);

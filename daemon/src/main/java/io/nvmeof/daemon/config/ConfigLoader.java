@@ -13,8 +13,12 @@ import io.nvmeof.protocol.tls.TlsPsk;
 import io.nvmeof.target.HostSecurity;
 import io.nvmeof.target.PortOptionException;
 import io.nvmeof.target.ProductVersion;
+import io.nvmeof.target.Setting;
+import io.nvmeof.target.Settings;
+import io.nvmeof.target.Target;
 import io.nvmeof.target.TargetTransport;
 import io.nvmeof.target.TargetTransports;
+import io.nvmeof.target.tcp.TcpTransport;
 import io.nvmeof.target.backend.BackendSpec;
 import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
 import io.nvmeof.daemon.config.TargetConfig.PortConfig;
@@ -41,9 +45,7 @@ import java.util.UUID;
  * <li>ours: {@code {"ports": [{"portid", "trtype", "traddr", "trsvcid", "subsystems", "rdma_provider"}],
  * "subsystems": [{"nqn", "serial", "model", "firmware", "ieee_oui", "allow_any_host",
  * "allowed_hosts", "namespaces": [{"nsid", "backend", "path", "size", "block_size",
- * "read_only", "uuid", "direct_io"}]}], "limits": {"max_buffer_memory", "max_queue_write_data",
- * "connect_timeout_ms", "data_timeout_ms", "max_controllers_per_host", "max_connections",
- * "max_pending_per_address"},
+ * "read_only", "uuid", "direct_io"}]}], "settings": {a key of {@link Settings} each},
  * "hosts": [{"nqn", "dhchap_key", "dhchap_ctrl_key", "dhchap_key_file", "dhchap_ctrl_key_file",
  * "dhchap_hashes", "dhchap_dhgroups", "tls_key", "tls_key_file"}], "metrics": "tcp://ADDR:PORT"},
  * ports with "tls": none, optional or required};</li>
@@ -117,7 +119,7 @@ public final class ConfigLoader {
     // ---- our format ----
 
     private static TargetConfig fromOurs(JsonNode root, Secrets secrets) {
-        known(root, "", "ports", "subsystems", "limits", "hosts", "metrics");
+        known(root, "", "ports", "subsystems", "settings", "limits", "hosts", "metrics");
         List<SubsystemConfig> subsystems = new ArrayList<>();
         JsonNode subs = array(root, "subsystems", "");
         for (int i = 0; i < subs.size(); i++) {
@@ -144,7 +146,11 @@ public final class ConfigLoader {
         for (int i = 0; i < pl.size(); i++) {
             String at = "ports[" + i + "]";
             JsonNode p = object(pl.get(i), at);
-            known(p, at, "portid", "trtype", "traddr", "trsvcid", "adrfam", "subsystems", "rdma_provider", "tls");
+            List<String> keys = new ArrayList<>(List.of("portid", "trtype", "traddr", "trsvcid", "adrfam", "subsystems"));
+            for (String t : TargetTransports.names()) {
+                TargetTransports.type(t).portOptions().forEach(o -> keys.add(o.name()));
+            }
+            known(p, at, keys.toArray(new String[0]));
             ports.add(port(p, at, p, at));
         }
         List<HostSecurity> hostKeys = new ArrayList<>();
@@ -164,7 +170,7 @@ public final class ConfigLoader {
             List<DhGroup> groups = list(h, "dhchap_dhgroups", at, ConfigLoader::dhGroup);
             hostKeys.add(new HostSecurity(nqn, key, ctrl, hashes, groups, secrets.tlsKey(h, "tls_key", at)));
         }
-        return new TargetConfig(ports, subsystems, limits(root), hostKeys, metrics(root, secrets));
+        return new TargetConfig(ports, subsystems, settings(root), hostKeys, metrics(root, secrets));
     }
 
     private static DhchapHash hash(JsonNode n, String at) {
@@ -337,23 +343,52 @@ public final class ConfigLoader {
         }
     }
 
-    private static TargetConfig.Limits limits(JsonNode root) {
-        if (!root.has("limits")) {
-            return TargetConfig.Limits.DEFAULTS;
+    /**
+     * {@code "settings": {KEY: value}}, a row of {@link Settings} each (and {@code "limits"}, the
+     * name of the object before it held every setting, read alike); the rest stay at their defaults.
+     */
+    static Target.Options settings(JsonNode root) {
+        Target.Options o = Target.Options.defaults();
+        Set<String> seen = new HashSet<>();
+        for (String object : List.of("settings", "limits")) {
+            if (!root.has(object)) {
+                continue;
+            }
+            JsonNode l = object(root.get(object), object);
+            for (Iterator<String> it = l.fieldNames(); it.hasNext(); ) {
+                String key = it.next();
+                String at = object + "." + key;
+                Setting<?> s = Settings.byKey(key);
+                if (s == null) {
+                    throw new ConfigException(at, "is not a setting (settings: " + String.join(", ", settingKeys()) + ")");
+                }
+                if (!seen.add(key)) {
+                    throw new ConfigException(at, "is given in both settings and limits; give it once");
+                }
+                o = withSetting(o, s, l.get(key), at);
+            }
         }
-        JsonNode l = object(root.get("limits"), "limits");
-        known(l, "limits", "max_buffer_memory", "max_queue_write_data", "connect_timeout_ms", "data_timeout_ms",
-                "max_controllers_per_host", "max_connections", "max_pending_per_address");
-        return new TargetConfig.Limits(
-                l.has("max_buffer_memory") ? size(l.get("max_buffer_memory"), "limits.max_buffer_memory") : 0,
-                l.has("max_queue_write_data") ? size(l.get("max_queue_write_data"), "limits.max_queue_write_data") : 0,
-                l.has("connect_timeout_ms") ? intIn(l.get("connect_timeout_ms"), "limits.connect_timeout_ms", 100, 3_600_000) : 0,
-                l.has("data_timeout_ms") ? intIn(l.get("data_timeout_ms"), "limits.data_timeout_ms", 100, 3_600_000) : 0,
-                l.has("max_controllers_per_host")
-                        ? intIn(l.get("max_controllers_per_host"), "limits.max_controllers_per_host", 1, 0xffef) : 0,
-                l.has("max_connections") ? intIn(l.get("max_connections"), "limits.max_connections", 1, 1 << 24) : 0,
-                l.has("max_pending_per_address")
-                        ? intIn(l.get("max_pending_per_address"), "limits.max_pending_per_address", 1, 1 << 24) : 0);
+        return o;
+    }
+
+    /** {@code o} with setting {@code s} at the JSON value {@code v}; errors name {@code at}. */
+    static <T> Target.Options withSetting(Target.Options o, Setting<T> s, JsonNode v, String at) {
+        if (v == null || !v.isValueNode() || v.isNull()) {
+            throw new ConfigException(at, "must be " + s.typeText() + ", got " + v);
+        }
+        try {
+            return o.with(s, s.parse(v.asText()));
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(at, e.getMessage());
+        }
+    }
+
+    private static List<String> settingKeys() {
+        List<String> l = new ArrayList<>();
+        for (Setting<?> s : Settings.ALL) {
+            l.add(s.key());
+        }
+        return l;
     }
 
     private static NamespaceConfig namespace(JsonNode node, String at) {
@@ -411,30 +446,38 @@ public final class ConfigLoader {
             throw new ConfigException(addrAt + ".trtype", "'" + trtype + "' is not supported ("
                     + String.join(" or ", TargetTransports.names()) + ")");
         }
-        // port options of the transport; "rdma_provider" is the NVMe/RDMA provider option's name here
+        // port options: those the port's transport declares, by the names it gives them
         Map<String, String> options = new TreeMap<>();
-        String provider = string(p, "rdma_provider", at, null);
-        if (provider != null) {
-            options.put("provider", provider);
+        for (TargetTransport.PortOption o : transport.portOptions()) {
+            String v = string(p, o.name(), at, null);
+            if (v != null) {
+                options.put(o.name(), v);
+            }
         }
-        // TLS: ours is "tls": none|optional|required; nvmetcli's is addr.tsas (tls1.3) with addr.treq
-        String tls = string(p, "tls", at, null);
-        String tlsField = "tls";
-        if (tls == null && addr != p && addr.has("tsas")) {
+        for (String other : TargetTransports.names()) {
+            for (TargetTransport.PortOption o : TargetTransports.type(other).portOptions()) {
+                if (!other.equals(trtype) && p.has(o.name()) && transport.portOptions().stream()
+                        .noneMatch(x -> x.name().equals(o.name()))) {
+                    throw new ConfigException(at + "." + o.name(), "applies to " + other + " ports only");
+                }
+            }
+        }
+        // nvmetcli's TLS: addr.tsas (tls1.3) with addr.treq, as the tcp transport's "tls" option
+        String tlsField = null;
+        if (addr != p && addr.has("tsas") && !options.containsKey(TcpTransport.TLS)) {
             String tsas = string(addr, "tsas", addrAt, "none");
             String treq = string(addr, "treq", addrAt, "not specified");
             tlsField = "tsas";
-            tls = tsas.equals("tls1.3") ? (treq.equals("required") ? "required" : "optional")
+            String tls = tsas.equals("tls1.3") ? (treq.equals("required") ? "required" : "optional")
                     : tsas.equals("none") || tsas.isEmpty() ? null : "tsas " + tsas;
-        }
-        if (tls != null) {
-            options.put("tls", tls);
+            if (tls != null) {
+                options.put(TcpTransport.TLS, tls);
+            }
         }
         try {
             transport.options(options);
         } catch (PortOptionException e) {
-            String field = provider != null && "provider".equals(e.option()) ? "rdma_provider"
-                    : "tls".equals(e.option()) ? tlsField : e.option();
+            String field = TcpTransport.TLS.equals(e.option()) && tlsField != null ? tlsField : e.option();
             throw new ConfigException((field.equals("tsas") ? addrAt : at) + "." + field, e.getMessage());
         }
         String traddr = string(addr, "traddr", addrAt, null);
@@ -603,7 +646,7 @@ public final class ConfigLoader {
                     : preferring(dhGroup(d.get("dhgroup"), dat + ".dhgroup"), HostSecurity.DEFAULT_DH_GROUPS);
             hostKeys.add(new HostSecurity(nqn, key, ctrl, hashes, groups));
         }
-        return new TargetConfig(ports, subsystems, TargetConfig.Limits.DEFAULTS, hostKeys);
+        return new TargetConfig(ports, subsystems, Target.Options.defaults(), hostKeys);
     }
 
     // ---- checks across the document ----

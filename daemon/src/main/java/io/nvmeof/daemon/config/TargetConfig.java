@@ -14,65 +14,38 @@ import java.util.UUID;
  * allowed hosts, and what each host must prove (DH-HMAC-CHAP keys); and where the
  * Prometheus metrics are served ({@code metrics}, null: nowhere). Values are validated; {@link ConfigLoader} builds it from JSON.
  */
-public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Limits limits,
+public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Target.Options settings,
                            List<HostSecurity> hosts, MetricsServer.Endpoint metrics) {
 
     public TargetConfig {
         hosts = List.copyOf(hosts);
+        settings = settings.withIoExecutor(null);
     }
 
     /** Without a metrics endpoint. */
-    public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Limits limits,
+    public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Target.Options settings,
                         List<HostSecurity> hosts) {
-        this(ports, subsystems, limits, hosts, null);
+        this(ports, subsystems, settings, hosts, null);
+    }
+
+    public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Target.Options settings) {
+        this(ports, subsystems, settings, List.of());
+    }
+
+    public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems) {
+        this(ports, subsystems, Target.Options.defaults());
     }
 
     /** The same with the metrics endpoint at {@code address}, plain HTTP (null: none). */
     public TargetConfig withMetrics(InetSocketAddress address) {
-        return new TargetConfig(ports, subsystems, limits, hosts, address == null ? null
+        return new TargetConfig(ports, subsystems, settings, hosts, address == null ? null
                 : metrics != null ? new MetricsServer.Endpoint(address, metrics.user(), metrics.password(),
                         metrics.keystore(), metrics.keystorePassword()) : MetricsServer.Endpoint.plain(address));
     }
 
-    public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Limits limits) {
-        this(ports, subsystems, limits, List.of());
-    }
-
-    public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems) {
-        this(ports, subsystems, Limits.DEFAULTS);
-    }
-
-    /**
-     * What the target lets all hosts together, and each host, take ({@code "limits"} in our
-     * JSON); 0 everywhere means the default of {@link Target.Options}.
-     */
-    public record Limits(long maxBufferMemory, long maxQueueWriteData, long connectTimeoutMillis, long dataTimeoutMillis,
-                         int maxControllersPerHost, int maxConnections, int maxPendingPerAddress) {
-        public static final Limits DEFAULTS = new Limits(0, 0, 0, 0, 0, 0, 0);
-
-        public Limits(long maxBufferMemory, long maxQueueWriteData, long connectTimeoutMillis, long dataTimeoutMillis,
-                      int maxControllersPerHost, int maxConnections) {
-            this(maxBufferMemory, maxQueueWriteData, connectTimeoutMillis, dataTimeoutMillis, maxControllersPerHost,
-                    maxConnections, 0);
-        }
-
-        /** Sets these limits in {@code o}: those given, the defaults for the rest. */
-        public Target.Options applyTo(Target.Options o) {
-            Target.Options d = new Target.Options();
-            o.maxBufferMemory = maxBufferMemory > 0 ? maxBufferMemory : d.maxBufferMemory;
-            o.maxQueueWriteData = maxQueueWriteData > 0 ? maxQueueWriteData : d.maxQueueWriteData;
-            o.connectDeadlineMillis = connectTimeoutMillis > 0 ? connectTimeoutMillis : d.connectDeadlineMillis;
-            o.dataTimeoutMillis = dataTimeoutMillis > 0 ? dataTimeoutMillis : d.dataTimeoutMillis;
-            o.maxControllersPerHost = maxControllersPerHost > 0 ? maxControllersPerHost : d.maxControllersPerHost;
-            o.maxConnections = maxConnections > 0 ? maxConnections : d.maxConnections;
-            o.maxPendingPerAddress = maxPendingPerAddress > 0 ? maxPendingPerAddress : d.maxPendingPerAddress;
-            return o;
-        }
-
-        public Limits withMaxBufferMemory(long bytes) {
-            return new Limits(bytes, maxQueueWriteData, connectTimeoutMillis, dataTimeoutMillis, maxControllersPerHost,
-                    maxConnections, maxPendingPerAddress);
-        }
+    /** The same with other settings. */
+    public TargetConfig withSettings(Target.Options settings) {
+        return new TargetConfig(ports, subsystems, settings, hosts, metrics);
     }
 
     /**

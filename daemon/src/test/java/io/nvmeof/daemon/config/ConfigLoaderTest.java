@@ -1,5 +1,7 @@
 package io.nvmeof.daemon.config;
 
+import io.nvmeof.fabric.BusyPoll;
+import io.nvmeof.target.Settings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -55,19 +57,53 @@ class ConfigLoaderTest {
     }
 
     @Test
-    void readsLimitsAndLeavesTheRestAtTheirDefaults() {
-        assertEquals(TargetConfig.Limits.DEFAULTS, ConfigLoader.parse(GOOD).limits());
-        TargetConfig c = ConfigLoader.parse(GOOD.replaceFirst("\\{", "{\"limits\": {\"max_buffer_memory\": \"2G\","
-                + " \"data_timeout_ms\": 5000, \"max_controllers_per_host\": 4},"));
-        assertEquals(new TargetConfig.Limits(2L << 30, 0, 0, 5000, 4, 0), c.limits());
-        Target.Options o = c.limits().applyTo(new Target.Options());
-        assertEquals(2L << 30, o.maxBufferMemory);
-        assertEquals(5000, o.dataTimeoutMillis);
-        assertEquals(4, o.maxControllersPerHost);
-        Target.Options d = new Target.Options();
-        assertEquals(d.connectDeadlineMillis, o.connectDeadlineMillis);
-        assertEquals(d.maxQueueWriteData, o.maxQueueWriteData);
-        assertEquals(d.maxConnections, o.maxConnections);
+    void readsSettingsAndLeavesTheRestAtTheirDefaults() {
+        assertEquals(Target.Options.defaults(), ConfigLoader.parse(GOOD).settings());
+        TargetConfig c = ConfigLoader.parse(GOOD.replaceFirst("\\{", "{\"settings\": {\"max_buffer_memory\": \"2G\","
+                + " \"data_timeout_ms\": 5000, \"max_queue_size\": 256, \"busy_poll\": \"50\"},"
+                + " \"limits\": {\"max_controllers_per_host\": 4},"));
+        Target.Options o = c.settings();
+        assertEquals(2L << 30, o.get(Settings.MAX_BUFFER_MEMORY));
+        assertEquals(5000L, o.get(Settings.DATA_TIMEOUT_MS));
+        assertEquals(256, o.get(Settings.MAX_QUEUE_SIZE));
+        assertEquals(BusyPoll.window(50), o.get(Settings.BUSY_POLL));
+        assertEquals(4, o.get(Settings.MAX_CONTROLLERS_PER_HOST), "limits, the object's older name, reads alike");
+        assertEquals(List.of(Settings.BUSY_POLL, Settings.MAX_QUEUE_SIZE, Settings.MAX_BUFFER_MEMORY,
+                Settings.MAX_CONTROLLERS_PER_HOST, Settings.DATA_TIMEOUT_MS), Target.Options.defaults().differences(o));
+    }
+
+    @Test
+    void aBadSettingIsNamedWithWhatItTakes() {
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(GOOD.replaceFirst("\\{",
+                "{\"settings\": {\"max_queue_size\": 4},")));
+        assertEquals("settings.max_queue_size", e.field());
+        assertTrue(e.getMessage().contains("must be 16..1024, not 4"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(GOOD.replaceFirst("\\{",
+                "{\"settings\": {\"max_h2c_data\": \"lots\"},")));
+        assertEquals("settings.max_h2c_data", e.field());
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(GOOD.replaceFirst("\\{",
+                "{\"settings\": {\"queue_depth\": 4},")));
+        assertEquals("settings.queue_depth", e.field());
+        assertTrue(e.getMessage().contains("is not a setting"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(GOOD.replaceFirst("\\{",
+                "{\"settings\": {\"io_engine\": \"dpdk\"},")));
+        assertTrue(e.getMessage().contains("must be epoll, io_uring or nio"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(GOOD.replaceFirst("\\{",
+                "{\"settings\": {\"max_connections\": 9}, \"limits\": {\"max_connections\": 10},")));
+        assertEquals("limits.max_connections", e.field());
+    }
+
+    /** What the writer writes, the loader reads back as the same configuration. */
+    @Test
+    void aWrittenConfigurationReadsBackTheSame() {
+        TargetConfig c = ConfigLoader.parse(GOOD.replaceFirst("\\{", "{\"settings\": {\"max_buffer_memory\": \"2G\","
+                + " \"busy_poll\": \"always\", \"rdma_busy_poll\": true},"));
+        String text = ConfigWriter.write(c, ConfigWriter.Secrets.WRITTEN);
+        TargetConfig back = ConfigLoader.parse(text);
+        assertEquals(c.settings(), back.settings());
+        assertEquals(c.ports(), back.ports());
+        assertEquals(c.subsystems(), back.subsystems());
+        assertEquals(text, ConfigWriter.write(back, ConfigWriter.Secrets.WRITTEN));
     }
 
     @Test

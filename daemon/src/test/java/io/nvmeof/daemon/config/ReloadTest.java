@@ -1,5 +1,6 @@
 package io.nvmeof.daemon.config;
 
+import io.nvmeof.target.Settings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -122,8 +123,8 @@ class ReloadTest {
     /** A reload changes the limits of a running target: the buffer budget at once, the rest from then on. */
     @Test
     void limitsChangeByReload() throws Exception {
-        Target.Options o = new Target.Options();
-        o.maxBufferMemory = 8 << 20;
+        Target.Options o = Target.Options.defaults();
+        o = o.with(Settings.MAX_BUFFER_MEMORY, (long) (8 << 20));
         try (Target target = new Target(o)) {
             ConfigApplier applier = new ConfigApplier(target);
             applier.apply(ConfigLoader.parse(config(NS1, "")));
@@ -131,13 +132,29 @@ class ReloadTest {
             String limited = config(NS1, "").replaceFirst("\\{", "{\"limits\": {\"max_buffer_memory\": \"32M\", "
                     + "\"data_timeout_ms\": 4000},");
             ConfigApplier.Changes c = applier.apply(ConfigLoader.parse(limited));
-            assertTrue(c.toString().contains("limits"), c.toString());
+            assertTrue(c.toString().contains("max_buffer_memory now 33554432"), c.toString());
             assertEquals(32 << 20, target.bufferBudget().limit());
             assertEquals(4000, target.dataTimeoutMillis());
             // taken out again: the defaults
             applier.apply(ConfigLoader.parse(config(NS1, "")));
             assertEquals(Target.defaultMaxBufferMemory(), target.bufferBudget().limit());
-            assertEquals(new Target.Options().dataTimeoutMillis, target.dataTimeoutMillis());
+            assertEquals(Settings.DATA_TIMEOUT_MS.defaultValue(), target.dataTimeoutMillis());
+        }
+    }
+
+    /** A reload that changes a setting that does not reload says so and keeps the value the target started with. */
+    @Test
+    void aSettingThatDoesNotReloadKeepsItsValueAndIsNamed() throws Exception {
+        try (Target target = new Target()) {
+            ConfigApplier applier = new ConfigApplier(target);
+            applier.apply(ConfigLoader.parse(config(NS1, "")));
+            String changed = config(NS1, "").replaceFirst("\\{", "{\"settings\": {\"max_queue_size\": 256, "
+                    + "\"max_connections\": 77},");
+            ConfigApplier.Changes c = applier.apply(ConfigLoader.parse(changed));
+            assertTrue(c.toString().contains("max_queue_size changes only at a restart: kept 128"), c.toString());
+            assertTrue(c.toString().contains("max_connections now 77"), c.toString());
+            assertEquals(128, target.maxQueueSize());
+            assertEquals(77, target.options().get(Settings.MAX_CONNECTIONS));
         }
     }
 }

@@ -14,7 +14,7 @@ public abstract class RdmaProviderType {
     /** How a provider is opened. */
     @FunctionalInterface
     protected interface Opener {
-        RdmaProvider open(EventLoopGroup group) throws RdmaUnavailableException;
+        RdmaProvider open(EventLoopGroup group, RdmaTuning tuning) throws RdmaUnavailableException;
     }
 
     private final String name;
@@ -31,11 +31,11 @@ public abstract class RdmaProviderType {
     }
 
     /**
-     * Opens the provider, whose connections deliver completions on loops of {@code group}.
+     * Opens the provider, whose connections deliver completions on loops of {@code group}, tuned as {@code tuning} says.
      * Fails at once, with one message saying what is missing and how to get it, where it
      * cannot run here.
      */
-    public final RdmaProvider open(EventLoopGroup group) throws RdmaUnavailableException {
-        return opener.open(group);
+    public final RdmaProvider open(EventLoopGroup group, RdmaTuning tuning) throws RdmaUnavailableException {
+        return opener.open(group, tuning);
     }
 }

@@ -29,6 +29,11 @@ public final class RdmaProviders {
      * path: {@code verbs} and {@code disni} come with {@code io.nvmeof:nvmeof-rdma}).
      */
     public static RdmaProvider open(String name, EventLoopGroup group) throws RdmaUnavailableException {
+        return open(name, group, RdmaTuning.fromSystemProperties());
+    }
+
+    /** {@link #open(String, EventLoopGroup)}, tuned as {@code tuning} says. */
+    public static RdmaProvider open(String name, EventLoopGroup group, RdmaTuning tuning) throws RdmaUnavailableException {
         String n = name == null ? DEFAULT : name;
         if (!NAMES.contains(n)) {
             throw new IllegalArgumentException("unknown RDMA provider '" + n + "' (one of " + String.join(", ", NAMES) + ")");
@@ -38,6 +43,6 @@ public final class RdmaProviders {
             throw new RdmaUnavailableException("the RDMA provider '" + n + "' is not on the class path: it comes with "
                     + "the artifact io.nvmeof:nvmeof-rdma (the nvmeof CLI carries it)");
         }
-        return t.open(group);
+        return t.open(group, tuning);
     }
 }

@@ -1,5 +1,6 @@
 package io.nvmeof.target.tcp;
 
+import io.nvmeof.target.Settings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -53,11 +54,11 @@ class TargetWireFuzzTest {
 
     @BeforeAll
     static void start() {
-        Target.Options o = new Target.Options();
-        o.eventLoopThreads = 1;
+        Target.Options o = Target.Options.defaults();
+        o = o.with(Settings.EVENT_LOOP_THREADS, 1);
         // offloaded backend calls run on the fuzzing thread, their finish on the embedded loop:
         // deterministic, and nothing touches the embedded channel from another thread
-        o.ioExecutor = new AbstractExecutorService() {
+        o = o.withIoExecutor(new AbstractExecutorService() {
             @Override
             public void execute(Runnable command) {
                 command.run();
@@ -86,7 +87,7 @@ class TargetWireFuzzTest {
             public boolean awaitTermination(long timeout, TimeUnit unit) {
                 return true;
             }
-        };
+        });
         target = new Target(o);
         Subsystem s = new Subsystem(NQN, "FUZZ1", "fuzz", "1.0");
         s.addNamespace(new Namespace(NQN, 1, new RamBackend(1 << 20, 512), false, null));

@@ -111,7 +111,7 @@ final class RdmaQueue implements QueueTransport, RdmaHandler {
             c.postRecv(RECV | i, recvRegion, i * capsuleSize, capsuleSize);
         }
         // as over TCP: a peer that does not send its Fabrics Connect in time loses the queue
-        long deadline = target.connectDeadlineMillis();
+        long deadline = target.connectTimeoutMillis();
         c.eventLoop().schedule(() -> {
             if (!closed && !queue.admitted()) {
                 fail("not " + (queue.qid() < 0 ? "connected" : "authenticated") + " within " + deadline + " ms");

@@ -225,7 +225,7 @@ public final class RdmaTransport implements TargetTransport {
     private synchronized RdmaProvider provider(String name) throws IOException {
         RdmaProvider p = providers.get(name);
         if (p == null) {
-            p = RdmaProviders.open(name, group);
+            p = RdmaProviders.open(name, group, target.rdmaTuning());
             providers.put(name, p);
         }
         return p;
@@ -356,13 +356,13 @@ public final class RdmaTransport implements TargetTransport {
     }
 
     /**
-     * NVMe/RDMA as a target transport type: {@code rdma}, with the port option {@code provider}
+     * NVMe/RDMA as a target transport type: {@code rdma}, with the port option {@code rdma_provider}
      * (the verbs provider: {@code verbs}, {@code disni} or {@code soft}; default {@value
      * RdmaProviders#DEFAULT}).
      */
     public static final class Type implements TargetTransport.Type {
         /** The port option naming the RDMA provider. */
-        public static final String PROVIDER = "provider";
+        public static final String PROVIDER = "rdma_provider";
 
         @Override
         public String name() {
@@ -372,6 +372,13 @@ public final class RdmaTransport implements TargetTransport {
         @Override
         public int code() {
             return DiscoveryLogEntry.TRTYPE_RDMA;
+        }
+
+        @Override
+        public java.util.List<PortOption> portOptions() {
+            return java.util.List.of(new PortOption(PROVIDER, String.join("|", RdmaProviders.NAMES), "Verbs provider of"
+                    + " rdma ports: verbs (rdma-core, the default), disni (IBM DiSNI) or soft (RDMA semantics in software"
+                    + " over TCP, to our own initiator only)."));
         }
 
         @Override

@@ -78,7 +78,7 @@ final class TcpQueue extends PduReader implements QueueTransport {
             return;
         }
         // a host gets this long to complete ICReq, Connect and (if asked) authentication; then the socket is closed
-        long deadline = target.connectDeadlineMillis();
+        long deadline = target.connectTimeoutMillis();
         ctx.executor().schedule(() -> {
             if (!queue.admitted() && ctx.channel().isOpen()) {
                 DEADLINE.log(System.Logger.Level.INFO, "closing the connection from {0}: not {1} within {2} ms", peer(),

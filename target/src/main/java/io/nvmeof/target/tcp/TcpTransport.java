@@ -45,6 +45,12 @@ public final class TcpTransport implements TargetTransport {
         }
 
         @Override
+        public java.util.List<PortOption> portOptions() {
+            return java.util.List.of(new PortOption(TLS, "none|optional|required", "NVMe/TCP over TLS 1.3 with a PSK:"
+                    + " none (the default), optional (a host may use it) or required (every host must)."));
+        }
+
+        @Override
         public Map<String, String> options(Map<String, String> configured) {
             for (String k : configured.keySet()) {
                 if (!k.equals(TLS)) {

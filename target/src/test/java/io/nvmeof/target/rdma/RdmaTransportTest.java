@@ -1,5 +1,6 @@
 package io.nvmeof.target.rdma;
 
+import io.nvmeof.target.Settings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -70,7 +71,7 @@ class RdmaTransportTest {
         Subsystem s = new Subsystem(NQN, "RDMA0001", "rdma", "1.0");
         s.addNamespace(new Namespace(NQN, 1, new RamBackend(1 << 20, 4096), false, null));
         target.addSubsystem(s);
-        Port p = target.addPort(new Port(1, "rdma", Map.of("provider", "soft"), new InetSocketAddress("127.0.0.1", 0), true,
+        Port p = target.addPort(new Port(1, "rdma", Map.of("rdma_provider", "soft"), new InetSocketAddress("127.0.0.1", 0), true,
                 List.of()));
         address = p.bound();
         group = EventLoops.newGroup(1, "raw-rdma-host");
@@ -115,7 +116,7 @@ class RdmaTransportTest {
     /** A connection that never sends its Fabrics Connect is closed at the connect deadline, as over TCP. */
     @Test
     void aQueueWithoutFabricsConnectIsClosedAtTheDeadline() throws Exception {
-        target.update(o -> o.connectDeadlineMillis = 500);
+        target.update(target.options().with(Settings.CONNECT_TIMEOUT_MS, 500L));
         try {
             RecordingHandler h = new RecordingHandler();
             RdmaConnection c = host.connect(address, new ConnectParams(request(0, 0, 32, 31), 8, 8, 4, 1, 5000), h)
@@ -126,7 +127,7 @@ class RdmaTransportTest {
             assertTrue(ms >= 300 && ms < 5000, "closed after " + ms + " ms");
             c.close();
         } finally {
-            target.update(o -> o.connectDeadlineMillis = new Target.Options().connectDeadlineMillis);
+            target.update(target.options().with(Settings.CONNECT_TIMEOUT_MS, Settings.CONNECT_TIMEOUT_MS.defaultValue()));
         }
     }
 

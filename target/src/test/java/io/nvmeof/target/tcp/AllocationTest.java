@@ -1,5 +1,6 @@
 package io.nvmeof.target.tcp;
 
+import io.nvmeof.target.Settings;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.util.ResourceLeakDetector;
@@ -51,8 +52,8 @@ class AllocationTest {
 
     private static double measure(boolean tls) throws Exception {
         ResourceLeakDetector.Level level = ResourceLeakDetector.getLevel();
-        Target.Options o = new Target.Options();
-        o.eventLoopThreads = 1;
+        Target.Options o = Target.Options.defaults();
+        o = o.with(Settings.EVENT_LOOP_THREADS, 1);
         try (Target target = new Target(o)) {
             Subsystem s = new Subsystem(NQN, "A1", "alloc", "1.0");
             s.addNamespace(new Namespace(NQN, 1, new RamBackend(16 << 20, 4096), false, null));

@@ -1,5 +1,6 @@
 package io.nvmeof.target.tcp;
 
+import io.nvmeof.target.Settings;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -49,9 +50,9 @@ class AuthenticationTest {
 
     @BeforeEach
     void start() throws IOException {
-        Target.Options o = new Target.Options();
-        o.eventLoopThreads = 2;
-        o.minKeepAliveMillis = 1000;
+        Target.Options o = Target.Options.defaults();
+        o = o.with(Settings.EVENT_LOOP_THREADS, 2);
+        o = o.with(Settings.MIN_KEEP_ALIVE_MS, 1000L);
         target = new Target(o);
         Subsystem s = new Subsystem(NQN, "AUTH1", "auth", "1.0");
         s.addNamespace(new Namespace(NQN, 1, new RamBackend(1 << 20, 4096), false, null));

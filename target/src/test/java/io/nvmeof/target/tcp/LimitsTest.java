@@ -1,5 +1,6 @@
 package io.nvmeof.target.tcp;
 
+import io.nvmeof.target.Settings;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -51,14 +52,14 @@ class LimitsTest {
 
     @BeforeEach
     void start() throws IOException {
-        Target.Options o = new Target.Options();
-        o.eventLoopThreads = 2;
-        o.connectDeadlineMillis = 400;
-        o.maxControllersPerHost = 2;
-        o.maxConnections = 6;
-        o.minKeepAliveMillis = 1000;
-        o.dataTimeoutMillis = 400;
-        o.maxBufferMemory = 64 << 10;
+        Target.Options o = Target.Options.defaults();
+        o = o.with(Settings.EVENT_LOOP_THREADS, 2);
+        o = o.with(Settings.CONNECT_TIMEOUT_MS, 400L);
+        o = o.with(Settings.MAX_CONTROLLERS_PER_HOST, 2);
+        o = o.with(Settings.MAX_CONNECTIONS, 6);
+        o = o.with(Settings.MIN_KEEP_ALIVE_MS, 1000L);
+        o = o.with(Settings.DATA_TIMEOUT_MS, 400L);
+        o = o.with(Settings.MAX_BUFFER_MEMORY, (long) (64 << 10));
         target = new Target(o);
         subsystem = new Subsystem(NQN, "LIM1", "limits", "1.0");
         subsystem.addNamespace(new Namespace(NQN, 1, new RamBackend(1 << 20, 4096), false, null));

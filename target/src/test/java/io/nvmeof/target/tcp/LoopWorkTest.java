@@ -1,5 +1,6 @@
 package io.nvmeof.target.tcp;
 
+import io.nvmeof.target.Settings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -72,8 +73,8 @@ class LoopWorkTest {
 
     @Test
     void largeZeroingLeavesTheLoopWhileAnotherHostReads() throws Exception {
-        Target.Options o = new Target.Options();
-        o.eventLoopThreads = 1;
+        Target.Options o = Target.Options.defaults();
+        o = o.with(Settings.EVENT_LOOP_THREADS, 1);
         Recording backend = new Recording();
         try (Target target = new Target(o)) {
             Subsystem s = new Subsystem(NQN, "LW1", "loop work", "1.0");

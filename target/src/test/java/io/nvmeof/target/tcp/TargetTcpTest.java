@@ -1,5 +1,6 @@
 package io.nvmeof.target.tcp;
 
+import io.nvmeof.target.Settings;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -51,9 +52,9 @@ class TargetTcpTest {
 
     @BeforeAll
     static void start() throws IOException {
-        Target.Options o = new Target.Options();
-        o.eventLoopThreads = 2;
-        o.keepAliveGraceMillis = 200;
+        Target.Options o = Target.Options.defaults();
+        o = o.with(Settings.EVENT_LOOP_THREADS, 2);
+        o = o.with(Settings.KEEP_ALIVE_GRACE_MS, 200L);
         target = new Target(o);
         Subsystem s = new Subsystem(NQN, "SN0001", "test model", "1.0");
         s.addNamespace(new Namespace(NQN, 1, new RamBackend(BLOCKS * 4096, 4096), false, null));

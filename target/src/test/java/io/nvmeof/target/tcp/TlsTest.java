@@ -1,5 +1,6 @@
 package io.nvmeof.target.tcp;
 
+import io.nvmeof.target.Settings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -46,8 +47,8 @@ class TlsTest {
 
     @BeforeEach
     void start() throws IOException {
-        Target.Options o = new Target.Options();
-        o.eventLoopThreads = 2;
+        Target.Options o = Target.Options.defaults();
+        o = o.with(Settings.EVENT_LOOP_THREADS, 2);
         target = new Target(o);
         Subsystem s = new Subsystem(NQN, "TLS1", "tls", "1.0");
         s.addNamespace(new Namespace(NQN, 1, new RamBackend(1 << 20, 4096), false, null));

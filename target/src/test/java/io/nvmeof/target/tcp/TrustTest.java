@@ -1,5 +1,6 @@
 package io.nvmeof.target.tcp;
 
+import io.nvmeof.target.Settings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -64,7 +65,7 @@ class TrustTest {
     DhchapKey key = DhchapKey.create(DhchapKey.randomSecret(32, RANDOM), DhchapHash.SHA256, VICTIM);
 
     private void start(Target.Options o, List<DhGroup> groups) throws IOException {
-        o.eventLoopThreads = 2;
+        o = o.with(Settings.EVENT_LOOP_THREADS, 2);
         target = new Target(o);
         Subsystem s = new Subsystem(NQN, "TRUST1", "trust", "1.0");
         s.addNamespace(new Namespace(NQN, 1, FileBackend.open(dir.resolve("ns1"), 16 << 20, 4096, false), false, null));
@@ -148,12 +149,12 @@ class TrustTest {
 
     @Test
     void connectionsThatClaimAHostAndNeverAuthenticateNeitherLockItOutNorStay() throws Exception {
-        Target.Options o = new Target.Options();
-        o.connectDeadlineMillis = 1500;
+        Target.Options o = Target.Options.defaults();
+        o = o.with(Settings.CONNECT_TIMEOUT_MS, 1500L);
         start(o, List.of());
         List<RawHost> squatters = new ArrayList<>();
         try {
-            for (int i = 0; i < o.maxControllersPerHost; i++) {
+            for (int i = 0; i < o.get(Settings.MAX_CONTROLLERS_PER_HOST); i++) {
                 RawHost h = new RawHost(address);
                 squatters.add(h);
                 CompletionQueueEntry c = connect(h, VICTIM, 0);
@@ -184,9 +185,9 @@ class TrustTest {
 
     @Test
     void commandsRefusedBeforeAuthenticationDoNotKeepAControllerAlive() throws Exception {
-        Target.Options o = new Target.Options();
-        o.connectDeadlineMillis = 60_000; // so that only keep-alive can end it
-        o.keepAliveGraceMillis = 200;
+        Target.Options o = Target.Options.defaults();
+        o = o.with(Settings.CONNECT_TIMEOUT_MS, 60_000L); // so that only keep-alive can end it
+        o = o.with(Settings.KEEP_ALIVE_GRACE_MS, 200L);
         start(o, List.of());
         try (RawHost h = new RawHost(address)) {
             assertEquals(Status.SUCCESS, connect(h, VICTIM, 1000).status());
@@ -208,8 +209,8 @@ class TrustTest {
 
     @Test
     void oneAddressHoldsOnlySoManyConnectionsNotYetConnectedAndAuthenticated() throws Exception {
-        Target.Options o = new Target.Options();
-        o.maxPendingPerAddress = 4;
+        Target.Options o = Target.Options.defaults();
+        o = o.with(Settings.MAX_PENDING_PER_ADDRESS, 4);
         start(o, List.of());
         List<RawHost> open = new ArrayList<>();
         try {
@@ -252,8 +253,8 @@ class TrustTest {
 
     @Test
     void diffieHellmanFloodsNeitherDelayNorInterruptAnotherHostsFileIo() throws Exception {
-        Target.Options o = new Target.Options();
-        o.ioThreads = 2;
+        Target.Options o = Target.Options.defaults();
+        o = o.with(Settings.IO_THREADS, 2);
         start(o, List.of(DhGroup.FFDHE8192)); // the victim's configuration lets the costliest group in
         AtomicBoolean stop = new AtomicBoolean();
         AtomicInteger attempts = new AtomicInteger();
@@ -318,7 +319,7 @@ class TrustTest {
 
     @Test
     void aChangedOrRemovedKeyEndsTheHostsControllers() throws Exception {
-        start(new Target.Options(), List.of());
+        start(Target.Options.defaults(), List.of());
         try (RawHost h = new RawHost(address); RawHost keyless = new RawHost(address)) {
             assertEquals(Status.SUCCESS, connect(h, VICTIM, 0).status());
             assertEquals(0, authenticate(h, key, 1));
@@ -380,7 +381,7 @@ class TrustTest {
 
     @Test
     void aConnectRacingAReloadThatRevokesItsHostIsRefusedOrTornDown() throws Exception {
-        start(new Target.Options(), List.of());
+        start(Target.Options.defaults(), List.of());
         Subsystem s = target.subsystem(NQN);
         HostSecurity victim = target.hostSecurity(VICTIM);
         for (int round = 0; round < 10; round++) {
@@ -416,7 +417,7 @@ class TrustTest {
 
     @Test
     void authenticationStepsPipelinedBehindADiffieHellmanStepAreRefusedAndChangeNothing() throws Exception {
-        start(new Target.Options(), List.of(DhGroup.FFDHE4096));
+        start(Target.Options.defaults(), List.of(DhGroup.FFDHE4096));
         try (RawHost h = new RawHost(address)) {
             assertEquals(Status.SUCCESS, connect(h, VICTIM, 0).status());
             int tid = 9;
@@ -463,7 +464,7 @@ class TrustTest {
 
     @Test
     void anAuthenticationSendLargerThanAnyMessageIsRefusedBeforeAnyR2t() throws Exception {
-        start(new Target.Options(), List.of());
+        start(Target.Options.defaults(), List.of());
         try (RawHost h = new RawHost(address)) {
             assertEquals(Status.SUCCESS, connect(h, VICTIM, 0).status());
             int len = 1 << 20;
@@ -495,8 +496,8 @@ class TrustTest {
 
     @Test
     void tenThousandFailingReadsLogAHandfulOfLines() throws Exception {
-        Target.Options o = new Target.Options();
-        o.eventLoopThreads = 1;
+        Target.Options o = Target.Options.defaults();
+        o = o.with(Settings.EVENT_LOOP_THREADS, 1);
         target = new Target(o);
         Subsystem s = new Subsystem(NQN, "TRUST2", "trust", "1.0");
         s.addNamespace(new Namespace(NQN, 1, new io.nvmeof.target.backend.FailingReads(1 << 20, false,
@@ -531,7 +532,7 @@ class TrustTest {
 
     @Test
     void aConnectWithAControlCharacterInANameIsRefusedAndTheByteReachesNoLog() throws Exception {
-        start(new Target.Options(), List.of());
+        start(Target.Options.defaults(), List.of());
         Capture capture = new Capture();
         ConcurrentLinkedQueue<String> lines = capture.lines;
         Logger root = Logger.getLogger("");

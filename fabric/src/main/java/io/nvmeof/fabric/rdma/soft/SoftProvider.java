@@ -114,7 +114,7 @@ public final class SoftProvider implements RdmaProvider {
     /** {@code soft} as a provider type, found by {@link io.nvmeof.fabric.rdma.RdmaProviders}. */
     public static final class Type extends RdmaProviderType {
         public Type() {
-            super("soft", SoftProvider::new);
+            super("soft", (group, tuning) -> new SoftProvider(group));
         }
     }
 }

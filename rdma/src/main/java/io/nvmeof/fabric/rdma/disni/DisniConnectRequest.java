@@ -23,7 +23,7 @@ final class DisniConnectRequest extends AbstractConnectRequest implements DisniP
 
     /** Private data is always null: DiSNI copies only the event type and the ids of a CM event to Java. */
     DisniConnectRequest(DisniProvider provider, RdmaCmId id, InetSocketAddress peer, InetSocketAddress local) {
-        super(peer, local, null, DisniProvider.ASSUMED_INITIATOR_DEPTH);
+        super(peer, local, null, provider.assumedInitiatorDepth);
         this.provider = provider;
         this.id = id;
     }

@@ -1,5 +1,6 @@
 package io.nvmeof.fabric.rdma.disni;
 
+import io.nvmeof.fabric.rdma.RdmaTuning;
 import com.ibm.disni.verbs.IbvContext;
 import com.ibm.disni.verbs.RdmaCm;
 import com.ibm.disni.verbs.RdmaCmEvent;
@@ -62,9 +63,9 @@ public final class DisniProvider implements RdmaProvider {
      * depth (its native accept uses the device's maximum), so only 1 is safe for every peer;
      * {@code -Dnvmeof.disni.initiatorDepth=N} raises it where the hosts are known to allow N.
      */
-    static final int ASSUMED_INITIATOR_DEPTH = Math.max(1, Integer.getInteger("nvmeof.disni.initiatorDepth", 1));
+    final int assumedInitiatorDepth;
     /** Entries of a shared completion queue ({@code -Dnvmeof.disni.cqSize}); a connection needing more gets its own. */
-    static final int CQ_SIZE = Math.max(256, Integer.getInteger("nvmeof.disni.cqSize", 16384));
+    private final int cqSize;
 
     /** Receives the CM events of one id; CM thread. */
     interface CmEndpoint {
@@ -88,8 +89,10 @@ public final class DisniProvider implements RdmaProvider {
     private final AtomicBoolean warnedAcceptData = new AtomicBoolean();
     private final AtomicBoolean warnedReject = new AtomicBoolean();
 
-    private DisniProvider(EventLoopGroup group, RdmaEventChannel channel) {
+    private DisniProvider(EventLoopGroup group, RdmaEventChannel channel, RdmaTuning tuning) {
         this.group = group;
+        this.assumedInitiatorDepth = tuning.disniInitiatorDepth();
+        this.cqSize = tuning.disniCqSize();
         this.channel = channel;
         this.cmThread = new Thread(this::cmLoop, "disni-cm");
         cmThread.setDaemon(true);
@@ -103,6 +106,11 @@ public final class DisniProvider implements RdmaProvider {
      * manager.
      */
     public static DisniProvider open(EventLoopGroup group) throws RdmaUnavailableException {
+        return open(group, RdmaTuning.fromSystemProperties());
+    }
+
+    /** {@link #open(EventLoopGroup)}, tuned as {@code tuning} says. */
+    public static DisniProvider open(EventLoopGroup group, RdmaTuning tuning) throws RdmaUnavailableException {
         DisniAvailability.check();
         RdmaEventChannel ch;
         try {
@@ -113,7 +121,7 @@ public final class DisniProvider implements RdmaProvider {
                     + "rdma_ucm) and an RDMA device (an RNIC, or soft-RoCE: rdma link add rxe0 type rxe netdev <if>); "
                     + DisniAvailability.ALTERNATIVES, e);
         }
-        return new DisniProvider(group, ch);
+        return new DisniProvider(group, ch, tuning);
     }
 
     @Override
@@ -342,7 +350,7 @@ public final class DisniProvider implements RdmaProvider {
         int key = context.getCmd_fd();
         DisniDevice d = devices.get(key);
         if (d == null) {
-            d = new DisniDevice(context, key, CQ_SIZE);
+            d = new DisniDevice(context, key, cqSize);
             devices.put(key, d);
         }
         return d;

@@ -80,7 +80,7 @@ public final class VerbsProvider implements RdmaProvider {
 
     /** Opens the provider; busy polling if the system property {@code nvmeof.rdma.busyPoll} is true. */
     public static VerbsProvider open(EventLoopGroup group) throws RdmaUnavailableException {
-        return open(group, Boolean.getBoolean("nvmeof.rdma.busyPoll"));
+        return open(group, io.nvmeof.fabric.rdma.RdmaTuning.fromSystemProperties().busyPoll());
     }
 
     /**
@@ -387,7 +387,7 @@ public final class VerbsProvider implements RdmaProvider {
     /** {@code verbs} as a provider type, found by {@link io.nvmeof.fabric.rdma.RdmaProviders} (busy polling with {@code -Dnvmeof.rdma.busyPoll=true}). */
     public static final class Type extends RdmaProviderType {
         public Type() {
-            super("verbs", VerbsProvider::open);
+            super("verbs", (group, tuning) -> VerbsProvider.open(group, tuning.busyPoll()));
         }
     }
 }

@@ -1,18 +1,18 @@
-package io.nvmeof.cli;
+package io.nvmeof.daemon;
 
 import sun.misc.Signal;
 
 /** SIGINT / SIGTERM as an orderly stop request rather than an abrupt JVM exit. */
-final class Signals {
+public final class Signals {
     private Signals() {
     }
 
     /** SIGHUP, the conventional "reload your configuration". */
-    static void onReload(Runnable action) {
+    public static void onReload(Runnable action) {
         Signal.handle(new Signal("HUP"), s -> action.run());
     }
 
-    static void onTermination(Runnable action) {
+    public static void onTermination(Runnable action) {
         for (String name : new String[] {"INT", "TERM"}) {
             try {
                 Signal.handle(new Signal(name), s -> action.run());

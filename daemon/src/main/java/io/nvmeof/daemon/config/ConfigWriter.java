@@ -1,0 +1,185 @@
+package io.nvmeof.daemon.config;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.nvmeof.protocol.auth.DhGroup;
+import io.nvmeof.protocol.auth.DhchapHash;
+import io.nvmeof.target.HostSecurity;
+import io.nvmeof.target.Setting;
+import io.nvmeof.target.Settings;
+import io.nvmeof.target.Target;
+import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
+import io.nvmeof.daemon.config.TargetConfig.PortConfig;
+import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
+import io.nvmeof.daemon.metrics.MetricsServer;
+import java.util.Map;
+
+/**
+ * Writes a configuration in our JSON form, as {@link ConfigLoader} reads it back: every setting
+ * with its value, every port, subsystem, namespace and host. Keys are secrets: {@link
+ * Secrets#HIDDEN} writes in their place only that a key is there ({@code --show-config}, the
+ * management API); {@link Secrets#WRITTEN} writes them (a saved configuration, a private file).
+ */
+public final class ConfigWriter {
+    /** What becomes of keys and passwords. */
+    public enum Secrets { HIDDEN, WRITTEN }
+
+    /** What stands for a key that is not shown. */
+    public static final String HIDDEN_TEXT = "(set, not shown)";
+
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    private ConfigWriter() {
+    }
+
+    /** The configuration as JSON text. */
+    public static String write(TargetConfig c, Secrets secrets) {
+        try {
+            return JSON.writeValueAsString(tree(c, secrets)) + "\n";
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The configuration as a JSON tree. */
+    public static ObjectNode tree(TargetConfig c, Secrets secrets) {
+        ObjectNode root = JSON.createObjectNode();
+        root.set("settings", settings(c.settings()));
+        ArrayNode ports = root.putArray("ports");
+        for (PortConfig p : c.ports()) {
+            ports.add(port(p));
+        }
+        ArrayNode subs = root.putArray("subsystems");
+        for (SubsystemConfig s : c.subsystems()) {
+            subs.add(subsystem(s));
+        }
+        ArrayNode hosts = root.putArray("hosts");
+        for (HostSecurity h : c.hosts()) {
+            hosts.add(host(h, secrets));
+        }
+        if (c.metrics() != null) {
+            root.set("metrics", metrics(c.metrics(), secrets));
+        }
+        return root;
+    }
+
+    /** Every setting, in table order. */
+    public static ObjectNode settings(Target.Options o) {
+        ObjectNode n = JSON.createObjectNode();
+        for (Setting<?> s : Settings.ALL) {
+            Object v = o.get(s);
+            if (v instanceof Integer i) {
+                n.put(s.key(), i);
+            } else if (v instanceof Long l) {
+                n.put(s.key(), l);
+            } else if (v instanceof Boolean b) {
+                n.put(s.key(), b);
+            } else {
+                n.put(s.key(), s.formatObject(v));
+            }
+        }
+        return n;
+    }
+
+    public static ObjectNode port(PortConfig p) {
+        ObjectNode n = JSON.createObjectNode();
+        n.put("portid", p.portid());
+        n.put("trtype", p.trtype());
+        n.put("traddr", p.traddr());
+        n.put("trsvcid", p.trsvcid());
+        for (Map.Entry<String, String> e : p.options().entrySet()) {
+            n.put(e.getKey(), e.getValue());
+        }
+        ArrayNode subs = n.putArray("subsystems");
+        p.subsystems().forEach(subs::add);
+        return n;
+    }
+
+    public static ObjectNode subsystem(SubsystemConfig s) {
+        ObjectNode n = JSON.createObjectNode();
+        n.put("nqn", s.nqn());
+        n.put("serial", s.serial());
+        n.put("model", s.model());
+        n.put("firmware", s.firmware());
+        n.put("ieee_oui", String.format("0x%06x", s.ieeeOui()));
+        n.put("allow_any_host", s.allowAnyHost());
+        ArrayNode hosts = n.putArray("allowed_hosts");
+        s.allowedHosts().forEach(hosts::add);
+        ArrayNode nss = n.putArray("namespaces");
+        for (NamespaceConfig ns : s.namespaces()) {
+            nss.add(namespace(ns));
+        }
+        return n;
+    }
+
+    public static ObjectNode namespace(NamespaceConfig ns) {
+        ObjectNode n = JSON.createObjectNode();
+        n.put("nsid", Integer.toUnsignedLong(ns.nsid()));
+        n.put("backend", ns.backend());
+        if (ns.path() != null) {
+            n.put("path", ns.path());
+        }
+        if (ns.size() != 0) {
+            n.put("size", ns.size());
+        }
+        if (ns.blockSize() != 0) {
+            n.put("block_size", ns.blockSize());
+        }
+        n.put("read_only", ns.readOnly());
+        if (ns.uuid() != null) {
+            n.put("uuid", ns.uuid().toString());
+        }
+        if (ns.directIo()) {
+            n.put("direct_io", true);
+        }
+        if (ns.visibleTo() != null) {
+            ArrayNode v = n.putArray("visible_to");
+            ns.visibleTo().forEach(v::add);
+        }
+        return n;
+    }
+
+    public static ObjectNode host(HostSecurity h, Secrets secrets) {
+        ObjectNode n = JSON.createObjectNode();
+        n.put("nqn", h.nqn());
+        if (h.hostKey() != null) {
+            n.put("dhchap_key", secrets == Secrets.WRITTEN ? h.hostKey().format() : HIDDEN_TEXT);
+        }
+        if (h.controllerKey() != null) {
+            n.put("dhchap_ctrl_key", secrets == Secrets.WRITTEN ? h.controllerKey().format() : HIDDEN_TEXT);
+        }
+        if (h.hostKey() != null) {
+            ArrayNode hashes = n.putArray("dhchap_hashes");
+            for (DhchapHash x : h.hashes()) {
+                hashes.add(x.toString());
+            }
+            ArrayNode groups = n.putArray("dhchap_dhgroups");
+            for (DhGroup g : h.dhGroups()) {
+                groups.add(g.toString());
+            }
+        }
+        if (h.tlsKey() != null) {
+            n.put("tls_key", secrets == Secrets.WRITTEN ? h.tlsKey().format() : HIDDEN_TEXT);
+        }
+        return n;
+    }
+
+    private static ObjectNode metrics(MetricsServer.Endpoint m, Secrets secrets) {
+        ObjectNode n = JSON.createObjectNode();
+        n.put("listen", "tcp://" + m.address().getHostString() + ":" + m.address().getPort());
+        if (m.user() != null) {
+            n.put("user", m.user());
+            n.put("password", secrets == Secrets.WRITTEN ? m.password() : HIDDEN_TEXT);
+        }
+        if (m.keystore() != null) {
+            n.put("tls_keystore", m.keystore().toString());
+            if (m.keystorePassword() != null) {
+                n.put("tls_keystore_password", secrets == Secrets.WRITTEN ? m.keystorePassword() : HIDDEN_TEXT);
+            }
+        }
+        return n;
+    }
+}
