@@ -18,7 +18,8 @@ import picocli.CommandLine.Command;
         subcommands = {TargetCommand.class, DiscoverCommand.class, IdentifyCommands.IdCtrl.class,
                 IdentifyCommands.IdNs.class, IdentifyCommands.ListNamespaces.class, ReadCommand.class, WriteCommand.class,
                 BenchCommand.class, PlotCommand.class, TopCommand.class, DemoCommand.class, KeyCommands.Gen.class, KeyCommands.Check.class,
-                KeyCommands.GenTls.class, KeyCommands.CheckTls.class, GrantDevicesCommand.class,
+                KeyCommands.GenTls.class, KeyCommands.CheckTls.class, GrantDevicesCommand.class, RpcCommands.Rpc.class,
+                RpcCommands.Ns.class, RpcCommands.SubsystemCmd.class,
                 CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     @CommandLine.Spec

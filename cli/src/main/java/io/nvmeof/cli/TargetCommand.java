@@ -2,6 +2,7 @@ package io.nvmeof.cli;
 
 import io.nvmeof.fabric.Sizes;
 import io.nvmeof.daemon.Daemon;
+import io.nvmeof.daemon.StateStore;
 import io.nvmeof.daemon.config.ConfigWriter;
 import io.nvmeof.target.Setting;
 import io.nvmeof.target.Settings;
@@ -73,6 +74,14 @@ final class TargetCommand implements Callable<Integer> {
                     + " picks a free one): per namespace commands, bytes, errors and latency histograms, per controller"
                     + " connections and commands in flight, buffer use, JVM and process. Overrides \"metrics\" of --config.")
     String metrics;
+
+    @Option(names = "--rpc-socket", paramLabel = "PATH", description = "Serve the management API (JSON-RPC 2.0) on this"
+            + " Unix socket (default: management.socket of --config, else rpc.sock in systemd's RuntimeDirectory, else none).")
+    Path rpcSocket;
+
+    @Option(names = "--state-dir", paramLabel = "DIR", description = "Keep the management API's changes in DIR/state.json"
+            + " across restarts (default: systemd's StateDirectory, else in memory only).")
+    Path stateDir;
 
     @Option(names = "--show-config", description = "Print the effective configuration (the file or flags, every setting"
             + " with its value; keys not shown) as JSON, and exit.")
@@ -227,7 +236,14 @@ final class TargetCommand implements Callable<Integer> {
         }
         // an Error (out of memory, say) anywhere halts the process with 70, and systemd restarts it
         Fatal.haltOnFatalErrors();
-        try (Daemon daemon = Daemon.start(this::configuration, out)) {
+        TargetConfig first = configuration();
+        Path socket = rpcSocket != null ? rpcSocket : first.management().socket() != null ? first.management().socket()
+                : System.getenv("RUNTIME_DIRECTORY") != null
+                ? Path.of(System.getenv("RUNTIME_DIRECTORY").split(":")[0], "rpc.sock") : null;
+        Path state = stateDir != null ? stateDir : System.getenv("STATE_DIRECTORY") != null
+                ? Path.of(System.getenv("STATE_DIRECTORY").split(":")[0]) : null;
+        try (Daemon daemon = Daemon.start(this::configuration, out, socket,
+                state == null ? null : new StateStore(state.resolve("state.json")))) {
             daemon.serve(config != null);
         }
         out.println("nvmeof target stopped");

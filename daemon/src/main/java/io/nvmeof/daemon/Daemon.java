@@ -1,6 +1,10 @@
 package io.nvmeof.daemon;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmeof.daemon.config.ConfigApplier;
+import io.nvmeof.daemon.config.ConfigException;
+import io.nvmeof.daemon.config.ConfigLoader;
+import io.nvmeof.daemon.config.ConfigWriter;
 import io.nvmeof.daemon.config.TargetConfig;
 import io.nvmeof.daemon.metrics.MetricsServer;
 import io.nvmeof.fabric.Failures;
@@ -10,6 +14,7 @@ import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
 
@@ -23,6 +28,7 @@ import java.util.concurrent.CountDownLatch;
  * #generation()}, made under the daemon's lock: none loses another's change.
  */
 public final class Daemon implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(Daemon.class.getName());
     /** Where the configuration comes from; called at the start and again on each reload. */
     @FunctionalInterface
     public interface Source {
@@ -40,12 +46,19 @@ public final class Daemon implements AutoCloseable {
     private MetricsServer.Endpoint metricsAsked;
     private TargetConfig current;
     private long generation;
+    /** Where the management API's changes are kept (null: in memory only). */
+    private final StateStore store;
+    /** The configuration as its source gave it last, and the API's changes over it (guarded by this). */
+    private TargetConfig loaded;
+    private ObjectNode state = StateStore.empty();
+    private io.nvmeof.daemon.rpc.RpcServer rpc;
 
-    private Daemon(Source source, PrintWriter out, Target target, Systemd systemd) {
+    private Daemon(Source source, PrintWriter out, Target target, Systemd systemd, StateStore store) {
         this.source = source;
         this.out = out;
         this.target = target;
         this.systemd = systemd;
+        this.store = store;
         this.applier = new ConfigApplier(target);
     }
 
@@ -55,16 +68,34 @@ public final class Daemon implements AutoCloseable {
      * open) fails the start, with nothing left running.
      */
     public static Daemon start(Source source, PrintWriter out) throws IOException {
-        TargetConfig initial = source.load();
+        return start(source, out, null, null);
+    }
+
+    /**
+     * {@link #start(Source, PrintWriter)}, with the management API's socket at {@code socket}
+     * (null: none) and its changes kept in {@code store} (null: in memory only) and applied over
+     * the configuration at the start.
+     */
+    public static Daemon start(Source source, PrintWriter out, Path socket, StateStore store) throws IOException {
+        TargetConfig loaded = source.load();
+        ObjectNode state = store != null ? store.load() : StateStore.empty();
+        TargetConfig initial = effective(loaded, state, store);
         Target target = new Target(initial.settings());
-        Daemon d = new Daemon(source, out, target, Systemd.fromEnvironment());
+        Daemon d = new Daemon(source, out, target, Systemd.fromEnvironment(), store);
         try {
             synchronized (d) {
+                d.loaded = loaded;
+                d.state = state;
                 d.applier.apply(initial);
                 d.current = initial;
                 d.generation = 1;
                 d.describe();
                 d.metricsAt(initial.metrics());
+                if (socket != null) {
+                    d.rpc = io.nvmeof.daemon.rpc.RpcServer.start(socket, new io.nvmeof.daemon.rpc.Management(d));
+                    out.println("  management API on " + socket + (store != null ? ", its changes kept in "
+                            + store.file() : ", its changes kept in memory only"));
+                }
             }
         } catch (IOException | RuntimeException e) {
             d.close();
@@ -72,6 +103,21 @@ public final class Daemon implements AutoCloseable {
         }
         out.flush();
         return d;
+    }
+
+    /** The configuration {@code loaded} with the management API's {@code state} over it. */
+    private static TargetConfig effective(TargetConfig loaded, ObjectNode state, StateStore store) {
+        if (StateStore.isEmpty(state)) {
+            return loaded;
+        }
+        ObjectNode merged = StateStore.merge(ConfigWriter.tree(loaded, ConfigWriter.Secrets.WRITTEN), state);
+        try {
+            return ConfigLoader.parse(merged, null);
+        } catch (ConfigException e) {
+            throw new ConfigException(e.field(), e.getMessage().substring(e.field().length() + 2)
+                    + " (in the configuration with the management API's changes" + (store != null ? " from "
+                    + store.file() : "") + " over it)");
+        }
     }
 
     public Target target() {
@@ -88,12 +134,58 @@ public final class Daemon implements AutoCloseable {
         return generation;
     }
 
+    /** The management API's changes over the configuration file, as kept. */
+    public synchronized ObjectNode state() {
+        return state.deepCopy();
+    }
+
+    /** A change of the management API's state, made knowing the configuration in effect. */
+    @FunctionalInterface
+    public interface Edit {
+        /** Changes {@code state} (a copy) in place; throws to refuse. */
+        void edit(ObjectNode state, TargetConfig current) throws IOException;
+    }
+
+    /**
+     * Makes a change of the management API as one step under the daemon's lock (so a reload
+     * or another call never loses it): {@code edit} changes a copy of the state, the target is
+     * made to match the configuration with it, then it is kept; if it cannot be kept, the step
+     * is undone. {@code who} names the caller in the log.
+     */
+    public synchronized ConfigApplier.Changes change(Edit edit, String who) throws IOException {
+        ObjectNode next = state.deepCopy();
+        edit.edit(next, configuration());
+        TargetConfig config = effective(loaded, next, store);
+        TargetConfig before = current;
+        ConfigApplier.Changes c = apply(config);
+        try {
+            if (!c.failures().isEmpty()) {
+                throw new IOException(String.join("; ", c.failures()));
+            }
+            if (store != null) {
+                store.save(next);
+            }
+        } catch (IOException e) {
+            try {
+                apply(before);
+            } catch (IOException | RuntimeException undo) {
+                e.addSuppressed(undo);
+            }
+            throw new IOException(c.failures().isEmpty() ? "the change was undone: cannot keep it in " + store.file()
+                    + ": " + Failures.describe(e) : "the change was undone: " + Failures.describe(e), e);
+        }
+        state = next;
+        LOG.log(System.Logger.Level.INFO, "management API: {0} changed the configuration (generation {1}): {2}", who,
+                generation, c);
+        return c;
+    }
+
     /**
      * Applies {@code next} (a reload, or a change through the management API) as one step:
      * what differs from the configuration in effect is changed; a failure leaves it as it was
      * as far as the target allows (see {@link ConfigApplier}). Returns what changed.
      */
-    public synchronized ConfigApplier.Changes apply(TargetConfig next) throws IOException {
+    private synchronized ConfigApplier.Changes apply(TargetConfig next) throws IOException {
         ConfigApplier.Changes c = applier.apply(next);
         current = next;
         generation++;
@@ -110,7 +202,12 @@ public final class Daemon implements AutoCloseable {
     public void reload() {
         systemd.reloading();
         try {
-            ConfigApplier.Changes c = apply(source.load());
+            ConfigApplier.Changes c;
+            synchronized (this) {
+                TargetConfig next = source.load();
+                c = apply(effective(next, state, store));
+                loaded = next;
+            }
             out.println("nvmeof target reloaded: " + c);
         } catch (Exception e) {
             out.println("nvmeof target kept its configuration; reloading failed: " + Failures.describe(e));
@@ -200,6 +297,10 @@ public final class Daemon implements AutoCloseable {
     public void close() throws IOException {
         try {
             synchronized (this) {
+                if (rpc != null) {
+                    rpc.close();
+                    rpc = null;
+                }
                 if (metricsServer != null) {
                     metricsServer.close();
                     metricsServer = null;

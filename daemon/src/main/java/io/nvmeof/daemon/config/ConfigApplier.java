@@ -36,6 +36,11 @@ public final class ConfigApplier {
 
     /** What the last apply changed, for logs and tests. */
     public record Changes(List<String> lines) {
+        /** What could not be done (a backend that did not open, a port that did not listen). */
+        public List<String> failures() {
+            return lines.stream().filter(l -> l.startsWith("FAILED ")).map(l -> l.substring(7)).toList();
+        }
+
         @Override
         public String toString() {
             return lines.isEmpty() ? "no changes" : String.join("; ", lines);

@@ -83,14 +83,26 @@ public final class ConfigLoader {
 
     /** Parses {@code text}, read from {@code file} (null: not from a file, so no mode to check). */
     static TargetConfig parse(String text, Path file) {
-        Secrets secrets = new Secrets(file);
-        JsonNode root;
+        return parse(tree(text), file);
+    }
+
+    /** The JSON document {@code text}; a {@link ConfigException} says where it is not JSON. */
+    public static JsonNode tree(String text) {
         try {
-            root = JSON.readTree(text);
+            JsonNode root = JSON.readTree(text);
+            return root == null ? JSON.nullNode() : root;
         } catch (JsonProcessingException e) {
             throw new ConfigException("(document)", "not valid JSON: " + e.getOriginalMessage() + " at line "
                     + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr());
         }
+    }
+
+    /**
+     * Reads the configuration {@code root}, which came from {@code file} (null: from no file, so
+     * no mode to check and relative key paths are refused).
+     */
+    public static TargetConfig parse(JsonNode root, Path file) {
+        Secrets secrets = new Secrets(file);
         if (root == null || !root.isObject()) {
             throw new ConfigException("(document)", "must be a JSON object with \"ports\" and \"subsystems\"");
         }
@@ -119,7 +131,7 @@ public final class ConfigLoader {
     // ---- our format ----
 
     private static TargetConfig fromOurs(JsonNode root, Secrets secrets) {
-        known(root, "", "ports", "subsystems", "settings", "limits", "hosts", "metrics");
+        known(root, "", "ports", "subsystems", "settings", "limits", "hosts", "metrics", "management");
         List<SubsystemConfig> subsystems = new ArrayList<>();
         JsonNode subs = array(root, "subsystems", "");
         for (int i = 0; i < subs.size(); i++) {
@@ -170,7 +182,7 @@ public final class ConfigLoader {
             List<DhGroup> groups = list(h, "dhchap_dhgroups", at, ConfigLoader::dhGroup);
             hostKeys.add(new HostSecurity(nqn, key, ctrl, hashes, groups, secrets.tlsKey(h, "tls_key", at)));
         }
-        return new TargetConfig(ports, subsystems, settings(root), hostKeys, metrics(root, secrets));
+        return new TargetConfig(ports, subsystems, settings(root), hostKeys, metrics(root, secrets), management(root, secrets));
     }
 
     private static DhchapHash hash(JsonNode n, String at) {
@@ -341,6 +353,41 @@ public final class ConfigLoader {
         } catch (IllegalArgumentException e) {
             throw new ConfigException(at, e.getMessage());
         }
+    }
+
+    /**
+     * {@code "management": {"socket": PATH, "allowed_users": [...], "allowed_groups": [...],
+     * "allowed_paths": [...]}}: the management API's socket and who and what it admits.
+     */
+    private static TargetConfig.Management management(JsonNode root, Secrets secrets) {
+        JsonNode m = root.get("management");
+        if (m == null || m.isNull()) {
+            return TargetConfig.Management.NONE;
+        }
+        object(m, "management");
+        known(m, "management", "socket", "allowed_users", "allowed_groups", "allowed_paths");
+        String socket = string(m, "socket", "management", null);
+        List<Path> paths = new ArrayList<>();
+        for (String p : list(m, "allowed_paths", "management", ConfigLoader::absolutePath)) {
+            paths.add(Path.of(p).normalize());
+        }
+        return new TargetConfig.Management(socket == null ? null : secrets.resolve(socket),
+                list(m, "allowed_users", "management", ConfigLoader::plainName),
+                m.has("allowed_groups") ? list(m, "allowed_groups", "management", ConfigLoader::plainName) : null, paths);
+    }
+
+    private static String absolutePath(JsonNode n, String at) {
+        if (n == null || !n.isTextual() || !n.asText().startsWith("/")) {
+            throw new ConfigException(at, "must be an absolute path, got " + n);
+        }
+        return n.asText();
+    }
+
+    private static String plainName(JsonNode n, String at) {
+        if (n == null || !n.isTextual() || !n.asText().matches("[A-Za-z0-9_][A-Za-z0-9_.-]*")) {
+            throw new ConfigException(at, "must be a user or group name, got " + n);
+        }
+        return n.asText();
     }
 
     /**

@@ -63,6 +63,20 @@ public final class ConfigWriter {
         if (c.metrics() != null) {
             root.set("metrics", metrics(c.metrics(), secrets));
         }
+        if (!c.management().equals(TargetConfig.Management.NONE)) {
+            ObjectNode m = root.putObject("management");
+            if (c.management().socket() != null) {
+                m.put("socket", c.management().socket().toString());
+            }
+            ArrayNode users = m.putArray("allowed_users");
+            c.management().allowedUsers().forEach(users::add);
+            if (c.management().allowedGroups() != null) {
+                ArrayNode groups = m.putArray("allowed_groups");
+                c.management().allowedGroups().forEach(groups::add);
+            }
+            ArrayNode paths = m.putArray("allowed_paths");
+            c.management().allowedPaths().forEach(p -> paths.add(p.toString()));
+        }
         return root;
     }
 

@@ -15,17 +15,34 @@ import java.util.UUID;
  * Prometheus metrics are served ({@code metrics}, null: nowhere). Values are validated; {@link ConfigLoader} builds it from JSON.
  */
 public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Target.Options settings,
-                           List<HostSecurity> hosts, MetricsServer.Endpoint metrics) {
+                           List<HostSecurity> hosts, MetricsServer.Endpoint metrics, Management management) {
 
     public TargetConfig {
         hosts = List.copyOf(hosts);
         settings = settings.withIoExecutor(null);
+        management = management == null ? Management.NONE : management;
+    }
+
+    /**
+     * The management API ({@code "management"}): where its socket is (null: none, unless the
+     * service's runtime directory gives one), who may call it besides root and the target's own
+     * user, and under which directories file and block namespaces may be added through it.
+     */
+    public record Management(java.nio.file.Path socket, List<String> allowedUsers, List<String> allowedGroups,
+                             List<java.nio.file.Path> allowedPaths) {
+        public static final Management NONE = new Management(null, List.of(), null, List.of());
+
+        public Management {
+            allowedUsers = List.copyOf(allowedUsers);
+            allowedGroups = allowedGroups == null ? null : List.copyOf(allowedGroups);
+            allowedPaths = List.copyOf(allowedPaths);
+        }
     }
 
     /** Without a metrics endpoint. */
     public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Target.Options settings,
                         List<HostSecurity> hosts) {
-        this(ports, subsystems, settings, hosts, null);
+        this(ports, subsystems, settings, hosts, null, Management.NONE);
     }
 
     public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Target.Options settings) {
@@ -40,12 +57,17 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
     public TargetConfig withMetrics(InetSocketAddress address) {
         return new TargetConfig(ports, subsystems, settings, hosts, address == null ? null
                 : metrics != null ? new MetricsServer.Endpoint(address, metrics.user(), metrics.password(),
-                        metrics.keystore(), metrics.keystorePassword()) : MetricsServer.Endpoint.plain(address));
+                        metrics.keystore(), metrics.keystorePassword()) : MetricsServer.Endpoint.plain(address), management);
     }
 
     /** The same with other settings. */
     public TargetConfig withSettings(Target.Options settings) {
-        return new TargetConfig(ports, subsystems, settings, hosts, metrics);
+        return new TargetConfig(ports, subsystems, settings, hosts, metrics, management);
+    }
+
+    /** The same with another management section. */
+    public TargetConfig withManagement(Management management) {
+        return new TargetConfig(ports, subsystems, settings, hosts, metrics, management);
     }
 
     /**

@@ -1,0 +1,218 @@
+package io.nvmeof.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.nvmeof.target.backend.BackendSpec;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** The management API's client: {@code nvmeof rpc METHOD [JSON]}, and friendly commands over it. */
+final class RpcCommands {
+    static final Path DEFAULT_SOCKET = Path.of("/run/nvmeof/rpc.sock");
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    private RpcCommands() {
+    }
+
+    /** The socket flag of every client command. */
+    static class SocketOption {
+        @Option(names = "--socket", paramLabel = "PATH", description = "The target's management socket (default:"
+                + " ${DEFAULT-VALUE}, where the nvmeof-target service has it).")
+        Path socket = DEFAULT_SOCKET;
+    }
+
+    /**
+     * Calls {@code method} with {@code params} on the target at {@code socket}; prints the result
+     * as JSON and returns 0, or prints the error (and the field at fault) and returns 1.
+     */
+    static int call(Path socket, String method, ObjectNode params, PrintWriter out, PrintWriter err) throws IOException {
+        ObjectNode req = JSON.createObjectNode();
+        req.put("jsonrpc", "2.0");
+        req.put("method", method);
+        req.set("params", params);
+        req.put("id", 1);
+        JsonNode resp;
+        try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            try {
+                ch.connect(UnixDomainSocketAddress.of(socket));
+            } catch (IOException e) {
+                throw new IOException("cannot reach the target's management API at " + socket + ": " + e.getMessage()
+                        + " (is the target running with it? nvmeof target --rpc-socket, or the service's RuntimeDirectory)", e);
+            }
+            ByteBuffer b = ByteBuffer.wrap((new ObjectMapper().writeValueAsString(req) + "\n").getBytes(StandardCharsets.UTF_8));
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
+            BufferedReader r = new BufferedReader(new InputStreamReader(Channels.newInputStream(ch), StandardCharsets.UTF_8));
+            String line = r.readLine();
+            if (line == null) {
+                throw new IOException("the target closed the management connection without an answer");
+            }
+            resp = JSON.readTree(line);
+        }
+        if (resp.has("error")) {
+            JsonNode e = resp.get("error");
+            err.println("nvmeof: " + method + ": " + e.path("message").asText() + " (error " + e.path("code").asInt() + ")");
+            err.flush();
+            return 1;
+        }
+        out.println(JSON.writeValueAsString(resp.get("result")));
+        out.flush();
+        return 0;
+    }
+
+    @Command(name = "rpc", mixinStandardHelpOptions = true,
+            description = {"Call a method of a running target's management API (JSON-RPC 2.0 over its Unix socket).",
+                "'nvmeof rpc rpc_get_methods' lists the methods. Keys are named by file, never given here."})
+    static final class Rpc extends SocketOption implements Callable<Integer> {
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Parameters(index = "0", paramLabel = "METHOD")
+        String method;
+
+        @Parameters(index = "1", arity = "0..1", paramLabel = "JSON", description = "The parameters, a JSON object (default: {}).")
+        String params;
+
+        @Override
+        public Integer call() throws Exception {
+            JsonNode p = params == null ? JSON.createObjectNode() : JSON.readTree(params);
+            if (!p.isObject()) {
+                throw new IllegalArgumentException("JSON must be an object, e.g. '{\"nqn\": \"nqn.2026-01.io.example:disk\"}'");
+            }
+            return RpcCommands.call(socket, method, (ObjectNode) p, spec.commandLine().getOut(), spec.commandLine().getErr());
+        }
+    }
+
+    @Command(name = "ns", mixinStandardHelpOptions = true, description = "Add or remove a namespace of a running target.",
+            subcommands = {NsAdd.class, NsRemove.class})
+    static final class Ns {
+    }
+
+    @Command(name = "add", mixinStandardHelpOptions = true, description = "Add a namespace (add_namespace); it persists.")
+    static final class NsAdd extends SocketOption implements Callable<Integer> {
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Option(names = "--subsystem", required = true, paramLabel = "NQN")
+        String nqn;
+
+        @Option(names = "--nsid", paramLabel = "N", description = "Its NSID (default: one past the largest).")
+        Long nsid;
+
+        @Parameters(index = "0", paramLabel = "SPEC", description = "ram:SIZE, null:SIZE, file:PATH[,size=SIZE][,bs=512|4096][,ro][,direct]"
+                + " or block:DEVICE[,ro], as for nvmeof target --namespace.")
+        String namespace;
+
+        @Override
+        public Integer call() throws Exception {
+            BackendSpec b = BackendSpec.parse(namespace);
+            ObjectNode p = JSON.createObjectNode();
+            p.put("nqn", nqn);
+            if (nsid != null) {
+                p.put("nsid", nsid);
+            }
+            p.put("backend", b.kind());
+            if (b.path() != null) {
+                p.put("path", Path.of(b.path()).toAbsolutePath().toString());
+            }
+            if (b.size() != 0) {
+                p.put("size", b.size());
+            }
+            if (b.blockSize() != 0) {
+                p.put("block_size", b.blockSize());
+            }
+            p.put("read_only", b.readOnly());
+            if (b.directIo()) {
+                p.put("direct_io", true);
+            }
+            return RpcCommands.call(socket, "add_namespace", p, spec.commandLine().getOut(), spec.commandLine().getErr());
+        }
+    }
+
+    @Command(name = "remove", mixinStandardHelpOptions = true, description = "Remove a namespace (remove_namespace); it persists.")
+    static final class NsRemove extends SocketOption implements Callable<Integer> {
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Option(names = "--subsystem", required = true, paramLabel = "NQN")
+        String nqn;
+
+        @Option(names = "--nsid", required = true, paramLabel = "N")
+        long nsid;
+
+        @Override
+        public Integer call() throws Exception {
+            ObjectNode p = JSON.createObjectNode();
+            p.put("nqn", nqn);
+            p.put("nsid", nsid);
+            return RpcCommands.call(socket, "remove_namespace", p, spec.commandLine().getOut(), spec.commandLine().getErr());
+        }
+    }
+
+    @Command(name = "subsystem", mixinStandardHelpOptions = true, description = "Add or remove a subsystem of a running target.",
+            subcommands = {SubsystemAdd.class, SubsystemRemove.class})
+    static final class SubsystemCmd {
+    }
+
+    @Command(name = "add", mixinStandardHelpOptions = true, description = "Add a subsystem (create_subsystem); it persists.")
+    static final class SubsystemAdd extends SocketOption implements Callable<Integer> {
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Parameters(index = "0", paramLabel = "NQN")
+        String nqn;
+
+        @Option(names = "--allow-host", paramLabel = "NQN", description = "Allow only these hosts (default: any). Repeatable.")
+        List<String> hosts = new ArrayList<>();
+
+        @Option(names = "--serial")
+        String serial;
+
+        @Override
+        public Integer call() throws Exception {
+            ObjectNode p = JSON.createObjectNode();
+            p.put("nqn", nqn);
+            if (serial != null) {
+                p.put("serial", serial);
+            }
+            p.put("allow_any_host", hosts.isEmpty());
+            hosts.forEach(p.putArray("allowed_hosts")::add);
+            return RpcCommands.call(socket, "create_subsystem", p, spec.commandLine().getOut(), spec.commandLine().getErr());
+        }
+    }
+
+    @Command(name = "remove", mixinStandardHelpOptions = true, description = "Remove a subsystem (delete_subsystem); it persists.")
+    static final class SubsystemRemove extends SocketOption implements Callable<Integer> {
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Parameters(index = "0", paramLabel = "NQN")
+        String nqn;
+
+        @Override
+        public Integer call() throws Exception {
+            ObjectNode p = JSON.createObjectNode();
+            p.put("nqn", nqn);
+            return RpcCommands.call(socket, "delete_subsystem", p, spec.commandLine().getOut(), spec.commandLine().getErr());
+        }
+    }
+}

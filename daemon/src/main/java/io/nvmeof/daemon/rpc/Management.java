@@ -1,0 +1,488 @@
+package io.nvmeof.daemon.rpc;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.nvmeof.daemon.Daemon;
+import io.nvmeof.daemon.StateStore;
+import io.nvmeof.daemon.config.ConfigApplier;
+import io.nvmeof.daemon.config.ConfigException;
+import io.nvmeof.daemon.config.ConfigWriter;
+import io.nvmeof.daemon.config.TargetConfig;
+import io.nvmeof.daemon.config.TargetConfig.PortConfig;
+import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
+import io.nvmeof.fabric.Failures;
+import io.nvmeof.target.Controller;
+import io.nvmeof.target.IoStats;
+import io.nvmeof.target.Namespace;
+import io.nvmeof.target.Subsystem;
+import io.nvmeof.target.Target;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.channels.FileChannel;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The methods of the management API, in the nouns of the configuration (SPDK's JSON-RPC and
+ * Ceph's gateway API serve theirs alike). Changes go through {@link Daemon#change}: one step
+ * each, kept in the state store, written to the log with the caller. Keys come only from files
+ * named by absolute path, and are never sent back; file and block namespaces are taken only
+ * under the configured {@code management.allowed_paths}.
+ */
+public final class Management {
+    private static final System.Logger LOG = System.getLogger(Management.class.getName());
+
+    /** A method: its parameters, its result. */
+    @FunctionalInterface
+    private interface Method {
+        JsonNode call(ObjectNode params, RpcServer.Caller caller) throws IOException;
+    }
+
+    private final Daemon daemon;
+    private final Map<String, Method> methods = new LinkedHashMap<>();
+    private final Map<String, String> help = new LinkedHashMap<>();
+
+    public Management(Daemon daemon) {
+        this.daemon = daemon;
+        add("rpc_get_methods", "the methods, each with what it does", (p, c) -> {
+            ObjectNode r = Rpc.JSON.createObjectNode();
+            help.forEach(r::put);
+            return r;
+        });
+        add("get_config", "the configuration in effect (the file with the API's changes over it; keys not shown)",
+                (p, c) -> ConfigWriter.tree(daemon.configuration(), ConfigWriter.Secrets.HIDDEN));
+        add("save_config", "{path}: writes the configuration in effect, keys included, as one file (mode 0600) that"
+                + " --config takes", this::saveConfig);
+        add("get_subsystems", "the subsystems, with their namespaces, allowed hosts and connected controllers",
+                (p, c) -> subsystems());
+        add("get_stats", "per namespace: commands, bytes and errors by kind; connections; buffer use", (p, c) -> stats());
+        add("create_subsystem", "{nqn, serial, model, allow_any_host, allowed_hosts}", this::createSubsystem);
+        add("delete_subsystem", "{nqn}: its controllers end; ports stop listing it", this::deleteSubsystem);
+        add("add_namespace", "{nqn, nsid, backend: ram|null|file|block, path, size, block_size, read_only, uuid,"
+                + " direct_io, visible_to}", this::addNamespace);
+        add("remove_namespace", "{nqn, nsid}", this::removeNamespace);
+        add("add_host", "{nqn, host}: lets a host into a subsystem", (p, c) -> allowedHost(p, c, true));
+        add("remove_host", "{nqn, host}: takes a host out of a subsystem; its controllers end", (p, c) -> allowedHost(p, c, false));
+        add("set_host_keys", "{host, dhchap_key_file, dhchap_ctrl_key_file, tls_key_file, dhchap_hashes,"
+                + " dhchap_dhgroups}: what the host must prove (keys from private files, by absolute path)",
+                this::setHostKeys);
+        add("remove_host_keys", "{host}", this::removeHostKeys);
+        add("add_port", "{portid, trtype, traddr, trsvcid, subsystems, and the transport's port options}", this::addPort);
+        add("remove_port", "{portid}: stops listening there; its connections end", this::removePort);
+        add("add_port_subsystem", "{portid, nqn}: serves a subsystem on a port", (p, c) -> portSubsystem(p, c, true));
+        add("remove_port_subsystem", "{portid, nqn}: stops serving a subsystem on a port; its connections there end",
+                (p, c) -> portSubsystem(p, c, false));
+    }
+
+    private void add(String name, String what, Method m) {
+        methods.put(name, m);
+        help.put(name, what);
+    }
+
+    /** Null if {@code caller} may manage the target, else why not. */
+    String authorize(RpcServer.Caller caller) {
+        TargetConfig.Management m = daemon.configuration().management();
+        String self = System.getProperty("user.name");
+        if (caller.user().equals("root") || caller.user().equals(self) || m.allowedUsers().contains(caller.user())) {
+            return null;
+        }
+        List<String> groups = m.allowedGroups() != null ? m.allowedGroups() : List.of(ownGroup());
+        if (groups.contains(caller.group())) {
+            return null;
+        }
+        return "not authorized: " + caller + " may not manage this target (management.allowed_users: "
+                + m.allowedUsers() + ", allowed_groups: " + groups + ")";
+    }
+
+    /** The target's own group: the group of its working directory's files it makes (of the socket). */
+    private static String ownGroup() {
+        try {
+            Path probe = Files.createTempFile("nvmeof-group", null);
+            try {
+                return Files.readAttributes(probe, java.nio.file.attribute.PosixFileAttributes.class).group().getName();
+            } finally {
+                Files.deleteIfExists(probe);
+            }
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    /** Answers one call. */
+    ObjectNode call(String method, ObjectNode params, JsonNode id, RpcServer.Caller caller) {
+        Method m = methods.get(method);
+        if (m == null) {
+            return Rpc.error(id, Rpc.METHOD_NOT_FOUND, "no method " + method + " (rpc_get_methods lists them)", null);
+        }
+        try {
+            return Rpc.result(id, m.call(params, caller));
+        } catch (ParamException e) {
+            return Rpc.error(id, Rpc.INVALID_PARAMS, e.getMessage(), e.field);
+        } catch (ConfigException e) {
+            return Rpc.error(id, Rpc.INVALID_PARAMS, e.getMessage(), e.field());
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "management API: {0} by {1} failed: {2}", method, caller,
+                    Failures.describe(e));
+            return Rpc.error(id, Rpc.FAILED, Failures.describe(e), null);
+        }
+    }
+
+    /** A bad parameter: {@code params.NAME}. */
+    static final class ParamException extends IllegalArgumentException {
+        final String field;
+
+        ParamException(String name, String problem) {
+            super("params." + name + ": " + problem);
+            this.field = "params." + name;
+        }
+    }
+
+    private static String text(ObjectNode p, String name) {
+        JsonNode n = p.get(name);
+        if (n == null || !n.isTextual() || n.asText().isEmpty()) {
+            throw new ParamException(name, "is missing (a string)");
+        }
+        return n.asText();
+    }
+
+    private static void only(ObjectNode p, String... names) {
+        List<String> ok = List.of(names);
+        for (Iterator<String> it = p.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            if (!ok.contains(f)) {
+                throw new ParamException(f, "is not a parameter of this method (" + String.join(", ", ok) + ")");
+            }
+        }
+    }
+
+    private static String who(RpcServer.Caller c, String method) {
+        return c + " (" + method + ")";
+    }
+
+    private static ObjectNode changes(ConfigApplier.Changes c) {
+        ObjectNode r = Rpc.JSON.createObjectNode();
+        ArrayNode l = r.putArray("changes");
+        c.lines().forEach(l::add);
+        return r;
+    }
+
+    private static SubsystemConfig subsystem(TargetConfig current, String nqn) {
+        for (SubsystemConfig s : current.subsystems()) {
+            if (s.nqn().equals(nqn)) {
+                return s;
+            }
+        }
+        throw new ParamException("nqn", "no subsystem " + nqn);
+    }
+
+    private JsonNode createSubsystem(ObjectNode p, RpcServer.Caller c) throws IOException {
+        only(p, "nqn", "serial", "model", "allow_any_host", "allowed_hosts");
+        String nqn = text(p, "nqn");
+        return changes(daemon.change((state, current) -> {
+            for (SubsystemConfig s : current.subsystems()) {
+                if (s.nqn().equals(nqn)) {
+                    throw new ParamException("nqn", "subsystem " + nqn + " exists");
+                }
+            }
+            ObjectNode s = p.deepCopy();
+            s.putArray("namespaces");
+            ((ObjectNode) state.get("subsystems")).set(nqn, s);
+        }, who(c, "create_subsystem " + nqn)));
+    }
+
+    private JsonNode deleteSubsystem(ObjectNode p, RpcServer.Caller c) throws IOException {
+        only(p, "nqn");
+        String nqn = text(p, "nqn");
+        return changes(daemon.change((state, current) -> {
+            subsystem(current, nqn);
+            ((ObjectNode) state.get("subsystems")).putNull(nqn);
+            for (PortConfig port : current.ports()) {
+                if (port.subsystems().contains(nqn)) {
+                    ObjectNode pn = ConfigWriter.port(port);
+                    ArrayNode subs = pn.putArray("subsystems");
+                    port.subsystems().stream().filter(x -> !x.equals(nqn)).forEach(subs::add);
+                    ((ObjectNode) state.get("ports")).set(Integer.toString(port.portid()), pn);
+                }
+            }
+        }, who(c, "delete_subsystem " + nqn)));
+    }
+
+    private JsonNode addNamespace(ObjectNode p, RpcServer.Caller c) throws IOException {
+        only(p, "nqn", "nsid", "backend", "path", "size", "block_size", "read_only", "uuid", "direct_io", "visible_to");
+        String nqn = text(p, "nqn");
+        if (p.has("path")) {
+            allowedPath(text(p, "path"));
+        }
+        return changes(daemon.change((state, current) -> {
+            SubsystemConfig sub = subsystem(current, nqn);
+            ObjectNode s = ConfigWriter.subsystem(sub);
+            ObjectNode ns = p.deepCopy();
+            ns.remove("nqn");
+            if (!ns.has("nsid")) {
+                long max = 0;
+                for (TargetConfig.NamespaceConfig n : sub.namespaces()) {
+                    max = Math.max(max, Integer.toUnsignedLong(n.nsid()));
+                }
+                ns.put("nsid", max + 1);
+            } else {
+                for (TargetConfig.NamespaceConfig n : sub.namespaces()) {
+                    if (Integer.toUnsignedLong(n.nsid()) == ns.get("nsid").asLong()) {
+                        throw new ParamException("nsid", "namespace " + n.nsid() + " of " + nqn + " exists");
+                    }
+                }
+            }
+            ((ArrayNode) s.get("namespaces")).add(ns);
+            ((ObjectNode) state.get("subsystems")).set(nqn, s);
+        }, who(c, "add_namespace " + nqn)));
+    }
+
+    private JsonNode removeNamespace(ObjectNode p, RpcServer.Caller c) throws IOException {
+        only(p, "nqn", "nsid");
+        String nqn = text(p, "nqn");
+        if (!p.path("nsid").canConvertToLong()) {
+            throw new ParamException("nsid", "is missing (a number)");
+        }
+        long nsid = p.get("nsid").asLong();
+        return changes(daemon.change((state, current) -> {
+            ObjectNode s = ConfigWriter.subsystem(subsystem(current, nqn));
+            ArrayNode l = (ArrayNode) s.get("namespaces");
+            boolean found = false;
+            for (int i = l.size() - 1; i >= 0; i--) {
+                if (l.get(i).get("nsid").asLong() == nsid) {
+                    l.remove(i);
+                    found = true;
+                }
+            }
+            if (!found) {
+                throw new ParamException("nsid", "no namespace " + nsid + " in " + nqn);
+            }
+            ((ObjectNode) state.get("subsystems")).set(nqn, s);
+        }, who(c, "remove_namespace " + nqn + " " + nsid)));
+    }
+
+    private JsonNode allowedHost(ObjectNode p, RpcServer.Caller c, boolean add) throws IOException {
+        only(p, "nqn", "host");
+        String nqn = text(p, "nqn");
+        String host = text(p, "host");
+        return changes(daemon.change((state, current) -> {
+            ObjectNode s = ConfigWriter.subsystem(subsystem(current, nqn));
+            ArrayNode hosts = (ArrayNode) s.get("allowed_hosts");
+            List<String> l = new ArrayList<>();
+            hosts.forEach(h -> l.add(h.asText()));
+            if (add == l.contains(host)) {
+                throw new ParamException("host", host + (add ? " is allowed in " : " is not allowed in ") + nqn + " already");
+            }
+            if (add) {
+                l.add(host);
+            } else {
+                l.remove(host);
+            }
+            ArrayNode next = s.putArray("allowed_hosts");
+            l.forEach(next::add);
+            s.put("allow_any_host", l.isEmpty() && add ? true : false);
+            ((ObjectNode) state.get("subsystems")).set(nqn, s);
+        }, who(c, (add ? "add_host " : "remove_host ") + nqn + " " + host)));
+    }
+
+    private JsonNode setHostKeys(ObjectNode p, RpcServer.Caller c) throws IOException {
+        only(p, "host", "dhchap_key_file", "dhchap_ctrl_key_file", "tls_key_file", "dhchap_hashes", "dhchap_dhgroups");
+        String host = text(p, "host");
+        for (String f : List.of("dhchap_key_file", "dhchap_ctrl_key_file", "tls_key_file")) {
+            if (p.has(f) && !text(p, f).startsWith("/")) {
+                throw new ParamException(f, "must be an absolute path (keys come from files, never from the call)");
+            }
+        }
+        return changes(daemon.change((state, current) -> {
+            ObjectNode h = p.deepCopy();
+            h.remove("host");
+            h.put("nqn", host);
+            ((ObjectNode) state.get("hosts")).set(host, h);
+        }, who(c, "set_host_keys " + host)));
+    }
+
+    private JsonNode removeHostKeys(ObjectNode p, RpcServer.Caller c) throws IOException {
+        only(p, "host");
+        String host = text(p, "host");
+        return changes(daemon.change((state, current) -> {
+            if (current.hosts().stream().noneMatch(h -> h.nqn().equals(host))) {
+                throw new ParamException("host", "host " + host + " has no keys");
+            }
+            ((ObjectNode) state.get("hosts")).putNull(host);
+        }, who(c, "remove_host_keys " + host)));
+    }
+
+    private JsonNode addPort(ObjectNode p, RpcServer.Caller c) throws IOException {
+        for (String f : List.of("trtype", "traddr")) {
+            text(p, f);
+        }
+        return changes(daemon.change((state, current) -> {
+            ObjectNode port = p.deepCopy();
+            if (!port.has("portid")) {
+                int id = 1;
+                for (PortConfig q : current.ports()) {
+                    id = Math.max(id, q.portid() + 1);
+                }
+                port.put("portid", id);
+            }
+            int id = port.get("portid").asInt();
+            for (PortConfig q : current.ports()) {
+                if (q.portid() == id) {
+                    throw new ParamException("portid", "port " + id + " exists");
+                }
+            }
+            ((ObjectNode) state.get("ports")).set(Integer.toString(id), port);
+        }, who(c, "add_port")));
+    }
+
+    private JsonNode removePort(ObjectNode p, RpcServer.Caller c) throws IOException {
+        only(p, "portid");
+        if (!p.path("portid").canConvertToInt()) {
+            throw new ParamException("portid", "is missing (a number)");
+        }
+        int id = p.get("portid").asInt();
+        return changes(daemon.change((state, current) -> {
+            if (current.ports().stream().noneMatch(q -> q.portid() == id)) {
+                throw new ParamException("portid", "no port " + id);
+            }
+            ((ObjectNode) state.get("ports")).putNull(Integer.toString(id));
+        }, who(c, "remove_port " + id)));
+    }
+
+    private JsonNode portSubsystem(ObjectNode p, RpcServer.Caller c, boolean add) throws IOException {
+        only(p, "portid", "nqn");
+        if (!p.path("portid").canConvertToInt()) {
+            throw new ParamException("portid", "is missing (a number)");
+        }
+        int id = p.get("portid").asInt();
+        String nqn = text(p, "nqn");
+        return changes(daemon.change((state, current) -> {
+            PortConfig port = current.ports().stream().filter(q -> q.portid() == id).findFirst()
+                    .orElseThrow(() -> new ParamException("portid", "no port " + id));
+            subsystem(current, nqn);
+            List<String> subs = new ArrayList<>(port.subsystems());
+            if (add == subs.contains(nqn)) {
+                throw new ParamException("nqn", "port " + id + (add ? " serves " : " does not serve ") + nqn + " already");
+            }
+            if (add) {
+                subs.add(nqn);
+            } else {
+                subs.remove(nqn);
+            }
+            ObjectNode pn = ConfigWriter.port(port);
+            ArrayNode l = pn.putArray("subsystems");
+            subs.forEach(l::add);
+            ((ObjectNode) state.get("ports")).set(Integer.toString(id), pn);
+        }, who(c, (add ? "add_port_subsystem " : "remove_port_subsystem ") + id + " " + nqn)));
+    }
+
+    /** A file or block device path under one of the allowed paths, symbolic links followed. */
+    private void allowedPath(String path) {
+        if (!path.startsWith("/")) {
+            throw new ParamException("path", "must be an absolute path");
+        }
+        List<Path> allowed = daemon.configuration().management().allowedPaths();
+        Path p = Path.of(path).normalize();
+        Path real;
+        try {
+            real = Files.exists(p) ? p.toRealPath() : p.getParent().toRealPath().resolve(p.getFileName());
+        } catch (IOException e) {
+            throw new ParamException("path", path + ": " + Failures.describe(e));
+        }
+        for (Path a : allowed) {
+            Path ra;
+            try {
+                ra = a.toRealPath();
+            } catch (IOException e) {
+                ra = a;
+            }
+            if (real.startsWith(ra)) {
+                return;
+            }
+        }
+        throw new ParamException("path", path + (real.equals(p) ? "" : " (" + real + ")") + " is not under"
+                + " management.allowed_paths " + allowed);
+    }
+
+    private JsonNode saveConfig(ObjectNode p, RpcServer.Caller c) throws IOException {
+        only(p, "path");
+        String path = text(p, "path");
+        if (!path.startsWith("/")) {
+            throw new ParamException("path", "must be an absolute path");
+        }
+        Path file = Path.of(path);
+        String text = ConfigWriter.write(daemon.configuration(), ConfigWriter.Secrets.WRITTEN);
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+                StandardOpenOption.WRITE)) {
+            Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-------"));
+            ch.write(java.nio.ByteBuffer.wrap(text.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            ch.force(true);
+        }
+        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        LOG.log(System.Logger.Level.INFO, "management API: {0} saved the configuration to {1}", c, file);
+        ObjectNode r = Rpc.JSON.createObjectNode();
+        r.put("path", file.toString());
+        r.put("generation", daemon.generation());
+        return r;
+    }
+
+    private JsonNode subsystems() {
+        Target t = daemon.target();
+        ArrayNode l = Rpc.JSON.createArrayNode();
+        for (SubsystemConfig sc : daemon.configuration().subsystems()) {
+            ObjectNode s = ConfigWriter.subsystem(sc);
+            Subsystem live = t.subsystem(sc.nqn());
+            ArrayNode ctrls = s.putArray("controllers");
+            if (live != null) {
+                for (Controller ctrl : live.controllers()) {
+                    ObjectNode cn = ctrls.addObject();
+                    cn.put("cntlid", ctrl.cntlid());
+                    cn.put("host", ctrl.hostNqn());
+                }
+            }
+            l.add(s);
+        }
+        return l;
+    }
+
+    private JsonNode stats() {
+        Target t = daemon.target();
+        ObjectNode r = Rpc.JSON.createObjectNode();
+        r.put("generation", daemon.generation());
+        r.put("connections", t.connectionCount());
+        r.put("connections_refused", t.connectionsRefused());
+        r.put("keep_alive_expiries", t.keepAliveExpiries());
+        r.put("buffer_limit", t.bufferBudget().limit());
+        ArrayNode subs = r.putArray("subsystems");
+        for (Subsystem s : t.subsystems()) {
+            ObjectNode sn = subs.addObject();
+            sn.put("nqn", s.nqn());
+            sn.put("controllers", s.controllers().size());
+            ArrayNode nss = sn.putArray("namespaces");
+            for (Namespace ns : s.namespaces().values()) {
+                ObjectNode nn = nss.addObject();
+                nn.put("nsid", Integer.toUnsignedLong(ns.nsid()));
+                for (IoStats.Op op : IoStats.Op.values()) {
+                    ObjectNode o = nn.putObject(op.name().toLowerCase(java.util.Locale.ROOT));
+                    o.put("commands", ns.stats().commands(op));
+                    o.put("succeeded", ns.stats().succeeded(op));
+                    o.put("bytes", ns.stats().bytes(op));
+                }
+            }
+        }
+        return r;
+    }
+
+    /** The kinds of entries kept in the state store. */
+    static List<String> kinds() {
+        return StateStore.kinds();
+    }
+}

@@ -1,0 +1,242 @@
+package io.nvmeof.daemon.rpc;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import jdk.net.ExtendedSocketOptions;
+import jdk.net.UnixDomainPrincipal;
+
+/**
+ * JSON-RPC 2.0 over a Unix domain socket: one request per line, one response per line, as
+ * many as the caller sends on one connection. The socket is made mode 0660, so the target's
+ * user and group reach it (and root); each caller is then identified by {@code SO_PEERCRED}
+ * and served only if {@link Management#authorize} admits its user or group. A caller that
+ * sends nothing for a minute is disconnected; at most {@link #MAX_CALLERS} are served at once,
+ * a line is at most 1 MiB.
+ */
+public final class RpcServer implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(RpcServer.class.getName());
+    private static final ObjectMapper JSON = new ObjectMapper();
+    static final int MAX_CALLERS = 16;
+    static final int MAX_LINE = 1 << 20;
+    static final long IDLE_MILLIS = 60_000;
+
+    private final Path path;
+    private final ServerSocketChannel server;
+    private final Management methods;
+    private final Semaphore callers = new Semaphore(MAX_CALLERS);
+    private final Set<SocketChannel> open = ConcurrentHashMap.newKeySet();
+    private final ScheduledExecutorService timer;
+    private final Thread acceptor;
+
+    private RpcServer(Path path, ServerSocketChannel server, Management methods) {
+        this.path = path;
+        this.server = server;
+        this.methods = methods;
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> daemonThread(r, "nvmeof-rpc-timer"));
+        this.acceptor = daemonThread(this::acceptLoop, "nvmeof-rpc");
+    }
+
+    /**
+     * Listens on {@code path} (a stale socket file there is replaced; one another process
+     * serves is an error).
+     */
+    public static RpcServer start(Path path, Management methods) throws IOException {
+        Files.createDirectories(path.toAbsolutePath().getParent());
+        if (Files.exists(path)) {
+            try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(path))) {
+                throw new IOException("management socket " + path + " is served by another process");
+            } catch (IOException e) {
+                if (e.getMessage() != null && e.getMessage().contains("served by another")) {
+                    throw e;
+                }
+                Files.delete(path); // left by a process that is gone
+            }
+        }
+        ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+        try {
+            server.bind(UnixDomainSocketAddress.of(path));
+            Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rw-rw----"));
+        } catch (IOException e) {
+            server.close();
+            throw new IOException("cannot serve the management API on " + path + ": " + e.getMessage(), e);
+        }
+        RpcServer s = new RpcServer(path, server, methods);
+        s.acceptor.start();
+        return s;
+    }
+
+    public Path path() {
+        return path;
+    }
+
+    private void acceptLoop() {
+        while (server.isOpen()) {
+            SocketChannel ch;
+            try {
+                ch = server.accept();
+            } catch (ClosedChannelException e) {
+                return;
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.WARNING, "management API: accept failed: {0}", e.getMessage());
+                continue;
+            }
+            if (!callers.tryAcquire()) {
+                reply(ch, Rpc.error(null, Rpc.SERVER_BUSY, "busy: " + MAX_CALLERS + " callers are being served", null));
+                closeQuietly(ch);
+                continue;
+            }
+            open.add(ch);
+            daemonThread(() -> {
+                try {
+                    serve(ch);
+                } finally {
+                    open.remove(ch);
+                    closeQuietly(ch);
+                    callers.release();
+                }
+            }, "nvmeof-rpc-caller").start();
+        }
+    }
+
+    private void serve(SocketChannel ch) {
+        Caller caller;
+        try {
+            UnixDomainPrincipal p = ch.getOption(ExtendedSocketOptions.SO_PEERCRED);
+            caller = new Caller(p.user().getName(), p.group().getName());
+        } catch (IOException | UnsupportedOperationException e) {
+            LOG.log(System.Logger.Level.WARNING, "management API: cannot identify a caller ({0}); refused", e.getMessage());
+            return;
+        }
+        String refusal = methods.authorize(caller);
+        if (refusal != null) {
+            LOG.log(System.Logger.Level.WARNING, "management API: refused {0}: {1}", caller, refusal);
+            reply(ch, Rpc.error(null, Rpc.NOT_AUTHORIZED, refusal, null));
+            return;
+        }
+        ByteBuffer in = ByteBuffer.allocate(64 << 10);
+        ByteArrayOutputStream line = new ByteArrayOutputStream();
+        while (ch.isOpen()) {
+            ScheduledFuture<?> idle = timer.schedule(() -> closeQuietly(ch), IDLE_MILLIS, TimeUnit.MILLISECONDS);
+            int n;
+            try {
+                in.clear();
+                n = ch.read(in);
+            } catch (IOException e) {
+                return;
+            } finally {
+                idle.cancel(false);
+            }
+            if (n < 0) {
+                return;
+            }
+            in.flip();
+            while (in.hasRemaining()) {
+                byte b = in.get();
+                if (b != '\n') {
+                    line.write(b);
+                    if (line.size() > MAX_LINE) {
+                        reply(ch, Rpc.error(null, Rpc.INVALID_REQUEST, "a request longer than " + MAX_LINE + " bytes", null));
+                        return;
+                    }
+                    continue;
+                }
+                String text = line.toString(StandardCharsets.UTF_8).trim();
+                line.reset();
+                if (!text.isEmpty() && !reply(ch, call(text, caller))) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /** The response to one request line. */
+    private ObjectNode call(String text, Caller caller) {
+        JsonNode req;
+        try {
+            req = JSON.readTree(text);
+        } catch (IOException e) {
+            return Rpc.error(null, Rpc.PARSE_ERROR, "not JSON: " + e.getMessage().lines().findFirst().orElse(""), null);
+        }
+        JsonNode id = req == null ? null : req.get("id");
+        if (req == null || !req.isObject() || !"2.0".equals(req.path("jsonrpc").asText())
+                || !req.path("method").isTextual()) {
+            return Rpc.error(id, Rpc.INVALID_REQUEST, "a request is {\"jsonrpc\": \"2.0\", \"method\": NAME,"
+                    + " \"params\": {...}, \"id\": ID}", null);
+        }
+        JsonNode params = req.get("params");
+        if (params != null && !params.isObject() && !params.isNull()) {
+            return Rpc.error(id, Rpc.INVALID_PARAMS, "params must be an object", "params");
+        }
+        return methods.call(req.get("method").asText(), params == null || params.isNull() ? JSON.createObjectNode()
+                : (ObjectNode) params, id, caller);
+    }
+
+    private static boolean reply(SocketChannel ch, ObjectNode response) {
+        try {
+            ByteBuffer b = ByteBuffer.wrap((JSON.writeValueAsString(response) + "\n").getBytes(StandardCharsets.UTF_8));
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static void closeQuietly(SocketChannel ch) {
+        try {
+            ch.close();
+        } catch (IOException e) {
+            // closing anyway
+        }
+    }
+
+    private static Thread daemonThread(Runnable r, String name) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+    }
+
+    @Override
+    public void close() throws IOException {
+        server.close();
+        for (SocketChannel ch : open) {
+            closeQuietly(ch);
+        }
+        timer.shutdownNow();
+        try {
+            acceptor.join(2000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        Files.deleteIfExists(path);
+    }
+
+    /** Who called, as {@code SO_PEERCRED} says: the user and group of the calling process. */
+    public record Caller(String user, String group) {
+        @Override
+        public String toString() {
+            return "user " + user + " (group " + group + ")";
+        }
+    }
+}

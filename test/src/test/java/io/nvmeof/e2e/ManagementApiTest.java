@@ -1,0 +1,259 @@
+package io.nvmeof.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.nvmeof.target.Setting;
+import io.nvmeof.target.Settings;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The management API end to end, against the target process as users run it: changes made
+ * through it serve hosts at once and survive a restart; calls made at once, and a reload racing
+ * them, lose nothing; a caller the target does not admit, a path outside the allowed ones and a
+ * corrupt state file are refused with what is wrong.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class ManagementApiTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String A = "nqn.2026-11.io.nvmeof:api-a";
+    private static final String B = "nqn.2026-11.io.nvmeof:api-b";
+
+    @TempDir
+    Path dir;
+
+    private Path config() throws IOException {
+        Path c = dir.resolve("target.json");
+        Files.writeString(c, """
+                {"ports": [{"portid": 1, "trtype": "tcp", "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": ["%s"]}],
+                 "subsystems": [{"nqn": "%s", "namespaces": [{"nsid": 1, "backend": "ram", "size": "1M"}]}],
+                 "management": {"allowed_paths": ["%s"], "allowed_groups": ["nvmeof-operators"]}}
+                """.formatted(A, A, dir.resolve("volumes")));
+        Files.createDirectories(dir.resolve("volumes"));
+        return c;
+    }
+
+    private TargetProcess start(Path config) throws Exception {
+        TargetProcess t = TargetProcess.start(Fabric.TCP, dir, "--config", config.toString(), "--rpc-socket",
+                dir.resolve("run/rpc.sock").toString(), "--state-dir", dir.resolve("state").toString());
+        t.await("the management API", () -> t.out().contains("management API on"));
+        return t;
+    }
+
+    private Path socket() {
+        return dir.resolve("run/rpc.sock");
+    }
+
+    /** One call over the socket, as any JSON-RPC client makes it; the response. */
+    static JsonNode rpc(Path socket, String method, String params) throws IOException {
+        try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            ch.connect(UnixDomainSocketAddress.of(socket));
+            String req = "{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": \"" + method + "\", \"params\": " + params + "}\n";
+            ByteBuffer b = ByteBuffer.wrap(req.getBytes(StandardCharsets.UTF_8));
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
+            String line = new BufferedReader(new InputStreamReader(Channels.newInputStream(ch), StandardCharsets.UTF_8))
+                    .readLine();
+            JsonNode r = JSON.readTree(line);
+            assertEquals(7, r.path("id").asInt(), line);
+            return r;
+        }
+    }
+
+    private Set<String> subsystems() throws IOException {
+        Set<String> s = new HashSet<>();
+        for (JsonNode n : rpc(socket(), "get_subsystems", "{}").get("result")) {
+            s.add(n.get("nqn").asText());
+        }
+        return s;
+    }
+
+    @Test
+    void changesServeAtOnceSurviveARestartAndRacingCallsAndAReloadLoseNothing() throws Exception {
+        Path config = config();
+        byte[] data = new byte[64 << 10];
+        new Random(5).nextBytes(data);
+        Path in = dir.resolve("in.bin");
+        Files.write(in, data);
+        int port;
+        try (TargetProcess t = start(config)) {
+            port = t.port;
+            assertTrue(t.out().contains("management API on " + socket()), t.out());
+            assertEquals("rw-rw----", PosixFilePermissions.toString(Files.getPosixFilePermissions(socket())));
+            // the friendly commands: a subsystem, a file namespace under the allowed path, served on port 1
+            TargetProcess.Run r = TargetProcess.cli(60, "subsystem", "add", "--socket", socket().toString(), B);
+            assertEquals(0, r.exit(), r.err());
+            r = TargetProcess.cli(60, "ns", "add", "--socket", socket().toString(), "--subsystem", B,
+                    "file:" + dir.resolve("volumes/b.img") + ",size=4M");
+            assertEquals(0, r.exit(), r.err());
+            assertTrue(r.out().contains("namespace 1 added"), r.out());
+            r = TargetProcess.cli(60, "rpc", "--socket", socket().toString(), "add_port_subsystem",
+                    "{\"portid\": 1, \"nqn\": \"" + B + "\"}");
+            assertEquals(0, r.exit(), r.err());
+            r = TargetProcess.cli(60, "write", t.uri(B), "--offset", "8192", "--input", in.toString());
+            assertEquals(0, r.exit(), "a host writes to the namespace the API added: " + r.err());
+
+            // a path outside management.allowed_paths: refused, named, nothing changed
+            r = TargetProcess.cli(60, "ns", "add", "--socket", socket().toString(), "--subsystem", B, "file:/etc/hostname");
+            assertEquals(1, r.exit());
+            assertTrue(r.err().contains("params.path: /etc/hostname is not under management.allowed_paths"), r.err());
+            r = TargetProcess.cli(60, "ns", "add", "--socket", socket().toString(), "--subsystem", B,
+                    "file:" + dir.resolve("volumes/../outside.img") + ",size=1M");
+            assertEquals(1, r.exit(), "a path that leaves the allowed one by ..");
+            JsonNode e = rpc(socket(), "add_namespace", "{\"nqn\": \"" + B + "\", \"backend\": \"ram\", \"size\": \"3k\"}");
+            assertEquals(-32602, e.at("/error/code").asInt(), e.toString());
+            assertTrue(e.at("/error/message").asText().contains("is not a multiple of the 4096-byte block size"), e.toString());
+            e = rpc(socket(), "set_host_keys", "{\"host\": \"nqn.2014-08.org.nvmexpress:uuid:1\", \"dhchap_key_file\": \"k\"}");
+            assertEquals("params.dhchap_key_file", e.at("/error/data/field").asText(), e.toString());
+            e = rpc(socket(), "no_such_method", "{}");
+            assertEquals(-32601, e.at("/error/code").asInt());
+            assertEquals(2, rpc(socket(), "get_config", "{}").at("/result/subsystems").size());
+
+            // eight calls at once and a reload (SIGHUP) among them: every change stays
+            int n = 8;
+            ExecutorService pool = Executors.newFixedThreadPool(n);
+            CountDownLatch go = new CountDownLatch(1);
+            List<Future<JsonNode>> calls = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                String nqn = "nqn.2026-11.io.nvmeof:api-c" + i;
+                calls.add(pool.submit(() -> {
+                    go.await();
+                    return rpc(socket(), "create_subsystem", "{\"nqn\": \"" + nqn + "\"}");
+                }));
+            }
+            go.countDown();
+            new ProcessBuilder("kill", "-HUP", Long.toString(t.process.pid())).start().waitFor();
+            for (Future<JsonNode> f : calls) {
+                JsonNode res = f.get(60, TimeUnit.SECONDS);
+                assertTrue(res.has("result"), res.toString());
+            }
+            pool.shutdown();
+            t.await("the reload", () -> t.out().contains("nvmeof target reloaded"));
+            Set<String> subs = subsystems();
+            assertEquals(n + 2, subs.size(), subs.toString());
+            JsonNode stats = rpc(socket(), "get_stats", "{}").get("result");
+            assertTrue(stats.get("generation").asLong() >= n + 4, stats.toString());
+            String state = Files.readString(dir.resolve("state/state.json"));
+            for (int i = 0; i < n; i++) {
+                assertTrue(state.contains("api-c" + i), state);
+            }
+            assertFalse(Files.readString(config).contains(B), "the operator's file is never written");
+            assertEquals(0, t.stop());
+            t.assertNoLeaks();
+        }
+        // restarted: the file, then the API's changes; the data is where it was written
+        try (TargetProcess t = start(config)) {
+            assertEquals(10, subsystems().size());
+            Path out = dir.resolve("out.bin");
+            TargetProcess.Run r = TargetProcess.cli(60, "read", t.uri(B), "--offset", "8192", "--length",
+                    Integer.toString(data.length), "--output", out.toString());
+            assertEquals(0, r.exit(), r.err());
+            assertArrayEquals(data, Files.readAllBytes(out));
+            // a removal persists too
+            r = TargetProcess.cli(60, "subsystem", "remove", "--socket", socket().toString(), "nqn.2026-11.io.nvmeof:api-c0");
+            assertEquals(0, r.exit(), r.err());
+            assertEquals(0, t.stop());
+        }
+        try (TargetProcess t = start(config)) {
+            assertEquals(9, subsystems().size());
+            assertFalse(subsystems().contains("nqn.2026-11.io.nvmeof:api-c0"));
+            assertEquals(0, t.stop());
+        }
+        // a corrupt state is named, never silently dropped
+        Files.writeString(dir.resolve("state/state.json"), "{\"version\": 1, \"subsystems\": [");
+        TargetProcess.Run r = TargetProcess.cli(60, "target", "--config", config.toString(), "--rpc-socket",
+                socket().toString(), "--state-dir", dir.resolve("state").toString());
+        assertEquals(1, r.exit());
+        assertTrue(r.err().contains("state file " + dir.resolve("state/state.json") + " is corrupt"), r.err());
+        assertNotEquals(0, port);
+    }
+
+    /**
+     * A caller whose user and group the target does not admit is refused by SO_PEERCRED, even
+     * where the socket's mode let it connect; the refusal is logged with who it was.
+     */
+    @Test
+    void aCallerTheTargetDoesNotAdmitIsRefused() throws Exception {
+        Path config = config();
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        ProcessBuilder probe = new ProcessBuilder("setpriv", "--reuid=65534", "--regid=0", "--clear-groups", "true");
+        boolean canSwitch;
+        try {
+            canSwitch = probe.start().waitFor() == 0;
+        } catch (IOException e) {
+            canSwitch = false;
+        }
+        assumeTrue(canSwitch, "needs root and setpriv to call as another user");
+        // the socket's directory must be reachable for the other user; the socket itself is 0660 root:root
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        try (TargetProcess t = start(config)) {
+            Files.setPosixFilePermissions(socket().getParent(), PosixFilePermissions.fromString("rwxr-xr-x"));
+            List<String> cmd = new ArrayList<>(List.of("setpriv", "--reuid=65534", "--regid=0", "--clear-groups",
+                    java.toString(), "-Xmx128m", "-XX:-UsePerfData", "-jar", TargetProcess.JAR.toString(), "rpc",
+                    "--socket", socket().toString(), "create_subsystem", "{\"nqn\": \"nqn.2026-11.io.nvmeof:intruder\"}"));
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+            assertEquals(1, p.exitValue(), out);
+            assertTrue(out.contains("not authorized: user nobody (group root) may not manage this target"), out);
+            t.await("the refusal in the log", () -> t.err().contains("management API: refused user nobody (group root)"));
+            assertFalse(subsystems().contains("nqn.2026-11.io.nvmeof:intruder"));
+            assertEquals(0, t.stop());
+        }
+    }
+
+    /** --show-config prints every setting of the table once, the flags over the file. */
+    @Test
+    void showConfigPrintsEverySettingOnce() throws Exception {
+        TargetProcess.Run r = TargetProcess.cli(60, "target", "--config", config().toString(), "--show-config",
+                "--max-connections", "77", "--busy-poll");
+        assertEquals(0, r.exit(), r.err());
+        JsonNode settings = JSON.readTree(r.out()).get("settings");
+        List<String> keys = new ArrayList<>();
+        for (Iterator<String> it = settings.fieldNames(); it.hasNext(); ) {
+            keys.add(it.next());
+        }
+        List<String> table = new ArrayList<>();
+        for (Setting<?> s : Settings.ALL) {
+            table.add(s.key());
+        }
+        assertEquals(table, keys);
+        assertEquals(77, settings.get("max_connections").asInt());
+        assertEquals("always", settings.get("busy_poll").asText());
+        r = TargetProcess.cli(60, "target", "--config", config().toString(), "--show-config", "--mdts", "99");
+        assertEquals(1, r.exit());
+        assertTrue(r.err().contains("--mdts must be 1..10, not 99"), r.err());
+    }
+}
