@@ -99,6 +99,27 @@ done
 journalctl -u nvmeof-target --no-pager | grep -q "namespace 2 added" || fail "no reload in the journal"
 echo "namespace 2 appeared as ${dev%n1}n2"
 
+step "the management API under the unit's sandbox: /run/nvmeof/rpc.sock, its changes kept in /var/lib/nvmeof"
+[ "$(stat -c '%a %U %G' /run/nvmeof)" = "750 nvmeof nvmeof" ] || fail "runtime directory: $(stat -c '%a %U %G' /run/nvmeof)"
+[ "$(stat -c '%a %U %G' /run/nvmeof/rpc.sock)" = "660 nvmeof nvmeof" ] || fail "socket: $(stat -c '%a %U %G' /run/nvmeof/rpc.sock)"
+nvmeof ns add --subsystem "$NQN" ram:16M || fail "nvmeof ns add"
+for _ in $(seq 150); do
+  [ -b "${dev%n1}n3" ] && break
+  sleep 0.2
+done
+[ -b "${dev%n1}n3" ] || fail "the namespace the API added did not appear under the connected host"
+[ "$(stat -c '%a %U' /var/lib/nvmeof/state.json)" = "600 nvmeof" ] || fail "state: $(stat -c '%a %U' /var/lib/nvmeof/state.json)"
+grep -q '"nsid" : 3' /var/lib/nvmeof/state.json || fail "the API's namespace is not in the state: $(cat /var/lib/nvmeof/state.json)"
+grep -q '"nsid": 3' /etc/nvmeof/target.json && fail "the API wrote the operator's configuration"
+# a member of the nvmeof group may call it; a user outside it cannot reach the socket
+useradd -M -G nvmeof -s /usr/sbin/nologin operator
+runuser -u operator -- nvmeof rpc get_stats >/dev/null || fail "a member of the nvmeof group cannot call the API"
+if runuser -u nobody -- nvmeof rpc get_stats >/tmp/rpc.err 2>&1; then fail "nobody reached the management socket"; fi
+echo "nobody: $(head -1 /tmp/rpc.err)"
+journalctl -u nvmeof-target --no-pager | grep -q "management API: user root (group root) (add_namespace $NQN)" \
+  || fail "the change is not in the journal with its caller"
+echo "namespace 3 added through the API as ${dev%n1}n3; kept in /var/lib/nvmeof/state.json"
+
 step "the watchdog restarts a stopped target"
 restarts=$(show NRestarts)
 kill -STOP "$pid"
@@ -121,6 +142,12 @@ done
 dd if="$dev" of=/tmp/back2 bs=1M count=4 iflag=direct status=none
 cmp /tmp/data /tmp/back2 || fail "data differs after the restart"
 echo "the host reconnected and read its data back"
+for _ in $(seq 150); do
+  [ -b "${dev%n1}n3" ] && break
+  sleep 0.2
+done
+[ -b "${dev%n1}n3" ] || fail "the API's namespace did not come back with the restarted target"
+echo "the API's namespace 3 came back with it (the state, applied over the configuration file)"
 
 step "systemctl stop"
 nvme disconnect -n "$NQN" >/dev/null
@@ -136,6 +163,7 @@ systemctl stop nvmeof-target
 journalctl -u nvmeof-target --no-pager | grep -q "nvmeof target stopped" || fail "no clean stop in the journal"
 
 step "dpkg --purge: the service, its user, its config and its state go"
+userdel operator
 dpkg --purge nvmeof
 [ ! -e /usr/bin/nvmeof ] && [ ! -e /lib/systemd/system/nvmeof-target.service ] || fail "files left after purge"
 ! id nvmeof 2>/dev/null || fail "the nvmeof user is left after purge"

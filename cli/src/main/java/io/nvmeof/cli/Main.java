@@ -53,7 +53,6 @@ public final class Main implements Runnable {
 
     static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new Main());
-        TargetCommand.addGeneratedOptions(cl.getSubcommands().get("target").getCommandSpec());
         cl.setParameterExceptionHandler((ex, a) -> {
             PrintWriter err = ex.getCommandLine().getErr();
             err.println("nvmeof: " + ex.getMessage() + " (see '" + ex.getCommandLine().getCommandSpec().qualifiedName()

@@ -33,7 +33,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code nvmeof target}: serve subsystems until SIGINT/SIGTERM; SIGHUP reloads {@code --config}. */
-@Command(name = "target", mixinStandardHelpOptions = true,
+@Command(name = "target", mixinStandardHelpOptions = true, modelTransformer = TargetCommand.GeneratedOptions.class,
         description = {"Serve NVMe-oF subsystems over NVMe/TCP and NVMe/RDMA until interrupted (SIGINT or SIGTERM).",
             "Either a JSON config (--config, our format or nvmetcli's; SIGHUP reloads it) or flags for one subsystem."})
 final class TargetCommand implements Callable<Integer> {
@@ -86,6 +86,15 @@ final class TargetCommand implements Callable<Integer> {
     @Option(names = "--show-config", description = "Print the effective configuration (the file or flags, every setting"
             + " with its value; keys not shown) as JSON, and exit.")
     boolean showConfig;
+
+    /** Adds the generated flags wherever picocli builds the command (the CLI, its man page, its completion). */
+    static final class GeneratedOptions implements CommandLine.IModelTransformer {
+        @Override
+        public CommandLine.Model.CommandSpec transform(CommandLine.Model.CommandSpec spec) {
+            addGeneratedOptions(spec);
+            return spec;
+        }
+    }
 
     /**
      * Adds a flag for each row of the settings table ({@link Settings}) and each port option of

@@ -16,7 +16,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 
@@ -31,8 +30,15 @@ import java.util.Map;
  */
 public final class StateStore {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-    /** The kinds of entry, each keyed by its own field. */
-    static final Map<String, String> KINDS = Map.of("subsystems", "nqn", "ports", "portid", "hosts", "nqn");
+    /**
+     * The kinds of entry: subsystems (by NQN: their attributes, or null), namespaces ("NQN#NSID":
+     * the namespace, or null), subsystem_hosts ("NQN#HOST": allowed or not), ports (by PORTID),
+     * port_subsystems ("PORTID#NQN": served there or not), hosts (by NQN: their keys, or null).
+     * Each is as fine as what the API changes, so that an operator's later edit of the file to
+     * anything else still takes effect.
+     */
+    static final List<String> KINDS = List.of("subsystems", "namespaces", "subsystem_hosts", "ports",
+            "port_subsystems", "hosts");
     private static final int VERSION = 1;
 
     private final Path file;
@@ -49,7 +55,7 @@ public final class StateStore {
     public static ObjectNode empty() {
         ObjectNode n = JSON.createObjectNode();
         n.put("version", VERSION);
-        for (String k : KINDS.keySet()) {
+        for (String k : KINDS) {
             n.putObject(k);
         }
         return n;
@@ -78,7 +84,7 @@ public final class StateStore {
                     + "); move it away to start from the configuration file alone");
         }
         ObjectNode state = (ObjectNode) n;
-        for (String k : KINDS.keySet()) {
+        for (String k : KINDS) {
             JsonNode entries = state.get(k);
             if (entries == null) {
                 state.putObject(k);
@@ -109,37 +115,119 @@ public final class StateStore {
         }
     }
 
-    /**
-     * The configuration {@code base} (our JSON form) with {@code state} over it: an entry of the
-     * state replaces the item of the same key, or removes it where it is null.
-     */
+    /** The configuration {@code base} (our JSON form) with {@code state} over it. */
     public static ObjectNode merge(ObjectNode base, ObjectNode state) {
         ObjectNode out = base.deepCopy();
-        for (Map.Entry<String, String> kind : KINDS.entrySet()) {
-            JsonNode entries = state.get(kind.getKey());
-            if (entries == null || entries.isEmpty()) {
-                continue;
+        ArrayNode subsystems = array(out, "subsystems");
+        ArrayNode ports = array(out, "ports");
+        for (Map.Entry<String, JsonNode> e : entries(state, "subsystems")) {
+            ObjectNode existing = find(subsystems, "nqn", e.getKey());
+            if (e.getValue().isNull()) {
+                remove(subsystems, "nqn", e.getKey());
+                for (JsonNode p : ports) {
+                    remove((ArrayNode) p.path("subsystems"), e.getKey());
+                }
+            } else if (existing != null) {
+                e.getValue().fields().forEachRemaining(f -> existing.set(f.getKey(), f.getValue()));
+            } else {
+                ObjectNode s = e.getValue().deepCopy();
+                s.putArray("namespaces");
+                s.putArray("allowed_hosts");
+                subsystems.add(s);
             }
-            ArrayNode list = out.has(kind.getKey()) && out.get(kind.getKey()).isArray()
-                    ? (ArrayNode) out.get(kind.getKey()) : out.putArray(kind.getKey());
-            for (Iterator<Map.Entry<String, JsonNode>> it = entries.fields(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> e = it.next();
-                for (int i = list.size() - 1; i >= 0; i--) {
-                    if (list.get(i).path(kind.getValue()).asText().equals(e.getKey())) {
-                        list.remove(i);
-                    }
-                }
+        }
+        for (Map.Entry<String, JsonNode> e : entries(state, "namespaces")) {
+            String[] k = e.getKey().split("#", 2);
+            ObjectNode s = find(subsystems, "nqn", k[0]);
+            if (s != null) {
+                ArrayNode l = array(s, "namespaces");
+                remove(l, "nsid", k[1]);
                 if (!e.getValue().isNull()) {
-                    list.add(e.getValue());
+                    l.add(e.getValue());
                 }
+            }
+        }
+        for (Map.Entry<String, JsonNode> e : entries(state, "subsystem_hosts")) {
+            String[] k = e.getKey().split("#", 2);
+            ObjectNode s = find(subsystems, "nqn", k[0]);
+            if (s != null) {
+                ArrayNode l = array(s, "allowed_hosts");
+                remove(l, k[1]);
+                if (e.getValue().asBoolean()) {
+                    l.add(k[1]);
+                }
+                s.put("allow_any_host", false);
+            }
+        }
+        for (Map.Entry<String, JsonNode> e : entries(state, "ports")) {
+            remove(ports, "portid", e.getKey());
+            if (!e.getValue().isNull()) {
+                ports.add(e.getValue().deepCopy());
+            }
+        }
+        for (Map.Entry<String, JsonNode> e : entries(state, "port_subsystems")) {
+            String[] k = e.getKey().split("#", 2);
+            ObjectNode p = find(ports, "portid", k[0]);
+            if (p != null) {
+                ArrayNode l = array(p, "subsystems");
+                remove(l, k[1]);
+                if (e.getValue().asBoolean() && find(subsystems, "nqn", k[1]) != null) {
+                    l.add(k[1]);
+                }
+            }
+        }
+        ArrayNode hosts = array(out, "hosts");
+        for (Map.Entry<String, JsonNode> e : entries(state, "hosts")) {
+            remove(hosts, "nqn", e.getKey());
+            if (!e.getValue().isNull()) {
+                hosts.add(e.getValue());
             }
         }
         return out;
     }
 
+    private static List<Map.Entry<String, JsonNode>> entries(ObjectNode state, String kind) {
+        List<Map.Entry<String, JsonNode>> l = new java.util.ArrayList<>();
+        JsonNode n = state.get(kind);
+        if (n != null) {
+            n.fields().forEachRemaining(l::add);
+        }
+        return l;
+    }
+
+    private static ArrayNode array(ObjectNode parent, String field) {
+        JsonNode n = parent.get(field);
+        return n != null && n.isArray() ? (ArrayNode) n : parent.putArray(field);
+    }
+
+    private static ObjectNode find(ArrayNode list, String key, String value) {
+        for (JsonNode n : list) {
+            if (n.isObject() && n.path(key).asText().equals(value)) {
+                return (ObjectNode) n;
+            }
+        }
+        return null;
+    }
+
+    private static void remove(ArrayNode list, String key, String value) {
+        for (int i = list.size() - 1; i >= 0; i--) {
+            if (list.get(i).path(key).asText().equals(value)) {
+                list.remove(i);
+            }
+        }
+    }
+
+    private static void remove(ArrayNode list, String value) {
+        for (int i = list.size() - 1; i >= 0; i--) {
+            if (list.get(i).asText().equals(value)) {
+                list.remove(i);
+            }
+        }
+    }
+
     /** Whether {@code state} changes nothing. */
     public static boolean isEmpty(ObjectNode state) {
-        for (String k : KINDS.keySet()) {
+        for (String k : KINDS) {
             if (state.has(k) && !state.get(k).isEmpty()) {
                 return false;
             }
@@ -149,6 +237,6 @@ public final class StateStore {
 
     /** The kinds of entry a state has. */
     public static List<String> kinds() {
-        return List.copyOf(KINDS.keySet());
+        return KINDS;
     }
 }

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmeof.daemon.Daemon;
-import io.nvmeof.daemon.StateStore;
 import io.nvmeof.daemon.config.ConfigApplier;
 import io.nvmeof.daemon.config.ConfigException;
 import io.nvmeof.daemon.config.ConfigWriter;
@@ -87,33 +86,28 @@ public final class Management {
         help.put(name, what);
     }
 
-    /** Null if {@code caller} may manage the target, else why not. */
+    /**
+     * Null if {@code caller} may manage the target, else why not. Root and the target's own
+     * user always may. Unless {@code management.allowed_users} or {@code allowed_groups} are
+     * set, so may whoever the socket's mode let connect (its group: the kernel counts
+     * supplementary groups there); once they are set, only those users, and callers whose
+     * group (the primary one, which SO_PEERCRED reports) is listed.
+     */
     String authorize(RpcServer.Caller caller) {
         TargetConfig.Management m = daemon.configuration().management();
         String self = System.getProperty("user.name");
         if (caller.user().equals("root") || caller.user().equals(self) || m.allowedUsers().contains(caller.user())) {
             return null;
         }
-        List<String> groups = m.allowedGroups() != null ? m.allowedGroups() : List.of(ownGroup());
+        if (m.allowedGroups() == null && m.allowedUsers().isEmpty()) {
+            return null;
+        }
+        List<String> groups = m.allowedGroups() != null ? m.allowedGroups() : List.of();
         if (groups.contains(caller.group())) {
             return null;
         }
         return "not authorized: " + caller + " may not manage this target (management.allowed_users: "
                 + m.allowedUsers() + ", allowed_groups: " + groups + ")";
-    }
-
-    /** The target's own group: the group of its working directory's files it makes (of the socket). */
-    private static String ownGroup() {
-        try {
-            Path probe = Files.createTempFile("nvmeof-group", null);
-            try {
-                return Files.readAttributes(probe, java.nio.file.attribute.PosixFileAttributes.class).group().getName();
-            } finally {
-                Files.deleteIfExists(probe);
-            }
-        } catch (IOException e) {
-            return "";
-        }
     }
 
     /** Answers one call. */
@@ -193,8 +187,17 @@ public final class Management {
                 }
             }
             ObjectNode s = p.deepCopy();
-            s.putArray("namespaces");
-            ((ObjectNode) state.get("subsystems")).set(nqn, s);
+            s.remove("allowed_hosts");
+            if (!s.has("allow_any_host")) {
+                s.put("allow_any_host", !p.has("allowed_hosts") || p.get("allowed_hosts").isEmpty());
+            }
+            kind(state, "subsystems").set(nqn, s);
+            // a subsystem made again after a removal starts empty
+            forget(state, "namespaces", nqn + "#");
+            forget(state, "subsystem_hosts", nqn + "#");
+            for (JsonNode h : p.path("allowed_hosts")) {
+                kind(state, "subsystem_hosts").put(nqn + "#" + h.asText(), true);
+            }
         }, who(c, "create_subsystem " + nqn)));
     }
 
@@ -203,16 +206,22 @@ public final class Management {
         String nqn = text(p, "nqn");
         return changes(daemon.change((state, current) -> {
             subsystem(current, nqn);
-            ((ObjectNode) state.get("subsystems")).putNull(nqn);
-            for (PortConfig port : current.ports()) {
-                if (port.subsystems().contains(nqn)) {
-                    ObjectNode pn = ConfigWriter.port(port);
-                    ArrayNode subs = pn.putArray("subsystems");
-                    port.subsystems().stream().filter(x -> !x.equals(nqn)).forEach(subs::add);
-                    ((ObjectNode) state.get("ports")).set(Integer.toString(port.portid()), pn);
-                }
-            }
+            kind(state, "subsystems").putNull(nqn);
+            forget(state, "namespaces", nqn + "#");
+            forget(state, "subsystem_hosts", nqn + "#");
         }, who(c, "delete_subsystem " + nqn)));
+    }
+
+    /** The object of one kind of entry of {@code state}. */
+    private static ObjectNode kind(ObjectNode state, String kind) {
+        return (ObjectNode) state.get(kind);
+    }
+
+    /** Drops the entries of {@code kind} whose keys start with {@code prefix}. */
+    private static void forget(ObjectNode state, String kind, String prefix) {
+        List<String> keys = new ArrayList<>();
+        kind(state, kind).fieldNames().forEachRemaining(keys::add);
+        keys.stream().filter(k -> k.startsWith(prefix)).forEach(kind(state, kind)::remove);
     }
 
     private JsonNode addNamespace(ObjectNode p, RpcServer.Caller c) throws IOException {
@@ -223,7 +232,6 @@ public final class Management {
         }
         return changes(daemon.change((state, current) -> {
             SubsystemConfig sub = subsystem(current, nqn);
-            ObjectNode s = ConfigWriter.subsystem(sub);
             ObjectNode ns = p.deepCopy();
             ns.remove("nqn");
             if (!ns.has("nsid")) {
@@ -233,14 +241,17 @@ public final class Management {
                 }
                 ns.put("nsid", max + 1);
             } else {
+                if (!ns.get("nsid").canConvertToLong()) {
+                    throw new ParamException("nsid", "must be a number");
+                }
                 for (TargetConfig.NamespaceConfig n : sub.namespaces()) {
                     if (Integer.toUnsignedLong(n.nsid()) == ns.get("nsid").asLong()) {
-                        throw new ParamException("nsid", "namespace " + n.nsid() + " of " + nqn + " exists");
+                        throw new ParamException("nsid", "namespace " + Integer.toUnsignedString(n.nsid()) + " of "
+                                + nqn + " exists");
                     }
                 }
             }
-            ((ArrayNode) s.get("namespaces")).add(ns);
-            ((ObjectNode) state.get("subsystems")).set(nqn, s);
+            kind(state, "namespaces").set(nqn + "#" + ns.get("nsid").asLong(), ns);
         }, who(c, "add_namespace " + nqn)));
     }
 
@@ -252,19 +263,10 @@ public final class Management {
         }
         long nsid = p.get("nsid").asLong();
         return changes(daemon.change((state, current) -> {
-            ObjectNode s = ConfigWriter.subsystem(subsystem(current, nqn));
-            ArrayNode l = (ArrayNode) s.get("namespaces");
-            boolean found = false;
-            for (int i = l.size() - 1; i >= 0; i--) {
-                if (l.get(i).get("nsid").asLong() == nsid) {
-                    l.remove(i);
-                    found = true;
-                }
-            }
-            if (!found) {
+            if (subsystem(current, nqn).namespaces().stream().noneMatch(n -> Integer.toUnsignedLong(n.nsid()) == nsid)) {
                 throw new ParamException("nsid", "no namespace " + nsid + " in " + nqn);
             }
-            ((ObjectNode) state.get("subsystems")).set(nqn, s);
+            kind(state, "namespaces").putNull(nqn + "#" + nsid);
         }, who(c, "remove_namespace " + nqn + " " + nsid)));
     }
 
@@ -273,22 +275,10 @@ public final class Management {
         String nqn = text(p, "nqn");
         String host = text(p, "host");
         return changes(daemon.change((state, current) -> {
-            ObjectNode s = ConfigWriter.subsystem(subsystem(current, nqn));
-            ArrayNode hosts = (ArrayNode) s.get("allowed_hosts");
-            List<String> l = new ArrayList<>();
-            hosts.forEach(h -> l.add(h.asText()));
-            if (add == l.contains(host)) {
+            if (add == subsystem(current, nqn).allowedHosts().contains(host)) {
                 throw new ParamException("host", host + (add ? " is allowed in " : " is not allowed in ") + nqn + " already");
             }
-            if (add) {
-                l.add(host);
-            } else {
-                l.remove(host);
-            }
-            ArrayNode next = s.putArray("allowed_hosts");
-            l.forEach(next::add);
-            s.put("allow_any_host", l.isEmpty() && add ? true : false);
-            ((ObjectNode) state.get("subsystems")).set(nqn, s);
+            kind(state, "subsystem_hosts").put(nqn + "#" + host, add);
         }, who(c, (add ? "add_host " : "remove_host ") + nqn + " " + host)));
     }
 
@@ -304,7 +294,7 @@ public final class Management {
             ObjectNode h = p.deepCopy();
             h.remove("host");
             h.put("nqn", host);
-            ((ObjectNode) state.get("hosts")).set(host, h);
+            kind(state, "hosts").set(host, h);
         }, who(c, "set_host_keys " + host)));
     }
 
@@ -315,7 +305,7 @@ public final class Management {
             if (current.hosts().stream().noneMatch(h -> h.nqn().equals(host))) {
                 throw new ParamException("host", "host " + host + " has no keys");
             }
-            ((ObjectNode) state.get("hosts")).putNull(host);
+            kind(state, "hosts").putNull(host);
         }, who(c, "remove_host_keys " + host)));
     }
 
@@ -338,7 +328,8 @@ public final class Management {
                     throw new ParamException("portid", "port " + id + " exists");
                 }
             }
-            ((ObjectNode) state.get("ports")).set(Integer.toString(id), port);
+            kind(state, "ports").set(Integer.toString(id), port);
+            forget(state, "port_subsystems", id + "#");
         }, who(c, "add_port")));
     }
 
@@ -352,7 +343,8 @@ public final class Management {
             if (current.ports().stream().noneMatch(q -> q.portid() == id)) {
                 throw new ParamException("portid", "no port " + id);
             }
-            ((ObjectNode) state.get("ports")).putNull(Integer.toString(id));
+            kind(state, "ports").putNull(Integer.toString(id));
+            forget(state, "port_subsystems", id + "#");
         }, who(c, "remove_port " + id)));
     }
 
@@ -367,19 +359,10 @@ public final class Management {
             PortConfig port = current.ports().stream().filter(q -> q.portid() == id).findFirst()
                     .orElseThrow(() -> new ParamException("portid", "no port " + id));
             subsystem(current, nqn);
-            List<String> subs = new ArrayList<>(port.subsystems());
-            if (add == subs.contains(nqn)) {
+            if (add == port.subsystems().contains(nqn)) {
                 throw new ParamException("nqn", "port " + id + (add ? " serves " : " does not serve ") + nqn + " already");
             }
-            if (add) {
-                subs.add(nqn);
-            } else {
-                subs.remove(nqn);
-            }
-            ObjectNode pn = ConfigWriter.port(port);
-            ArrayNode l = pn.putArray("subsystems");
-            subs.forEach(l::add);
-            ((ObjectNode) state.get("ports")).set(Integer.toString(id), pn);
+            kind(state, "port_subsystems").put(id + "#" + nqn, add);
         }, who(c, (add ? "add_port_subsystem " : "remove_port_subsystem ") + id + " " + nqn)));
     }
 
@@ -481,8 +464,4 @@ public final class Management {
         return r;
     }
 
-    /** The kinds of entries kept in the state store. */
-    static List<String> kinds() {
-        return StateStore.kinds();
-    }
 }
