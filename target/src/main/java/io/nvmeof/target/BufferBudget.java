@@ -24,7 +24,7 @@ public final class BufferBudget {
     }
 
     /** Changes the limit (a reload); waiters that now fit go on. */
-    public void setLimit(long bytes) {
+    void setLimit(long bytes) {
         if (bytes <= 0) {
             throw new IllegalArgumentException("the buffer budget must be positive: " + bytes);
         }

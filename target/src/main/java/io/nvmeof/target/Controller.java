@@ -92,7 +92,21 @@ public final class Controller {
     }
 
     /** Its queues now, the admin queue first (one connection each). */
-    public List<QueuePair> queues() {
+    /** Its queues (connections) now: the admin queue and the I/O queues. */
+    public int queueCount() {
+        return queues().size();
+    }
+
+    /** Commands in flight over all its queues now. */
+    public int commandsInFlight() {
+        int n = 0;
+        for (QueuePair q : queues()) {
+            n += q.inFlight();
+        }
+        return n;
+    }
+
+    List<QueuePair> queues() {
         List<QueuePair> l = new ArrayList<>();
         QueuePair a = admin;
         if (a != null) {

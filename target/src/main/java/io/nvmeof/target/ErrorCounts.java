@@ -7,7 +7,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /** Failed commands counted by status; a status's adder is made the first time it is seen. */
-public final class ErrorCounts {
+final class ErrorCounts {
     /** Keyed by SCT << 8 | SC. */
     private final Map<Integer, LongAdder> counts = new ConcurrentHashMap<>();
 

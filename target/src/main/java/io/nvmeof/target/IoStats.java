@@ -88,7 +88,7 @@ public final class IoStats {
     }
 
     /** Failed commands by status. */
-    public ErrorCounts errors() {
-        return errors;
+    public java.util.Map<String, Long> errorsByStatus() {
+        return errors.byStatus();
     }
 }

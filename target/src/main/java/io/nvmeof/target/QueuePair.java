@@ -20,7 +20,7 @@ import java.util.concurrent.RejectedExecutionException;
  * {@link #acquire()} + {@link #start(Request)} and report a dead connection through
  * {@link #closed()}.
  */
-public final class QueuePair {
+final class QueuePair {
     private static final System.Logger LOG = System.getLogger(QueuePair.class.getName());
 
     private final Target target;

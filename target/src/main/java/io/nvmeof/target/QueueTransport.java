@@ -10,7 +10,7 @@ import java.net.InetSocketAddress;
  * spirit of the kernel's {@code nvmet_fabrics_ops}: transports move data, the core owns
  * command semantics. Every method is called on the queue's event loop.
  */
-public interface QueueTransport {
+interface QueueTransport {
     /** The event loop that owns this queue. */
     EventLoop eventLoop();
 

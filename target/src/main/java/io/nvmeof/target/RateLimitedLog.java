@@ -8,7 +8,7 @@ import java.text.MessageFormat;
  * silence until the next interval, whose first line is preceded by how many were suppressed.
  * One instance per kind of message; any thread.
  */
-public final class RateLimitedLog {
+final class RateLimitedLog {
     /** The kernel's DEFAULT_RATELIMIT_INTERVAL (5 s) and DEFAULT_RATELIMIT_BURST (10). */
     public static final long DEFAULT_INTERVAL_MILLIS = 5000;
     public static final int DEFAULT_BURST = 10;

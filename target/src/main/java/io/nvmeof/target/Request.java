@@ -12,7 +12,7 @@ import java.util.concurrent.RejectedExecutionException;
  * queue's event loop except while a blocking backend call runs on the I/O executor, when
  * that thread alone touches it until it hands the request back.
  */
-public final class Request implements Runnable {
+final class Request implements Runnable {
     /** Where the request is in its life (STYLE: an explicit state per request). */
     public enum State { FREE, NEW, NEED_BUFFER, TRANSFERRING_H2C, WAITING_FUSED, EXECUTING, TRANSFERRING_C2H, COMPLETED }
 

@@ -6,7 +6,7 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.file.AccessDeniedException;
 
 /** The one place where exceptions from storage become NVMe status. */
-public final class StorageErrors {
+final class StorageErrors {
     private StorageErrors() {
     }
 

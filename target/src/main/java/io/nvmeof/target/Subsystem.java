@@ -273,9 +273,13 @@ public final class Subsystem implements AutoCloseable {
         return controllers.values();
     }
 
-    /** Failed commands of its controllers (admin and I/O), by status. */
-    public ErrorCounts errors() {
+    ErrorCounts errors() {
         return errors;
+    }
+
+    /** Failed commands of its controllers (admin and I/O), by status. */
+    public java.util.Map<String, Long> errorsByStatus() {
+        return errors.byStatus();
     }
 
     /**

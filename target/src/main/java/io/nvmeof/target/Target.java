@@ -367,7 +367,7 @@ public final class Target implements AutoCloseable {
     }
 
     /** Discovery log generation counter: changes whenever the set of log entries may have. */
-    public long discoveryGeneration() {
+    long discoveryGeneration() {
         return discoveryGeneration.get();
     }
 
@@ -395,51 +395,51 @@ public final class Target implements AutoCloseable {
         return authExecutor;
     }
 
-    public int maxQueueSize() {
+    int maxQueueSize() {
         return options.get(Settings.MAX_QUEUE_SIZE);
     }
 
-    public int maxIoQueues() {
+    int maxIoQueues() {
         return options.get(Settings.MAX_IO_QUEUES);
     }
 
-    public int inCapsuleDataSize() {
+    int inCapsuleDataSize() {
         return options.get(Settings.IN_CAPSULE_DATA_SIZE);
     }
 
-    public int maxH2cData() {
+    int maxH2cData() {
         return options.get(Settings.MAX_H2C_DATA);
     }
 
-    public int mdts() {
+    int mdts() {
         return options.get(Settings.MDTS);
     }
 
     /** Largest transfer of one command: 2^MDTS pages of 4 KiB. */
-    public int maxTransferSize() {
+    int maxTransferSize() {
         return 4096 << options.get(Settings.MDTS);
     }
 
-    public int readyTimeoutHalfSeconds() {
+    int readyTimeoutHalfSeconds() {
         return (int) (options.get(Settings.READY_TIMEOUT_MS) / 500);
     }
 
-    public long keepAliveGraceMillis() {
+    long keepAliveGraceMillis() {
         return options.get(Settings.KEEP_ALIVE_GRACE_MS);
     }
 
     /** How the target's RDMA providers are tuned. */
-    public io.nvmeof.fabric.rdma.RdmaTuning rdmaTuning() {
+    io.nvmeof.fabric.rdma.RdmaTuning rdmaTuning() {
         return new io.nvmeof.fabric.rdma.RdmaTuning(options.get(Settings.RDMA_BUSY_POLL),
                 options.get(Settings.DISNI_CQ_SIZE), options.get(Settings.DISNI_INITIATOR_DEPTH));
     }
 
     /** How long a registered RDMA slab stays unused before it is given back. */
-    public long rdmaPoolIdleMillis() {
+    long rdmaPoolIdleMillis() {
         return options.get(Settings.RDMA_POOL_IDLE_MS);
     }
 
-    public long maxQueueWriteData() {
+    long maxQueueWriteData() {
         return options.get(Settings.MAX_QUEUE_WRITE_DATA);
     }
 
@@ -453,15 +453,15 @@ public final class Target implements AutoCloseable {
         return Math.max(64L << 20, PlatformDependent.maxDirectMemory() / 2);
     }
 
-    public long dataTimeoutMillis() {
+    long dataTimeoutMillis() {
         return options.get(Settings.DATA_TIMEOUT_MS);
     }
 
-    public long connectTimeoutMillis() {
+    long connectTimeoutMillis() {
         return options.get(Settings.CONNECT_TIMEOUT_MS);
     }
 
-    public int maxControllersPerHost() {
+    int maxControllersPerHost() {
         return options.get(Settings.MAX_CONTROLLERS_PER_HOST);
     }
 
@@ -470,7 +470,7 @@ public final class Target implements AutoCloseable {
      * (so a host that vanishes does not keep it for ever), any other request at least {@link
      * Settings#MIN_KEEP_ALIVE_MS}; 0 (no keep-alive) stays 0 on an I/O controller.
      */
-    public long grantedKato(long askedMillis, boolean discovery) {
+    long grantedKato(long askedMillis, boolean discovery) {
         if (askedMillis == 0) {
             return discovery ? DISCOVERY_KATO_MILLIS : 0;
         }
@@ -484,7 +484,7 @@ public final class Target implements AutoCloseable {
      * Counts a new connection in, or refuses it (false) when {@link Settings#MAX_CONNECTIONS} are
      * open; each one counted in is counted out by {@link #connectionClosed()}.
      */
-    public boolean admitConnection() {
+    boolean admitConnection() {
         while (true) {
             int n = connections.get();
             if (n >= options.get(Settings.MAX_CONNECTIONS)) {
@@ -497,7 +497,7 @@ public final class Target implements AutoCloseable {
         }
     }
 
-    public void connectionClosed() {
+    void connectionClosed() {
         connections.decrementAndGet();
     }
 

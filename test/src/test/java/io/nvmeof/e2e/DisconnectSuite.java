@@ -10,7 +10,7 @@ import io.nvmeof.initiator.NvmeofUri;
 import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.tcp.PduType;
-import io.nvmeof.target.tcp.RawHost;
+import io.nvmeof.target.RawHost;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;

@@ -18,7 +18,7 @@ import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
 import io.nvmeof.target.backend.FileBackend;
 import io.nvmeof.target.backend.RamBackend;
-import io.nvmeof.target.tcp.RawHost;
+import io.nvmeof.target.RawHost;
 import java.io.IOException;
 import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;

@@ -15,7 +15,7 @@ import io.nvmeof.target.Target;
 import io.nvmeof.target.TargetTransport;
 import io.nvmeof.target.TargetTransports;
 import io.nvmeof.target.backend.RamBackend;
-import io.nvmeof.target.tcp.TcpListener;
+import io.nvmeof.target.TcpListener;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.List;

@@ -18,7 +18,7 @@ import io.nvmeof.target.Settings;
 import io.nvmeof.target.Target;
 import io.nvmeof.target.TargetTransport;
 import io.nvmeof.target.TargetTransports;
-import io.nvmeof.target.tcp.TcpTransport;
+import io.nvmeof.target.TcpTransport;
 import io.nvmeof.target.backend.BackendSpec;
 import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
 import io.nvmeof.daemon.config.TargetConfig.PortConfig;

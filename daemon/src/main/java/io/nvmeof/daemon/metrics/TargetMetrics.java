@@ -4,11 +4,9 @@ import io.netty.buffer.ByteBufAllocatorMetricProvider;
 import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.target.BufferBudget;
 import io.nvmeof.target.Controller;
-import io.nvmeof.target.ErrorCounts;
 import io.nvmeof.target.IoStats;
 import io.nvmeof.target.LatencyHistogram;
 import io.nvmeof.target.Namespace;
-import io.nvmeof.target.QueuePair;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
 import io.prometheus.metrics.model.registry.MultiCollector;
@@ -73,11 +71,11 @@ public final class TargetMetrics implements MultiCollector {
                             .classicHistogramBuckets(ClassicHistogramBuckets.of(BOUNDS, h.counts()))
                             .sum(h.sumSeconds()).labels(l).build());
                 }
-                errors(nsErrors, st.errors(), Labels.of("subsystem", s.nqn(), "nsid", nsid));
+                errors(nsErrors, st.errorsByStatus(), Labels.of("subsystem", s.nqn(), "nsid", nsid));
                 size.dataPoint(GaugeDataPointSnapshot.builder().value(ns.backend().size())
                         .labels(Labels.of("subsystem", s.nqn(), "nsid", nsid)).build());
             }
-            errors(subErrors, s.errors(), Labels.of("subsystem", s.nqn()));
+            errors(subErrors, s.errorsByStatus(), Labels.of("subsystem", s.nqn()));
             controllerPoints(s, queues, inFlight, controllers);
         }
         controllerPoints(target.discovery(), queues, inFlight, controllers);
@@ -106,12 +104,8 @@ public final class TargetMetrics implements MultiCollector {
                                          GaugeSnapshot.Builder controllers) {
         int n = 0;
         for (Controller c : s.controllers()) {
-            int connections = 0;
-            int outstanding = 0;
-            for (QueuePair q : c.queues()) {
-                connections++;
-                outstanding += q.inFlight();
-            }
+            int connections = c.queueCount();
+            int outstanding = c.commandsInFlight();
             Labels l = Labels.of("subsystem", s.nqn(), "cntlid", Integer.toString(c.cntlid()), "host", c.hostNqn());
             queues.dataPoint(GaugeDataPointSnapshot.builder().value(connections).labels(l).build());
             inFlight.dataPoint(GaugeDataPointSnapshot.builder().value(outstanding).labels(l).build());
@@ -120,8 +114,8 @@ public final class TargetMetrics implements MultiCollector {
         controllers.dataPoint(GaugeDataPointSnapshot.builder().value(n).labels(Labels.of("subsystem", s.nqn())).build());
     }
 
-    private static void errors(CounterSnapshot.Builder b, ErrorCounts errors, Labels base) {
-        for (Map.Entry<String, Long> e : errors.byStatus().entrySet()) {
+    private static void errors(CounterSnapshot.Builder b, Map<String, Long> errors, Labels base) {
+        for (Map.Entry<String, Long> e : errors.entrySet()) {
             b.dataPoint(counterPoint(e.getValue(), base.add("status", e.getKey())));
         }
     }

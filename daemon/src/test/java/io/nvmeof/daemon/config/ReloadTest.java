@@ -15,7 +15,7 @@ import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.tcp.Pdu;
 import io.nvmeof.protocol.tcp.PduType;
 import io.nvmeof.target.Target;
-import io.nvmeof.target.tcp.RawHost;
+import io.nvmeof.target.RawHost;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import org.junit.jupiter.api.Test;
@@ -134,11 +134,11 @@ class ReloadTest {
             ConfigApplier.Changes c = applier.apply(ConfigLoader.parse(limited));
             assertTrue(c.toString().contains("max_buffer_memory now 33554432"), c.toString());
             assertEquals(32 << 20, target.bufferBudget().limit());
-            assertEquals(4000, target.dataTimeoutMillis());
+            assertEquals(4000L, target.options().get(Settings.DATA_TIMEOUT_MS));
             // taken out again: the defaults
             applier.apply(ConfigLoader.parse(config(NS1, "")));
             assertEquals(Target.defaultMaxBufferMemory(), target.bufferBudget().limit());
-            assertEquals(Settings.DATA_TIMEOUT_MS.defaultValue(), target.dataTimeoutMillis());
+            assertEquals(Settings.DATA_TIMEOUT_MS.defaultValue(), target.options().get(Settings.DATA_TIMEOUT_MS));
         }
     }
 
@@ -153,7 +153,7 @@ class ReloadTest {
             ConfigApplier.Changes c = applier.apply(ConfigLoader.parse(changed));
             assertTrue(c.toString().contains("max_queue_size changes only at a restart: kept 128"), c.toString());
             assertTrue(c.toString().contains("max_connections now 77"), c.toString());
-            assertEquals(128, target.maxQueueSize());
+            assertEquals(128, (int) target.options().get(Settings.MAX_QUEUE_SIZE));
             assertEquals(77, target.options().get(Settings.MAX_CONNECTIONS));
         }
     }

@@ -1,4 +1,4 @@
-package io.nvmeof.target.tcp;
+package io.nvmeof.target;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;

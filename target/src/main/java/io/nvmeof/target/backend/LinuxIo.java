@@ -14,7 +14,7 @@ import jnr.ffi.byref.LongLongByReference;
  * device ioctls (BLKGETSIZE64, BLKSSZGET, BLKDISCARD, BLKZEROOUT) and fallocate for hole
  * punching. Loaded on first use; a missing libc is reported once, clearly.
  */
-public final class LinuxIo {
+final class LinuxIo {
     /** _IOR(0x12, 114, size_t): device size in bytes. */
     static final long BLKGETSIZE64 = 0x80081272L;
     /** _IO(0x12, 104): logical sector size. */

@@ -1,4 +1,4 @@
-package io.nvmeof.target.tcp;
+package io.nvmeof.target;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
@@ -19,12 +19,6 @@ import io.nvmeof.protocol.tcp.Pdu;
 import io.nvmeof.protocol.tcp.PduType;
 import io.nvmeof.protocol.tcp.R2TPdu;
 import io.nvmeof.protocol.tls.PskIdentity;
-import io.nvmeof.target.Port;
-import io.nvmeof.target.QueuePair;
-import io.nvmeof.target.QueueTransport;
-import io.nvmeof.target.RateLimitedLog;
-import io.nvmeof.target.Request;
-import io.nvmeof.target.Target;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.concurrent.ScheduledFuture;

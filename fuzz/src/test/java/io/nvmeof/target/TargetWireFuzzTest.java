@@ -1,6 +1,5 @@
-package io.nvmeof.target.tcp;
+package io.nvmeof.target;
 
-import io.nvmeof.target.Settings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -14,10 +13,6 @@ import io.nvmeof.protocol.SubmissionQueueEntry;
 import io.nvmeof.protocol.tcp.Pdu;
 import io.nvmeof.protocol.tcp.PduType;
 import io.nvmeof.protocol.tcp.R2TPdu;
-import io.nvmeof.target.Namespace;
-import io.nvmeof.target.Port;
-import io.nvmeof.target.Subsystem;
-import io.nvmeof.target.Target;
 import io.nvmeof.target.backend.NullBackend;
 import io.nvmeof.target.backend.RamBackend;
 import java.net.InetSocketAddress;

@@ -1,6 +1,5 @@
-package io.nvmeof.target.rdma;
+package io.nvmeof.target;
 
-import io.nvmeof.target.Settings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -29,11 +28,6 @@ import io.nvmeof.protocol.SubmissionQueueEntry;
 import io.nvmeof.protocol.rdma.RdmaCmAccept;
 import io.nvmeof.protocol.rdma.RdmaCmReject;
 import io.nvmeof.protocol.rdma.RdmaCmRequest;
-import io.nvmeof.target.LoopAllocation;
-import io.nvmeof.target.Namespace;
-import io.nvmeof.target.Port;
-import io.nvmeof.target.Subsystem;
-import io.nvmeof.target.Target;
 import io.nvmeof.target.backend.RamBackend;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;

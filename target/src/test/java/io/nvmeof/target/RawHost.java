@@ -1,4 +1,4 @@
-package io.nvmeof.target.tcp;
+package io.nvmeof.target;
 
 import io.nvmeof.protocol.AdminOpcode;
 import io.nvmeof.protocol.CompletionQueueEntry;

@@ -1,4 +1,4 @@
-package io.nvmeof.target.tcp;
+package io.nvmeof.target;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
@@ -6,8 +6,6 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.nvmeof.fabric.tls.TlsPskHandler;
 import io.nvmeof.protocol.tls.PskIdentity;
 import io.nvmeof.protocol.tls.TlsPsk;
-import io.nvmeof.target.HostSecurity;
-import io.nvmeof.target.Target;
 
 /**
  * The first byte a host sends on a port with TLS: a TLS handshake record (22) puts the secure

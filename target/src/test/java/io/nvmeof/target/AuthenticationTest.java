@@ -1,6 +1,5 @@
-package io.nvmeof.target.tcp;
+package io.nvmeof.target;
 
-import io.nvmeof.target.Settings;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -18,10 +17,6 @@ import io.nvmeof.protocol.auth.DhchapHash;
 import io.nvmeof.protocol.auth.DhchapKey;
 import io.nvmeof.protocol.tcp.DataPdu;
 import io.nvmeof.protocol.tcp.PduType;
-import io.nvmeof.target.HostSecurity;
-import io.nvmeof.target.Namespace;
-import io.nvmeof.target.Subsystem;
-import io.nvmeof.target.Target;
 import io.nvmeof.target.backend.RamBackend;
 import java.io.IOException;
 import java.net.InetSocketAddress;

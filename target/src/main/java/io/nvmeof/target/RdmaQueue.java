@@ -1,4 +1,4 @@
-package io.nvmeof.target.rdma;
+package io.nvmeof.target;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -12,11 +12,6 @@ import io.nvmeof.fabric.rdma.WorkCompletion;
 import io.nvmeof.protocol.CompletionQueueEntry;
 import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.SubmissionQueueEntry;
-import io.nvmeof.target.Port;
-import io.nvmeof.target.QueuePair;
-import io.nvmeof.target.QueueTransport;
-import io.nvmeof.target.Request;
-import io.nvmeof.target.Target;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;

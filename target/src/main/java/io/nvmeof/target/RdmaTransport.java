@@ -1,4 +1,4 @@
-package io.nvmeof.target.rdma;
+package io.nvmeof.target;
 
 import io.netty.channel.EventLoopGroup;
 import io.nvmeof.fabric.rdma.ConnectParams;
@@ -24,11 +24,6 @@ import io.nvmeof.protocol.SubmissionQueueEntry;
 import io.nvmeof.protocol.rdma.RdmaCmAccept;
 import io.nvmeof.protocol.rdma.RdmaCmReject;
 import io.nvmeof.protocol.rdma.RdmaCmRequest;
-import io.nvmeof.target.Port;
-import io.nvmeof.target.PortListener;
-import io.nvmeof.target.PortOptionException;
-import io.nvmeof.target.Target;
-import io.nvmeof.target.TargetTransport;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;

@@ -1,6 +1,5 @@
-package io.nvmeof.target.tcp;
+package io.nvmeof.target;
 
-import io.nvmeof.target.Settings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -14,11 +13,6 @@ import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.tcp.ICReqPdu;
 import io.nvmeof.protocol.tcp.PduType;
 import io.nvmeof.protocol.tls.TlsPsk;
-import io.nvmeof.target.HostSecurity;
-import io.nvmeof.target.Namespace;
-import io.nvmeof.target.Port;
-import io.nvmeof.target.Subsystem;
-import io.nvmeof.target.Target;
 import io.nvmeof.target.backend.RamBackend;
 import java.io.IOException;
 import java.net.InetSocketAddress;

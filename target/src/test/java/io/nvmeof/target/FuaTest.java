@@ -1,4 +1,4 @@
-package io.nvmeof.target.tcp;
+package io.nvmeof.target;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -6,9 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Sgl;
-import io.nvmeof.target.Namespace;
-import io.nvmeof.target.Subsystem;
-import io.nvmeof.target.Target;
 import io.nvmeof.target.backend.Backend;
 import io.nvmeof.target.backend.RamBackend;
 import java.io.IOException;

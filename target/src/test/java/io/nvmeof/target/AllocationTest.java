@@ -1,6 +1,5 @@
-package io.nvmeof.target.tcp;
+package io.nvmeof.target;
 
-import io.nvmeof.target.Settings;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.util.ResourceLeakDetector;
@@ -9,12 +8,6 @@ import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.SubmissionQueueEntry;
 import io.nvmeof.protocol.tls.TlsPsk;
-import io.nvmeof.target.HostSecurity;
-import io.nvmeof.target.LoopAllocation;
-import io.nvmeof.target.Namespace;
-import io.nvmeof.target.Port;
-import io.nvmeof.target.Subsystem;
-import io.nvmeof.target.Target;
 import io.nvmeof.target.backend.RamBackend;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;

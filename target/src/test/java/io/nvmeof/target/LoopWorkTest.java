@@ -1,6 +1,5 @@
-package io.nvmeof.target.tcp;
+package io.nvmeof.target;
 
-import io.nvmeof.target.Settings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,9 +8,6 @@ import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.tcp.PduType;
-import io.nvmeof.target.Namespace;
-import io.nvmeof.target.Subsystem;
-import io.nvmeof.target.Target;
 import io.nvmeof.target.backend.Backend;
 import io.nvmeof.target.backend.NullBackend;
 import java.io.IOException;

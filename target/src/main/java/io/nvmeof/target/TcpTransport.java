@@ -1,12 +1,7 @@
-package io.nvmeof.target.tcp;
+package io.nvmeof.target;
 
 import io.netty.channel.EventLoopGroup;
 import io.nvmeof.protocol.DiscoveryLogEntry;
-import io.nvmeof.target.Port;
-import io.nvmeof.target.PortListener;
-import io.nvmeof.target.PortOptionException;
-import io.nvmeof.target.Target;
-import io.nvmeof.target.TargetTransport;
 import java.util.Map;
 
 /** The target's NVMe/TCP transport: a listener per port, a {@link TcpQueue} per connection. */

@@ -1,4 +1,4 @@
-package io.nvmeof.target.tcp;
+package io.nvmeof.target;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -10,9 +10,6 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.nvmeof.fabric.EventLoops;
-import io.nvmeof.target.Port;
-import io.nvmeof.target.PortListener;
-import io.nvmeof.target.Target;
 import java.net.InetSocketAddress;
 
 /** An NVMe/TCP port of the target: accepts connections, one queue each. */
