@@ -112,8 +112,8 @@ done
 grep -q '"nsid" : 3' /var/lib/nvmeof/state.json || fail "the API's namespace is not in the state: $(cat /var/lib/nvmeof/state.json)"
 grep -q '"nsid": 3' /etc/nvmeof/target.json && fail "the API wrote the operator's configuration"
 # a member of the nvmeof group may call it; a user outside it cannot reach the socket
-useradd -M -G nvmeof -s /usr/sbin/nologin operator
-runuser -u operator -- nvmeof rpc get_stats >/dev/null || fail "a member of the nvmeof group cannot call the API"
+useradd -M -G nvmeof -s /usr/sbin/nologin rpcuser
+runuser -u rpcuser -- nvmeof rpc get_stats >/dev/null || fail "a member of the nvmeof group cannot call the API"
 if runuser -u nobody -- nvmeof rpc get_stats >/tmp/rpc.err 2>&1; then fail "nobody reached the management socket"; fi
 echo "nobody: $(head -1 /tmp/rpc.err)"
 journalctl -u nvmeof-target --no-pager | grep -q "management API: user root (group root) (add_namespace $NQN)" \
@@ -163,7 +163,7 @@ systemctl stop nvmeof-target
 journalctl -u nvmeof-target --no-pager | grep -q "nvmeof target stopped" || fail "no clean stop in the journal"
 
 step "dpkg --purge: the service, its user, its config and its state go"
-userdel operator
+userdel rpcuser
 dpkg --purge nvmeof
 [ ! -e /usr/bin/nvmeof ] && [ ! -e /lib/systemd/system/nvmeof-target.service ] || fail "files left after purge"
 ! id nvmeof 2>/dev/null || fail "the nvmeof user is left after purge"

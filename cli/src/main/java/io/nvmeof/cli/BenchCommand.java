@@ -11,7 +11,6 @@ import io.nvmeof.fabric.Sizes;
 import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
-import io.nvmeof.target.backend.BackendSpec;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.ArrayList;

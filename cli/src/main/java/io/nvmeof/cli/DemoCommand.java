@@ -11,7 +11,6 @@ import io.nvmeof.target.Namespace;
 import io.nvmeof.target.ProductVersion;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
-import io.nvmeof.target.backend.BackendSpec;
 import io.nvmeof.target.backend.RamBackend;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;

@@ -97,9 +97,18 @@ public final class StateStore {
 
     /** Replaces the saved state with {@code state}, atomically and durably. */
     public void save(ObjectNode state) throws IOException {
+        writePrivately(file, JSON.writeValueAsString(state) + "\n");
+    }
+
+    /**
+     * Replaces {@code file} with {@code text}, readable by its owner only: written to a
+     * temporary file beside it, flushed to the disk, renamed over it, the directory flushed, so
+     * that a crash leaves the old file or the new one, never a mixture.
+     */
+    public static void writePrivately(Path file, String text) throws IOException {
         Files.createDirectories(file.toAbsolutePath().getParent());
         Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-        byte[] bytes = (JSON.writeValueAsString(state) + "\n").getBytes(StandardCharsets.UTF_8);
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
                 StandardOpenOption.WRITE)) {
             Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-------"));

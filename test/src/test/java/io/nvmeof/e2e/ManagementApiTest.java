@@ -181,6 +181,14 @@ class ManagementApiTest {
                     Integer.toString(data.length), "--output", out.toString());
             assertEquals(0, r.exit(), r.err());
             assertArrayEquals(data, Files.readAllBytes(out));
+            // save_config: the configuration in effect as one private file that --config takes
+            Path saved = dir.resolve("saved.json");
+            JsonNode res = rpc(socket(), "save_config", "{\"path\": \"" + saved + "\"}");
+            assertTrue(res.has("result"), res.toString());
+            assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(saved)));
+            r = TargetProcess.cli(60, "target", "--config", saved.toString(), "--show-config");
+            assertEquals(0, r.exit(), r.err());
+            assertEquals(10, JSON.readTree(r.out()).get("subsystems").size(), r.out());
             // a removal persists too
             r = TargetProcess.cli(60, "subsystem", "remove", "--socket", socket().toString(), "nqn.2026-11.io.nvmeof:api-c0");
             assertEquals(0, r.exit(), r.err());

@@ -60,6 +60,9 @@ class SystemdUnitTest {
         assertTrue(unit.contains("Type=notify"), "READY=1 once every port listens");
         assertTrue(unit.contains("WatchdogSec="), "the event loops feed a watchdog");
         assertTrue(unit.contains("User=nvmeof"), "its own unprivileged user");
+        assertTrue(unit.contains("RuntimeDirectory=nvmeof") && unit.contains("RuntimeDirectoryMode=0750"),
+                "the management socket's directory");
+        assertTrue(unit.contains("StateDirectory=nvmeof"), "the management API's state");
         Matcher exec = Pattern.compile("(?m)^ExecStart=(.*)$").matcher(unit);
         assertTrue(exec.find(), "ExecStart");
         Map<String, String> env = environmentFile(SYSTEMD.resolve("target.conf"));
@@ -92,7 +95,17 @@ class SystemdUnitTest {
         Files.writeString(config, local);
         targetArgs.set(c + 1, config.toString());
         String nqn = shipped.subsystems().get(0).nqn();
-        try (TargetProcess t = TargetProcess.start(Fabric.TCP, dir, targetArgs.toArray(new String[0]))) {
+        // systemd gives the service its directories in the environment; the management API takes them
+        Path run = Files.createDirectories(dir.resolve("run"));
+        Path state = Files.createDirectories(dir.resolve("state"));
+        try (TargetProcess t = TargetProcess.startWith(List.of(), Map.of("RUNTIME_DIRECTORY", run.toString(),
+                "STATE_DIRECTORY", state.toString()), Fabric.TCP, dir, targetArgs.toArray(new String[0]))) {
+            t.await("the management API", () -> t.out().contains("management API on " + run.resolve("rpc.sock")
+                    + ", its changes kept in " + state.resolve("state.json")));
+            TargetProcess.Run api = TargetProcess.cli(60, "ns", "add", "--socket", run.resolve("rpc.sock").toString(),
+                    "--subsystem", shipped.subsystems().get(0).nqn(), "--nsid", "3", "ram:8M");
+            assertEquals(0, api.exit(), api.err());
+            assertTrue(Files.readString(state.resolve("state.json")).contains("\"nsid\" : 3"));
             try (Controller ctrl = Controller.connect(NvmeofUri.parse(t.uri(nqn)), ConnectOptions.defaults().ioQueues(1))) {
                 BlockDevice dev = ctrl.namespace(1);
                 assertEquals(1L << 30, dev.size());
@@ -105,14 +118,14 @@ class SystemdUnitTest {
                 assertEquals(0, hup.waitFor());
                 t.await("the reload", () -> t.out().contains("reloaded"));
                 assertTrue(t.out().contains("namespace 2 added"), t.out());
-                assertEquals(List.of(1, 2), ctrl.activeNamespaces());
+                assertEquals(List.of(1, 2, 3), ctrl.activeNamespaces(), "the file's namespaces and the API's");
                 assertEquals(16 << 20, ctrl.namespace(2).size());
                 dev.write(4096, ByteBuffer.allocate(4096)); // the old connection still works
                 // a broken file on reload is reported and the running configuration kept
                 Files.writeString(config, "{ not json");
                 new ProcessBuilder("kill", "-HUP", Long.toString(t.process.pid())).start().waitFor();
                 t.await("the refused reload", () -> t.out().contains("kept its configuration"));
-                assertEquals(List.of(1, 2), ctrl.activeNamespaces());
+                assertEquals(List.of(1, 2, 3), ctrl.activeNamespaces());
             }
             assertEquals(0, t.stop());
             t.assertNoLeaks();

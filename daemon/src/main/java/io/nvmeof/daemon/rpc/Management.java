@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmeof.daemon.Daemon;
+import io.nvmeof.daemon.StateStore;
 import io.nvmeof.daemon.config.ConfigApplier;
 import io.nvmeof.daemon.config.ConfigException;
 import io.nvmeof.daemon.config.ConfigWriter;
@@ -19,10 +20,6 @@ import io.nvmeof.target.Target;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.nio.channels.FileChannel;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -401,15 +398,7 @@ public final class Management {
             throw new ParamException("path", "must be an absolute path");
         }
         Path file = Path.of(path);
-        String text = ConfigWriter.write(daemon.configuration(), ConfigWriter.Secrets.WRITTEN);
-        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                StandardOpenOption.WRITE)) {
-            Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-------"));
-            ch.write(java.nio.ByteBuffer.wrap(text.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
-            ch.force(true);
-        }
-        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        StateStore.writePrivately(file, ConfigWriter.write(daemon.configuration(), ConfigWriter.Secrets.WRITTEN));
         LOG.log(System.Logger.Level.INFO, "management API: {0} saved the configuration to {1}", c, file);
         ObjectNode r = Rpc.JSON.createObjectNode();
         r.put("path", file.toString());
