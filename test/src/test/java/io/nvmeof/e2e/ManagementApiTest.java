@@ -224,12 +224,15 @@ class ManagementApiTest {
             canSwitch = false;
         }
         assumeTrue(canSwitch, "needs root and setpriv to call as another user");
-        // the socket's directory must be reachable for the other user; the socket itself is 0660 root:root
+        // the socket's directory and a copy of the jar must be reachable for the other user (a clone
+        // may sit in a private directory); the socket itself is 0660 root:root
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path jar = Files.copy(TargetProcess.JAR, dir.resolve("nvmeof.jar"));
+        Files.setPosixFilePermissions(jar, PosixFilePermissions.fromString("rw-r--r--"));
         try (TargetProcess t = start(config)) {
             Files.setPosixFilePermissions(socket().getParent(), PosixFilePermissions.fromString("rwxr-xr-x"));
             List<String> cmd = new ArrayList<>(List.of("setpriv", "--reuid=65534", "--regid=0", "--clear-groups",
-                    java.toString(), "-Xmx128m", "-XX:-UsePerfData", "-jar", TargetProcess.JAR.toString(), "rpc",
+                    java.toString(), "-Xmx128m", "-XX:-UsePerfData", "-jar", jar.toString(), "rpc",
                     "--socket", socket().toString(), "create_subsystem", "{\"nqn\": \"nqn.2026-11.io.nvmeof:intruder\"}"));
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
