@@ -243,9 +243,4 @@ public final class StateStore {
         }
         return true;
     }
-
-    /** The kinds of entry a state has. */
-    public static List<String> kinds() {
-        return KINDS;
-    }
 }

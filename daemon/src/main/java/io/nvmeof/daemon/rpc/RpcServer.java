@@ -63,14 +63,10 @@ public final class RpcServer implements AutoCloseable {
     public static RpcServer start(Path path, Management methods) throws IOException {
         Files.createDirectories(path.toAbsolutePath().getParent());
         if (Files.exists(path)) {
-            try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(path))) {
+            if (served(path)) {
                 throw new IOException("management socket " + path + " is served by another process");
-            } catch (IOException e) {
-                if (e.getMessage() != null && e.getMessage().contains("served by another")) {
-                    throw e;
-                }
-                Files.delete(path); // left by a process that is gone
             }
+            Files.delete(path); // left by a process that is gone
         }
         ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         try {
@@ -87,6 +83,15 @@ public final class RpcServer implements AutoCloseable {
 
     public Path path() {
         return path;
+    }
+
+    /** Whether a process accepts connections on the socket file {@code path}. */
+    private static boolean served(Path path) {
+        try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(path))) {
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     private void acceptLoop() {
