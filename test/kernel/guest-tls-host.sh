@@ -19,8 +19,11 @@ fail() { echo "FAILED: $*"; rc=1; }
 phase "modprobe" modprobe -a nvme-tcp tls || exit 1
 umask 077
 echo "$PSK" >/tmp/host1.psk
+# connect_timeout_ms: the first TLS handshake and DH-HMAC-CHAP of two cold JVMs on one emulated
+# vCPU can outlast the 10 s default meant for real machines (the host side waits 120 s below)
 cat >/tmp/target.json <<JSON
-{"ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 4420, "tls": "required", "subsystems": ["$NQN"]}],
+{"settings": {"connect_timeout_ms": 120000},
+ "ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 4420, "tls": "required", "subsystems": ["$NQN"]}],
  "subsystems": [{"nqn": "$NQN", "allowed_hosts": ["$HOST1", "$HOSTB"],
                  "namespaces": [{"nsid": 1, "backend": "ram", "size": "256M"}]}],
  "hosts": [{"nqn": "$HOST1", "tls_key_file": "/tmp/host1.psk"},
