@@ -17,8 +17,16 @@ public interface BlockDevice {
     /** Namespace ID on its controller. */
     int nsid();
 
-    /** Capacity in bytes. */
+    /** Capacity in bytes, kept current: a namespace attribute notice from the controller updates it. */
     long size();
+
+    /**
+     * Whether the namespace is write protected (Identify Namespace NSATTR bit 0), kept current like
+     * {@link #size()}. Writes to it fail with Namespace is Write Protected.
+     */
+    default boolean readOnly() {
+        return false;
+    }
 
     /** Logical block size in bytes. */
     int blockSize();

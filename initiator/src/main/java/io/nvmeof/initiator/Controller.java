@@ -391,7 +391,7 @@ public final class Controller implements AutoCloseable {
         for (NamespaceDevice d : devices.values()) {
             try {
                 IdentifyNamespace ns = identifyNamespace(d.nsid());
-                d.resize(ns.nsze());
+                d.update(ns);
             } catch (IOException e) {
                 LOG.log(System.Logger.Level.DEBUG, "refreshing namespace " + d.nsid() + ": " + e.getMessage());
             }
@@ -550,7 +550,7 @@ public final class Controller implements AutoCloseable {
         int blockSize = checkedBlockSize(ns, "namespace " + Integer.toUnsignedString(nsid) + " of " + uri.subsystemNqn());
         NamespaceDevice d = devices.computeIfAbsent(nsid, n -> new NamespaceDevice(this, n, ns.nsze(), blockSize,
                 maxTransferBytes(blockSize)));
-        d.resize(ns.nsze());
+        d.update(ns);
         return d;
     }
 

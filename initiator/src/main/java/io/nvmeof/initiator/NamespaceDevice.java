@@ -1,5 +1,6 @@
 package io.nvmeof.initiator;
 
+import io.nvmeof.protocol.IdentifyNamespace;
 import io.nvmeof.protocol.NvmOpcode;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -29,9 +30,17 @@ final class NamespaceDevice implements BlockDevice {
         this.maxTransfer = maxTransfer;
     }
 
-    /** The namespace changed size (or went away: 0 blocks). */
-    void resize(long newBlocks) {
-        this.blocks = newBlocks;
+    private volatile boolean readOnly;
+
+    /** What Identify Namespace says now: its size (0 blocks: gone) and write protection. */
+    void update(IdentifyNamespace ns) {
+        this.blocks = ns.nsze();
+        this.readOnly = (ns.nsattr() & 1) != 0;
+    }
+
+    @Override
+    public boolean readOnly() {
+        return readOnly;
     }
 
     @Override

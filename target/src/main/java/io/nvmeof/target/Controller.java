@@ -226,6 +226,11 @@ public final class Controller {
         return Registers.cstsReady(csts) && !destroyed;
     }
 
+    /** Torn down (keep-alive expiry, a revoked host, a lost admin queue): its connections are closing. */
+    boolean destroyed() {
+        return destroyed;
+    }
+
     int grantedIoQueues() {
         return grantedIoQueues;
     }
@@ -338,7 +343,7 @@ public final class Controller {
     }
 
     /** Delivers an event on the admin queue's loop: to an outstanding AER, or kept for the next one. */
-    private void event(int dw0) {
+    void event(int dw0) {
         QueuePair q = admin;
         if (q == null) {
             return;

@@ -18,7 +18,8 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 public final class Namespace implements AutoCloseable {
     private final int nsid;
     private final Backend backend;
-    private final boolean readOnly;
+    /** Write protected: set at creation, changed by {@link Subsystem#readOnly}. */
+    private volatile boolean readOnly;
     private final UUID uuid;
     private final int blockShift;
     /** The owner's reference plus one per command using the namespace; the backend closes at zero. */
@@ -68,6 +69,24 @@ public final class Namespace implements AutoCloseable {
 
     public boolean readOnly() {
         return readOnly;
+    }
+
+    void readOnly(boolean readOnly) {
+        this.readOnly = readOnly;
+    }
+
+    /**
+     * Changes the size in place (see {@link Backend#resize}): writers wait for it, as for a fused
+     * Compare and Write; reads go on.
+     */
+    void resize(long bytes) throws IOException {
+        Lock exclusive = compareAndWriteLock();
+        exclusive.lock();
+        try {
+            backend.resize(bytes);
+        } finally {
+            exclusive.unlock();
+        }
     }
 
     public UUID uuid() {

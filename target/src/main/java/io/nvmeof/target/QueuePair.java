@@ -191,6 +191,14 @@ final class QueuePair {
      */
     public void start(Request r, long arrivedNanos) {
         r.startNanos = arrivedNanos;
+        if (controller != null && controller.destroyed()) {
+            // The controller is gone and this connection is closing with it: no answer, as if the
+            // connection had ended already. Any status would reach the host as the command's final
+            // one (nvmet's would be Command Sequence Error with DNR), where a lost connection lets
+            // it retry the command on the next association.
+            release(r);
+            return;
+        }
         SubmissionQueueEntry sqe = r.sqe;
         // Fused commands: a first must be followed at once by its second (NVMe Base 2.0, 3.4.2).
         int fuse = sqe.fuse();
@@ -248,6 +256,17 @@ final class QueuePair {
         if (admitted) {
             // keep-alive traffic: a command accepted on an admitted queue, never one refused
             controller.touch();
+        }
+        if (target.faults().intercept(this, r)) {
+            return; // delayed, held or failed by an injected fault
+        }
+        proceed(r);
+    }
+
+    /** Runs a validated command: asks for its data first if it is a write still missing some. */
+    void proceed(Request r) {
+        if (closed) {
+            return; // a fault held it while the connection ended: closed() freed what it had
         }
         if (r.direction == Request.XFER_H2C && r.length > 0 && r.received < r.length) {
             if (h2cPending > 0 && h2cPending + r.length > target.maxQueueWriteData()) {

@@ -148,6 +148,38 @@ public final class Subsystem implements AutoCloseable {
         return true;
     }
 
+    /**
+     * Write-protects namespace {@code nsid} (writes then fail with Namespace is Write Protected and
+     * Identify Namespace sets NSATTR bit 0) or lifts it; the hosts that see it get a namespace
+     * attribute notice. Returns false if there is no such namespace.
+     */
+    public boolean readOnly(int nsid, boolean readOnly) {
+        Namespace ns = namespaces.get(nsid);
+        if (ns == null) {
+            return false;
+        }
+        ns.readOnly(readOnly);
+        notifyNamespaceChanged(ns);
+        return true;
+    }
+
+    /**
+     * Changes namespace {@code nsid}'s size to {@code bytes} in place, under running I/O, where its
+     * backend can ({@link io.nvmeof.target.backend.Backend#resize}); the hosts that see it get a
+     * namespace attribute notice and read the new size. Returns false if there is no such namespace.
+     *
+     * @throws UnsupportedOperationException if the backend cannot change size in place
+     */
+    public boolean resize(int nsid, long bytes) throws IOException {
+        Namespace ns = namespaces.get(nsid);
+        if (ns == null) {
+            return false;
+        }
+        ns.resize(bytes);
+        notifyNamespaceChanged(ns);
+        return true;
+    }
+
     public NavigableMap<Integer, Namespace> namespaces() {
         return namespaces;
     }

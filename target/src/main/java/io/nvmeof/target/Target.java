@@ -35,6 +35,7 @@ public final class Target implements AutoCloseable {
     public static final int MAX_NSID = 1024;
 
     private final Map<String, Subsystem> subsystems = new ConcurrentHashMap<>();
+    private final Faults faults = new Faults(this);
     /** Read from event loops (discovery log) without the target's lock: never block them behind a reload. */
     private final Map<Port, PortListener> ports = new ConcurrentHashMap<>();
     /** The transports of the ports, by trtype, created on the first port of each. */
@@ -362,6 +363,11 @@ public final class Target implements AutoCloseable {
     }
 
     /** The discovery subsystem, served on every port. */
+    /** Faults to inject for tests of the hosts' side; none are set unless asked for. */
+    public Faults faults() {
+        return faults;
+    }
+
     public Subsystem discovery() {
         return discovery;
     }

@@ -63,6 +63,16 @@ public interface Backend extends AutoCloseable {
         return null;
     }
 
+    /**
+     * Changes the capacity to {@code newSize} bytes (a positive multiple of the block size) in
+     * place: the first {@code min(old, new)} bytes keep their data, bytes added read as zeroes.
+     * The caller keeps writers out while it runs ({@code Namespace.resize}). Backends that cannot
+     * say so.
+     */
+    default void resize(long newSize) throws IOException {
+        throw new UnsupportedOperationException(describe() + " cannot change size in place");
+    }
+
     /** Makes every completed write durable: it survives a crash of this process and of the machine. */
     void flush() throws IOException;
 

@@ -23,4 +23,11 @@ public final class NullBackend extends MemoryBackend {
     @Override
     public void writeZeroes(long offset, long length) {
     }
+
+    /** Nothing to keep: only the size changes. */
+    @Override
+    public void resize(long newSize) {
+        checkSize(newSize);
+        size = newSize;
+    }
 }

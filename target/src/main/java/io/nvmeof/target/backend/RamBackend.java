@@ -17,39 +17,76 @@ import java.nio.ByteBuffer;
 public final class RamBackend extends MemoryBackend {
     private static final int SEGMENT_SHIFT = 30;
     private static final long SEGMENT = 1L << SEGMENT_SHIFT;
-    private final ByteBuffer[] segments;
-    private final long hugePageBytes;
-    /** Views of each segment for reads sent without a copy; null without Unsafe. */
-    private final MemoryViews[] views;
+    /** The memory now: replaced whole by {@link #resize}, so each call works on one consistent layout. */
+    private volatile Layout layout;
+    private volatile long hugePageBytes;
+
+    /** Segments of the namespace in order, and views of each for reads sent without a copy (null without Unsafe). */
+    private record Layout(ByteBuffer[] segments, MemoryViews[] views) {
+    }
 
     public RamBackend(long size, int blockSize) {
         super("ram", size, blockSize);
+        layout = layout(size, null);
+    }
+
+    /**
+     * Segments for {@code size} bytes: those of {@code old} that keep their length are kept, a
+     * segment whose length changes is copied into a new one (as far as both reach), the rest are new.
+     */
+    private Layout layout(long size, Layout old) {
         int n = (int) ((size + SEGMENT - 1) >>> SEGMENT_SHIFT);
-        segments = new ByteBuffer[n];
+        ByteBuffer[] segments = new ByteBuffer[n];
+        MemoryViews[] views = MemoryViews.AVAILABLE ? new MemoryViews[n] : null;
         long huge = 0;
         for (int i = 0; i < n; i++) {
-            ByteBuffer seg = ByteBuffer.allocateDirect((int) Math.min(SEGMENT, size - ((long) i << SEGMENT_SHIFT)));
+            int length = (int) Math.min(SEGMENT, size - ((long) i << SEGMENT_SHIFT));
+            ByteBuffer was = old != null && i < old.segments.length ? old.segments[i] : null;
+            if (was != null && was.capacity() == length) {
+                segments[i] = was;
+                if (views != null) {
+                    views[i] = old.views[i];
+                }
+                continue;
+            }
+            ByteBuffer seg = ByteBuffer.allocateDirect(length);
             huge += LinuxIo.adviseHugePages(PlatformDependent.directBufferAddress(seg), seg.capacity());
             for (int at = 0; at < seg.capacity(); at += 4096) {
                 seg.put(at, (byte) 0); // fault every page in now (huge ones where advised), not on the data path
             }
+            if (was != null) {
+                int keep = Math.min(length, was.capacity());
+                seg.put(0, was, 0, keep);
+            }
             segments[i] = seg;
+            if (views != null) {
+                views[i] = new MemoryViews(seg);
+            }
         }
-        hugePageBytes = huge;
-        views = MemoryViews.AVAILABLE ? new MemoryViews[n] : null;
-        for (int i = 0; views != null && i < n; i++) {
-            views[i] = new MemoryViews(segments[i]);
-        }
+        hugePageBytes = old == null ? huge : hugePageBytes + huge;
+        return new Layout(segments, views);
+    }
+
+    /**
+     * Grows or shrinks in place. Writers are kept out by the caller (the namespace's exclusive
+     * lock); reads that started on the old layout finish on it, since its memory stays until they let go.
+     */
+    @Override
+    public synchronized void resize(long newSize) {
+        checkSize(newSize);
+        layout = layout(newSize, layout);
+        size = newSize;
     }
 
     @Override
     public ByteBuf readView(long offset, int length) {
-        if (views == null) {
+        Layout l = layout;
+        if (l.views == null) {
             return null;
         }
         int s = (int) (offset >>> SEGMENT_SHIFT);
         int at = (int) (offset & (SEGMENT - 1));
-        return at + length <= segments[s].capacity() ? views[s].view(at, length) : null;
+        return at + length <= l.segments[s].capacity() ? l.views[s].view(at, length) : null;
     }
 
     /** Bytes of the namespace the kernel was asked to back with transparent huge pages (0: none). */
@@ -59,6 +96,7 @@ public final class RamBackend extends MemoryBackend {
 
     @Override
     public void read(long offset, ByteBuffer dst) {
+        ByteBuffer[] segments = layout.segments;
         while (dst.hasRemaining()) {
             ByteBuffer seg = segments[(int) (offset >>> SEGMENT_SHIFT)];
             int at = (int) (offset & (SEGMENT - 1));
@@ -71,6 +109,7 @@ public final class RamBackend extends MemoryBackend {
 
     @Override
     public void write(long offset, ByteBuffer src) {
+        ByteBuffer[] segments = layout.segments;
         while (src.hasRemaining()) {
             ByteBuffer seg = segments[(int) (offset >>> SEGMENT_SHIFT)];
             int at = (int) (offset & (SEGMENT - 1));
@@ -83,6 +122,7 @@ public final class RamBackend extends MemoryBackend {
 
     @Override
     public void writeZeroes(long offset, long length) {
+        ByteBuffer[] segments = layout.segments;
         while (length > 0) {
             ByteBuffer seg = segments[(int) (offset >>> SEGMENT_SHIFT)];
             int at = (int) (offset & (SEGMENT - 1));
