@@ -137,4 +137,46 @@ class BackendTest {
             throw new AssertionError(e);
         }
     }
+
+    @Test
+    void aRamNamespaceGrowsAndShrinksInPlaceKeepingItsData() throws IOException {
+        RamBackend b = new RamBackend(1 << 20, 4096);
+        ByteBuffer data = ByteBuffer.allocateDirect(1 << 20);
+        for (int i = 0; i < data.capacity(); i++) {
+            data.put(i, (byte) (i * 13 + 5));
+        }
+        b.write(0, data.duplicate());
+        b.resize(3 << 20);
+        assertEquals(3 << 20, b.size());
+        ByteBuffer back = ByteBuffer.allocateDirect(1 << 20);
+        b.read(0, back);
+        assertEquals(data.clear(), back.flip());
+        ByteBuffer grown = ByteBuffer.allocateDirect(2 << 20);
+        b.read(1 << 20, grown);
+        assertEquals(ByteBuffer.allocateDirect(2 << 20), grown.flip(), "the added bytes read as zeroes");
+        b.write((3 << 20) - 4096, data.duplicate().limit(4096));
+
+        b.resize(512 << 10);
+        assertEquals(512 << 10, b.size());
+        ByteBuffer half = ByteBuffer.allocateDirect(512 << 10);
+        b.read(0, half);
+        assertEquals(data.duplicate().limit(512 << 10), half.flip());
+        b.resize(1 << 20); // what was cut off does not come back
+        ByteBuffer again = ByteBuffer.allocateDirect(512 << 10);
+        b.read(512 << 10, again);
+        assertEquals(ByteBuffer.allocateDirect(512 << 10), again.flip());
+
+        assertThrows(IllegalArgumentException.class, () -> b.resize(1000));
+        assertThrows(IllegalArgumentException.class, () -> b.resize(0));
+        assertEquals(1 << 20, b.size());
+    }
+
+    @Test
+    void aFileNamespaceSaysItCannotChangeSizeInPlace() throws IOException {
+        try (FileBackend f = FileBackend.open(dir.resolve("fixed.img"), 1 << 20, 4096, false)) {
+            UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, () -> f.resize(2 << 20));
+            assertTrue(e.getMessage().contains("cannot change size"), e.getMessage());
+            assertEquals(1 << 20, f.size());
+        }
+    }
 }
