@@ -70,15 +70,15 @@ class FaultsTest {
         try (Controller c = Nvmeof.connect(target.uri(), options().commandTimeout(Duration.ofSeconds(1))
                 .controllerLossTimeout(Duration.ZERO))) {
             BlockDevice disk = c.namespace(1);
-            target.namespace(1).delay(Duration.ofMillis(300));
+            target.namespace(1).delay(Duration.ofMillis(800));
             long t0 = System.nanoTime();
             disk.write(0, pattern(1, BLOCK));
             long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-            assertTrue(ms >= 300, "a write under a 300 ms delay took " + ms + " ms");
+            assertTrue(ms >= 800, "a write under an 800 ms delay took " + ms + " ms");
             // namespace 2 is not delayed
             t0 = System.nanoTime();
             c.namespace(2).read(0, ByteBuffer.allocateDirect(BLOCK));
-            assertTrue(System.nanoTime() - t0 < TimeUnit.MILLISECONDS.toNanos(250), "namespace 2 was delayed too");
+            assertTrue(System.nanoTime() - t0 < TimeUnit.MILLISECONDS.toNanos(600), "namespace 2 was delayed too");
 
             target.clearFaults();
             target.namespace(1).delay(Duration.ofSeconds(4));
@@ -88,7 +88,7 @@ class FaultsTest {
             // the initiator asks for an Abort at the timeout, then resets the association; with no
             // controller-loss time left the caller gets the error at once
             assertTrue(e.getMessage().contains("timed out"), e.toString());
-            assertTrue(ms >= 1000 && ms < 3500, "the timeout came after " + ms + " ms");
+            assertTrue(ms >= 1000 && ms < 8000, "the timeout came after " + ms + " ms");
         }
     }
 
@@ -173,7 +173,7 @@ class FaultsTest {
                     () -> disk.readAsync(0, ByteBuffer.allocateDirect(BLOCK)).get(20, TimeUnit.SECONDS));
             long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
             assertInstanceOf(NvmeTimeoutException.class, e.getCause(), e.toString());
-            assertTrue(ms >= 1000 && ms < 5000, "the timeout came after " + ms + " ms");
+            assertTrue(ms >= 1000 && ms < 10000, "the timeout came after " + ms + " ms");
             // its reconnect attempts are held as well: the controller stays away while the stall lasts
             await().atMost(Duration.ofSeconds(10)).until(() -> target.faults().heldCount() >= 3);
             assertEquals(0, c.reconnects());
@@ -271,13 +271,13 @@ class FaultsTest {
         String fast = "nqn.2014-08.org.nvmexpress:uuid:" + UUID.randomUUID();
         try (Controller a = Nvmeof.connect(target.uri(), options().identity(HostIdentity.of(slow, UUID.randomUUID())));
              Controller b = Nvmeof.connect(target.uri(), options().identity(HostIdentity.of(fast, UUID.randomUUID())))) {
-            target.host(slow).delay(Duration.ofMillis(400));
+            target.host(slow).delay(Duration.ofMillis(1000));
             long t0 = System.nanoTime();
             b.namespace(1).read(0, ByteBuffer.allocateDirect(BLOCK));
-            assertTrue(System.nanoTime() - t0 < TimeUnit.MILLISECONDS.toNanos(300), "the other host was delayed");
+            assertTrue(System.nanoTime() - t0 < TimeUnit.MILLISECONDS.toNanos(700), "the other host was delayed");
             t0 = System.nanoTime();
             a.namespace(1).read(0, ByteBuffer.allocateDirect(BLOCK));
-            assertTrue(System.nanoTime() - t0 >= TimeUnit.MILLISECONDS.toNanos(400), "the host was not delayed");
+            assertTrue(System.nanoTime() - t0 >= TimeUnit.MILLISECONDS.toNanos(1000), "the host was not delayed");
 
             assertEquals(1, target.host(slow).dropConnections());
             await().atMost(Duration.ofSeconds(10)).until(() -> a.reconnects() == 1);
