@@ -11,13 +11,19 @@ import org.junit.jupiter.api.Test;
 /** The README's example is this module's test, word for word: what users copy is what runs. */
 class ReadmeExampleTest {
     @Test
-    void theReadmeShowsTheTestThatRuns() throws IOException {
+    void theReadmeShowsTheApplicationAndTheTestThatRun() throws IOException {
         String readme = Files.readString(Path.of("../README.md"));
-        String test = Files.readString(Path.of("src/test/java/io/nvmeof/examples/RecordStoreTest.java"));
-        String start = "@NvmeofTarget(namespaces";
-        int at = readme.indexOf(start);
-        assertTrue(at > 0, "the README has no @NvmeofTarget example");
+        assertShown(readme, "public final class RecordStore", "src/main/java/io/nvmeof/examples/RecordStore.java");
+        assertShown(readme, "@NvmeofTarget(namespaces", "src/test/java/io/nvmeof/examples/RecordStoreTest.java");
+    }
+
+    /** The README's Java block holding {@code marker} is the file after its package line: imports too, so it compiles as pasted. */
+    private static void assertShown(String readme, String marker, String file) throws IOException {
+        String source = Files.readString(Path.of(file));
+        int example = readme.indexOf(marker);
+        assertTrue(example > 0, "the README does not show " + file);
+        int at = readme.lastIndexOf("```java\n", example) + "```java\n".length();
         String shown = readme.substring(at, readme.indexOf("```", at)).strip();
-        assertEquals(test.substring(test.indexOf(start)).strip(), shown);
+        assertEquals(source.substring(source.indexOf("import ")).strip(), shown, file);
     }
 }
