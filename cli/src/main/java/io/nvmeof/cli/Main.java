@@ -19,7 +19,7 @@ import picocli.CommandLine.Command;
                 IdentifyCommands.IdNs.class, IdentifyCommands.ListNamespaces.class, ReadCommand.class, WriteCommand.class,
                 BenchCommand.class, PlotCommand.class, TopCommand.class, DemoCommand.class, KeyCommands.Gen.class, KeyCommands.Check.class,
                 KeyCommands.GenTls.class, KeyCommands.CheckTls.class, GrantDevicesCommand.class, RpcCommands.Rpc.class,
-                RpcCommands.Ns.class, RpcCommands.SubsystemCmd.class,
+                RpcCommands.Ns.class, RpcCommands.SubsystemCmd.class, RpcCommands.Ana.class,
                 CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     @CommandLine.Spec

@@ -215,4 +215,48 @@ final class RpcCommands {
             return RpcCommands.call(socket, "delete_subsystem", p, spec.commandLine().getOut(), spec.commandLine().getErr());
         }
     }
+
+    @Command(name = "ana", mixinStandardHelpOptions = true,
+            description = "ANA group states of a running target, per port (nvmet's ports/N/ana_groups/G/ana_state).",
+            subcommands = {AnaSet.class, AnaShow.class})
+    static final class Ana {
+    }
+
+    @Command(name = "set", mixinStandardHelpOptions = true, description = "Set an ANA group's state through a port"
+            + " (set_ana_state); hosts connected there get the ANA change notice. It persists. Gateways do not"
+            + " coordinate: set each one's ports yourself.")
+    static final class AnaSet extends SocketOption implements Callable<Integer> {
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Option(names = "--port", required = true, paramLabel = "PORTID")
+        int port;
+
+        @Option(names = "--group", required = true, paramLabel = "GRPID")
+        int group;
+
+        @Parameters(index = "0", paramLabel = "STATE", description = "optimized, non-optimized, inaccessible, persistent-loss or change")
+        String state;
+
+        @Override
+        public Integer call() throws Exception {
+            ObjectNode p = JSON.createObjectNode();
+            p.put("portid", port);
+            p.put("grpid", group);
+            p.put("state", state);
+            return RpcCommands.call(socket, "set_ana_state", p, spec.commandLine().getOut(), spec.commandLine().getErr());
+        }
+    }
+
+    @Command(name = "show", mixinStandardHelpOptions = true, description = "Each port's ANA groups, their states and namespaces (get_ana_states).")
+    static final class AnaShow extends SocketOption implements Callable<Integer> {
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            return RpcCommands.call(socket, "get_ana_states", JSON.createObjectNode(), spec.commandLine().getOut(),
+                    spec.commandLine().getErr());
+        }
+    }
 }

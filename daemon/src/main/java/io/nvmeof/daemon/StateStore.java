@@ -33,12 +33,13 @@ public final class StateStore {
     /**
      * The kinds of entry: subsystems (by NQN: their attributes, or null), namespaces ("NQN#NSID":
      * the namespace, or null), subsystem_hosts ("NQN#HOST": allowed or not), ports (by PORTID),
-     * port_subsystems ("PORTID#NQN": served there or not), hosts (by NQN: their keys, or null).
+     * port_subsystems ("PORTID#NQN": served there or not), port_ana ("PORTID#GRPID": the ANA
+     * group's state through the port, or null for the file's), hosts (by NQN: their keys, or null).
      * Each is as fine as what the API changes, so that an operator's later edit of the file to
      * anything else still takes effect.
      */
     static final List<String> KINDS = List.of("subsystems", "namespaces", "subsystem_hosts", "ports",
-            "port_subsystems", "hosts");
+            "port_subsystems", "port_ana", "hosts");
     private static final int VERSION = 1;
 
     private final Path file;
@@ -183,6 +184,17 @@ public final class StateStore {
                 if (e.getValue().asBoolean() && find(subsystems, "nqn", k[1]) != null) {
                     l.add(k[1]);
                 }
+            }
+        }
+        for (Map.Entry<String, JsonNode> e : entries(state, "port_ana")) {
+            String[] k = e.getKey().split("#", 2);
+            ObjectNode p = find(ports, "portid", k[0]);
+            if (p != null && !e.getValue().isNull()) {
+                ArrayNode groups = array(p, "ana_groups");
+                remove(groups, "grpid", k[1]);
+                ObjectNode g = groups.addObject();
+                g.put("grpid", Integer.parseInt(k[1]));
+                g.putObject("ana").put("state", e.getValue().asText());
             }
         }
         ArrayNode hosts = array(out, "hosts");

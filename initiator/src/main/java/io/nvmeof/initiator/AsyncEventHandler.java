@@ -24,6 +24,9 @@ import java.util.function.Consumer;
 final class AsyncEventHandler {
     private static final System.Logger LOG = System.getLogger(AsyncEventHandler.class.getName());
 
+    /** OAES / Asynchronous Event Configuration bits (Base 2.0, Figure 326). */
+    static final int NAMESPACE_ATTRIBUTE_NOTICES = 1 << 8;
+    static final int ANA_CHANGE_NOTICES = 1 << 11;
     private final Controller controller;
     private final List<Consumer<Controller.AsyncEvent>> listeners = new CopyOnWriteArrayList<>();
 
@@ -37,11 +40,13 @@ final class AsyncEventHandler {
 
     /** On the new association's admin queue: notices on, one request outstanding. */
     void start(HostQueue admin, IdentifyController identify) throws IOException {
-        if ((identify.oaes() & 1 << 8) == 0) {
+        // the notices this host acts on, of those the controller sends: namespace attributes, ANA changes
+        int notices = identify.oaes() & (NAMESPACE_ATTRIBUTE_NOTICES | ANA_CHANGE_NOTICES);
+        if (notices == 0) {
             return;
         }
         controller.run(admin, Command.of("Set Features (Async Event Configuration)",
-                q -> q.opcode(AdminOpcode.SET_FEATURES.code).feature(FeatureId.ASYNC_EVENT_CONFIG, 1 << 8)));
+                q -> q.opcode(AdminOpcode.SET_FEATURES.code).feature(FeatureId.ASYNC_EVENT_CONFIG, notices)));
         post(admin);
     }
 
@@ -81,7 +86,7 @@ final class AsyncEventHandler {
                 controller.refreshNamespaces();
             } else if (lid != 0 && lid != LogPage.DISCOVERY) {
                 // read the page the event names, without RAE, so the controller reports such events again
-                int len = lid == LogPage.ERROR_INFORMATION ? LogPage.ERROR_ENTRY_SIZE : 512;
+                int len = lid == LogPage.ERROR_INFORMATION ? LogPage.ERROR_ENTRY_SIZE : lid == LogPage.ANA ? 4096 : 512;
                 controller.admin(Command.getLogPage(lid, 0, Flyweight.allocate(len), len, false));
             }
         } catch (IOException e) {

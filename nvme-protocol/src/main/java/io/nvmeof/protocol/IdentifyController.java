@@ -32,6 +32,10 @@ public final class IdentifyController extends Flyweight {
     public static final int ELPE_OFFSET = 262;
     public static final int NPSS_OFFSET = 263;
     public static final int KAS_OFFSET = 320;
+    public static final int ANATT_OFFSET = 343;
+    public static final int ANACAP_OFFSET = 344;
+    public static final int ANAGRPMAX_OFFSET = 345;
+    public static final int NANAGRPID_OFFSET = 349;
     public static final int SQES_OFFSET = 512;
     public static final int CQES_OFFSET = 513;
     public static final int MAXCMD_OFFSET = 514;
@@ -41,6 +45,7 @@ public final class IdentifyController extends Flyweight {
     public static final int VWC_OFFSET = 525;
     public static final int ACWU_OFFSET = 532;
     public static final int SGLS_OFFSET = 536;
+    public static final int MNAN_OFFSET = 540;
     public static final int SUBNQN_OFFSET = 768;
     public static final int SUBNQN_LENGTH = 256;
     public static final int IOCCSZ_OFFSET = 1792;
@@ -111,6 +116,19 @@ public final class IdentifyController extends Flyweight {
     public int elpe() { return u8(ELPE_OFFSET); }
     public IdentifyController elpe(int v) { put8(ELPE_OFFSET, v); return this; }
     /** KAS: keep alive granularity in 100 ms units; 0 means keep alive is not supported. */
+    /** ANATT: seconds a namespace may stay in the ANA change state. */
+    public int anatt() { return u8(ANATT_OFFSET); }
+    public IdentifyController anatt(int v) { put8(ANATT_OFFSET, v); return this; }
+    /** ANACAP: the ANA states the controller reports (bits 0-4), ANAGRPID fixed while attached (bit 6). */
+    public int anacap() { return u8(ANACAP_OFFSET); }
+    public IdentifyController anacap(int v) { put8(ANACAP_OFFSET, v); return this; }
+    public int anagrpmax() { return i32(ANAGRPMAX_OFFSET); }
+    public IdentifyController anagrpmax(int v) { put32(ANAGRPMAX_OFFSET, v); return this; }
+    public int nanagrpid() { return i32(NANAGRPID_OFFSET); }
+    public IdentifyController nanagrpid(int v) { put32(NANAGRPID_OFFSET, v); return this; }
+    /** MNAN: the most namespaces the NVM subsystem has (sizes a host's ANA log buffer). */
+    public int mnan() { return i32(MNAN_OFFSET); }
+    public IdentifyController mnan(int v) { put32(MNAN_OFFSET, v); return this; }
     public int kas() { return u16(KAS_OFFSET); }
     public IdentifyController kas(int v) { put16(KAS_OFFSET, v); return this; }
     public int sqes() { return u8(SQES_OFFSET); }

@@ -15,6 +15,7 @@ public final class IdentifyNamespace extends Flyweight {
     public static final int FLBAS_OFFSET = 26;
     public static final int NMIC_OFFSET = 30;
     public static final int DLFEAT_OFFSET = 33;
+    public static final int ANAGRPID_OFFSET = 92;
     public static final int NSATTR_OFFSET = 99;
     public static final int NGUID_OFFSET = 104;
     public static final int EUI64_OFFSET = 120;
@@ -43,6 +44,9 @@ public final class IdentifyNamespace extends Flyweight {
     public int dlfeat() { return u8(DLFEAT_OFFSET); }
     public IdentifyNamespace dlfeat(int v) { put8(DLFEAT_OFFSET, v); return this; }
     /** NSATTR bit 0: the namespace is write protected. */
+    /** ANAGRPID: the ANA group the namespace belongs to (0: none reported). */
+    public int anagrpid() { return i32(ANAGRPID_OFFSET); }
+    public IdentifyNamespace anagrpid(int v) { put32(ANAGRPID_OFFSET, v); return this; }
     public int nsattr() { return u8(NSATTR_OFFSET); }
     public IdentifyNamespace nsattr(int v) { put8(NSATTR_OFFSET, v); return this; }
     public byte[] nguid() { return bytes(NGUID_OFFSET, 16); }

@@ -11,6 +11,8 @@ public final class LogPage {
     public static final int FIRMWARE_SLOT = 0x03;
     public static final int CHANGED_NAMESPACE_LIST = 0x04;
     public static final int COMMANDS_SUPPORTED_AND_EFFECTS = 0x05;
+    /** Asymmetric Namespace Access (Base 2.0, 5.16.1.12). */
+    public static final int ANA = 0x0C;
     public static final int DISCOVERY = 0x70;
 
     /** Error Information entries are 64 bytes; SMART and firmware slot pages 512; the others 4096. */
@@ -30,6 +32,11 @@ public final class LogPage {
     /** RAE: retain asynchronous event (the log read does not clear the event). */
     public static boolean retainAsyncEvent(SubmissionQueueEntry sqe) {
         return (sqe.cdw10() & (1 << 15)) != 0;
+    }
+
+    /** LSP, the log specific field (CDW10 bits 11:8); for the ANA log bit 0 is RGO, return groups only. */
+    public static int lsp(SubmissionQueueEntry sqe) {
+        return (sqe.cdw10() >>> 8) & 0xf;
     }
 
     /** Bytes requested: (NUMDU:NUMDL + 1) dwords. */

@@ -71,6 +71,11 @@ public final class Status {
     public static final Status UNRECOVERED_READ_ERROR = define(SCT_MEDIA, 0x81, "Unrecovered Read Error", false);
     public static final Status COMPARE_FAILURE = define(SCT_MEDIA, 0x85, "Compare Failure", true);
     public static final Status ACCESS_DENIED = define(SCT_MEDIA, 0x86, "Access Denied", true);
+    // Path related (Base 2.0, Figure 104): the path cannot serve the command now, another may
+    public static final Status INTERNAL_PATH_ERROR = define(SCT_PATH, 0x00, "Internal Path Error", false);
+    public static final Status ANA_PERSISTENT_LOSS = define(SCT_PATH, 0x01, "Asymmetric Access Persistent Loss", false);
+    public static final Status ANA_INACCESSIBLE = define(SCT_PATH, 0x02, "Asymmetric Access Inaccessible", false);
+    public static final Status ANA_TRANSITION = define(SCT_PATH, 0x03, "Asymmetric Access Transition", false);
 
     private final int sct;
     private final int sc;

@@ -1,6 +1,7 @@
 package io.nvmeof.target;
 
 import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.AnaLog;
 import io.nvmeof.protocol.FeatureId;
 import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.IdentifyCns;
@@ -14,6 +15,10 @@ import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The admin command set (NVMe Base 2.0, 5) as far as an NVMe-oF I/O controller needs it.
@@ -179,9 +184,12 @@ final class AdminCommands {
         Target t = c.target();
         int sgls = sgls(transport);
         id.vid(0).ssvid(0).serialNumber(s.serial()).modelNumber(s.model()).firmwareRevision(s.firmware())
-                .rab(6).ieeeOui(s.ieeeOui()).cmic(1 << 1) // more than one controller may attach
-                .mdts(t.mdts()).cntlid(c.cntlid()).version(Registers.VERSION_1_3)
-                .oaes(Controller.AEC_NAMESPACE_ATTRIBUTE)
+                .rab(6).ieeeOui(s.ieeeOui()).cmic(1 << 1 | 1 << 3) // more than one controller may attach; ANA reporting
+                .mdts(t.mdts()).cntlid(c.cntlid()).version(Registers.VERSION_1_4)
+                .oaes(Controller.AEC_NAMESPACE_ATTRIBUTE | Controller.AEC_ANA_CHANGE)
+                // every ANA state reported; groups 1..128 (nvmet's); MNAN sizes the host's ANA log buffer
+                .anatt(Target.ANA_TRANSITION_SECONDS).anacap(0x1f).anagrpmax(Port.MAX_ANA_GROUP)
+                .nanagrpid(Port.MAX_ANA_GROUP).mnan(Target.MAX_NSID)
                 .controllerType(IdentifyController.CNTRLTYPE_IO)
                 .acl(3).aerl(AER_LIMIT - 1).frmw(1 << 1 | 1) // one slot, slot 1 read-only
                 .lpa(1 | 1 << 1 | 1 << 2).elpe(Controller.ERROR_LOG_ENTRIES - 1).kas(10) // SMART per namespace // effects log, extended Get Log Page; keep alive in 1 s steps
@@ -204,7 +212,7 @@ final class AdminCommands {
         // Write Zeroes may deallocate.
         id.dlfeat((ns.backend().deallocatedReadsZeroes() ? 1 : 0) | 1 << 3);
         id.nsze(ns.blocks()).ncap(ns.blocks()).nuse(ns.blocks()).nsfeat(0).nlbaf(0).flbas(0)
-                .lbaFormat(0, 0, ns.blockShift(), 0).nmic(1).nsattr(ns.readOnly() ? 1 : 0).nguid(nguid).eui64(eui);
+                .lbaFormat(0, 0, ns.blockShift(), 0).nmic(1).anagrpid(ns.anaGroup()).nsattr(ns.readOnly() ? 1 : 0).nguid(nguid).eui64(eui);
     }
 
     /** Checks Get Log Page's length and offset against the request; null when they fit. */
@@ -256,6 +264,10 @@ final class AdminCommands {
             case LogPage.COMMANDS_SUPPORTED_AND_EFFECTS:
                 page = commandsSupportedAndEffects();
                 break;
+            case LogPage.ANA:
+                page = anaLog(c, r.queue.port(), (LogPage.lsp(sqe) & AnaLog.LSP_RGO) != 0);
+                c.anaLogRead(LogPage.retainAsyncEvent(sqe));
+                break;
             default:
                 r.queue.complete(r, Status.INVALID_LOG_PAGE);
                 return;
@@ -285,6 +297,37 @@ final class AdminCommands {
             }
         }
         page.io(rd, wr, rc, wc);
+    }
+
+    /**
+     * The ANA log (Base 2.0, 5.16.1.12) as seen through {@code port}: a descriptor for each group
+     * the port was given a state for and each group a namespace this host sees is in, ascending,
+     * with its state here and its namespaces (none with RGO, return groups only).
+     */
+    static ByteBuffer anaLog(Controller c, Port port, boolean groupsOnly) {
+        TreeMap<Integer, List<Integer>> groups = new TreeMap<>();
+        if (port != null) {
+            for (int g : port.anaGroups()) {
+                groups.put(g, new ArrayList<>());
+            }
+        }
+        int nsids = 0;
+        for (Namespace ns : c.subsystem().namespaces().values()) {
+            if (ns.visibleTo(c.hostNqn())) {
+                groups.computeIfAbsent(ns.anaGroup(), g -> new ArrayList<>()).add(ns.nsid());
+                nsids++;
+            }
+        }
+        long changeCount = c.target().anaChangeCount();
+        ByteBuffer page = Flyweight.allocate(AnaLog.size(groups.size(), groupsOnly ? 0 : nsids));
+        AnaLog.header(page, changeCount, groups.size());
+        int at = AnaLog.HEADER_SIZE;
+        for (Map.Entry<Integer, List<Integer>> e : groups.entrySet()) {
+            AnaState state = port != null ? port.anaState(e.getKey()) : AnaState.OPTIMIZED;
+            int[] list = e.getValue().stream().mapToInt(Integer::intValue).toArray();
+            at = AnaLog.descriptor(page, at, e.getKey(), changeCount, state.code, list, groupsOnly ? 0 : list.length);
+        }
+        return page;
     }
 
     /** Commands Supported and Effects (Base 2.0, 5.16.1.6): CSUPP, and LBCC for commands that change data. */

@@ -72,13 +72,17 @@ public final class Controller {
     /** An event of this kind was sent and its log page not yet read: the next one waits (Base 2.0, 5.2). */
     private boolean namespaceEventMasked;
     private boolean discoveryEventMasked;
+    private boolean anaEventMasked;
 
     /** AEC bit 8: namespace attribute notices; bit 31: discovery log page change (Base 2.0, Figure 326). */
     static final int AEC_NAMESPACE_ATTRIBUTE = 1 << 8;
     static final int AEC_DISCOVERY_LOG_CHANGE = 1 << 31;
+    /** AEC and OAES bit 11: ANA change notices. */
+    static final int AEC_ANA_CHANGE = 1 << 11;
     /** Event DW0: type 2 (notice), information, log page (Base 2.0, Figure 146). */
     static final int EVENT_NAMESPACE_CHANGED = 2 | 0x00 << 8 | 0x04 << 16;
     static final int EVENT_DISCOVERY_CHANGED = 2 | 0xf0 << 8 | 0x70 << 16;
+    static final int EVENT_ANA_CHANGED = 2 | 0x03 << 8 | 0x0c << 16;
 
     Controller(Target target, Subsystem subsystem, int cntlid, String hostNqn, UUID hostId, long katoMillis) {
         this.target = target;
@@ -136,7 +140,7 @@ public final class Controller {
 
     /** The asynchronous events this controller can report (Asynchronous Event Configuration bits). */
     int supportedAsyncEvents() {
-        return isDiscovery() ? AEC_DISCOVERY_LOG_CHANGE : AEC_NAMESPACE_ATTRIBUTE;
+        return isDiscovery() ? AEC_DISCOVERY_LOG_CHANGE : AEC_NAMESPACE_ATTRIBUTE | AEC_ANA_CHANGE;
     }
 
     public Subsystem subsystem() {
@@ -294,6 +298,27 @@ public final class Controller {
         }
         if (send) {
             event(EVENT_NAMESPACE_CHANGED);
+        }
+    }
+
+    /** An ANA state this controller's host sees changed: tell it if it asked (and read the last one). */
+    void anaChanged() {
+        boolean send;
+        synchronized (this) {
+            send = !isDiscovery() && (asyncEventConfig & AEC_ANA_CHANGE) != 0 && !anaEventMasked && !destroyed;
+            if (send) {
+                anaEventMasked = true;
+            }
+        }
+        if (send) {
+            event(EVENT_ANA_CHANGED);
+        }
+    }
+
+    /** The host read the ANA log: the next change may be announced. */
+    synchronized void anaLogRead(boolean retain) {
+        if (!retain) {
+            anaEventMasked = false;
         }
     }
 

@@ -241,7 +241,7 @@ final class FabricsCommands {
         if (ofst == Registers.CAP) {
             r.result = Registers.cap(t.maxQueueSize(), t.readyTimeoutHalfSeconds());
         } else if (ofst == Registers.VS) {
-            r.result = Registers.VERSION_1_3;
+            r.result = Registers.VERSION_1_4;
         } else if (ofst == Registers.CC) {
             r.result = c.cc() & 0xffffffffL;
         } else if (ofst == Registers.CSTS) {

@@ -55,6 +55,11 @@ final class IoCommands {
             return nsid == ALL_NAMESPACES && r.handler.opcode() == NvmOpcode.FLUSH.code ? null : Status.INVALID_NAMESPACE;
         }
         r.stats = ns.stats(); // counted there as it completes, refused or not
+        Port port = r.queue.port();
+        Status path = port != null ? port.anaState(ns.anaGroup()).ioStatus : null;
+        if (path != null) {
+            return path; // this path cannot serve the namespace now; another may (nvmet_check_ana_state)
+        }
         Status s = r.handler.check().check(r, ns);
         if (s != null) {
             return s;

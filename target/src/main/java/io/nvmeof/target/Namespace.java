@@ -63,6 +63,22 @@ public final class Namespace implements AutoCloseable {
         return nsid;
     }
 
+    /** ANAGRPID: the ANA group whose state decides which paths serve it (1 unless set). */
+    private volatile int anaGroup = 1;
+
+    public int anaGroup() {
+        return anaGroup;
+    }
+
+    /**
+     * Puts the namespace in ANA group {@code group} (1..128): before it is added to its subsystem;
+     * afterwards through {@link Subsystem#anaGroup}, which tells the hosts.
+     */
+    public void anaGroup(int group) {
+        Port.checkAnaGroup(group);
+        this.anaGroup = group;
+    }
+
     public Backend backend() {
         return backend;
     }

@@ -2,12 +2,16 @@ package io.nvmeof.target;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.Map;
-import java.util.SortedMap;
-import java.util.TreeMap;
+import java.util.Objects;
 import java.util.Set;
+import java.util.SortedMap;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArraySet;
 
 /**
@@ -23,6 +27,17 @@ public final class Port {
     private final boolean allSubsystems;
     private final Set<String> subsystems = new CopyOnWriteArraySet<>();
     private volatile InetSocketAddress bound;
+    /**
+     * The ANA state of each group through this port, by ANAGRPID (1..{@link #MAX_ANA_GROUP}); as
+     * in nvmet, group 1 is optimized and a group the port was not given is inaccessible. Replaced
+     * whole on change, read per I/O command.
+     */
+    private volatile AnaState[] anaStates = initialAnaStates();
+    /** Groups given a state on this port (group 1 always): the ANA log lists them. */
+    private volatile SortedSet<Integer> anaGroups = Collections.unmodifiableSortedSet(new TreeSet<>(Set.of(1)));
+
+    /** ANAGRPMAX and NANAGRPID: ANA group IDs are 1..128, as nvmet's. */
+    public static final int MAX_ANA_GROUP = 128;
 
     /**
      * @param id            PORTID as reported in discovery log entries (0..65535; nvmet numbers from 0)
@@ -118,6 +133,47 @@ public final class Port {
     public boolean wildcard() {
         InetAddress a = address.getAddress();
         return a != null && a.isAnyLocalAddress();
+    }
+
+    private static AnaState[] initialAnaStates() {
+        AnaState[] a = new AnaState[MAX_ANA_GROUP + 1];
+        Arrays.fill(a, AnaState.INACCESSIBLE);
+        a[1] = AnaState.OPTIMIZED;
+        return a;
+    }
+
+    /** ANA group {@code group}'s state through this port. */
+    public AnaState anaState(int group) {
+        return group >= 1 && group <= MAX_ANA_GROUP ? anaStates[group] : AnaState.INACCESSIBLE;
+    }
+
+    /** The groups given a state on this port, group 1 included. */
+    public SortedSet<Integer> anaGroups() {
+        return anaGroups;
+    }
+
+    /**
+     * Sets group {@code group}'s state through this port; returns the state it had. The target
+     * tells hosts ({@link Target#anaState}); this only records it.
+     */
+    synchronized AnaState anaState(int group, AnaState state) {
+        checkAnaGroup(group);
+        AnaState[] next = anaStates.clone();
+        AnaState was = next[group];
+        next[group] = Objects.requireNonNull(state, "state");
+        anaStates = next;
+        if (!anaGroups.contains(group)) {
+            TreeSet<Integer> g = new TreeSet<>(anaGroups);
+            g.add(group);
+            anaGroups = Collections.unmodifiableSortedSet(g);
+        }
+        return was;
+    }
+
+    static void checkAnaGroup(int group) {
+        if (group < 1 || group > MAX_ANA_GROUP) {
+            throw new IllegalArgumentException("ANA group must be 1.." + MAX_ANA_GROUP + ": " + group);
+        }
     }
 
     @Override

@@ -180,6 +180,23 @@ public final class Subsystem implements AutoCloseable {
         return true;
     }
 
+    /**
+     * Moves namespace {@code nsid} to ANA group {@code group}; hosts get an ANA change notice and
+     * see its new group in Identify Namespace and the ANA log. Returns false if there is no such namespace.
+     */
+    public boolean anaGroup(int nsid, int group) {
+        Namespace ns = namespaces.get(nsid);
+        if (ns == null) {
+            return false;
+        }
+        ns.anaGroup(group);
+        Controller any = controllers.values().stream().findFirst().orElse(null);
+        if (any != null) {
+            any.target().anaChanged(null); // a new change count, and the notice to every controller
+        }
+        return true;
+    }
+
     public NavigableMap<Integer, Namespace> namespaces() {
         return namespaces;
     }

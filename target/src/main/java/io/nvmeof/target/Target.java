@@ -15,6 +15,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -378,6 +379,56 @@ public final class Target implements AutoCloseable {
     }
 
     /** A port's set of subsystems was changed in place. */
+    /** ANATT, seconds: a group left in the change state longer than this goes inaccessible. */
+    public static final int ANA_TRANSITION_SECONDS = 10;
+    /** The ANA change count (the log page's): one more for every change of a state or a group. */
+    private final AtomicLong anaChangeCount = new AtomicLong();
+
+    long anaChangeCount() {
+        return anaChangeCount.get();
+    }
+
+    /**
+     * Sets ANA group {@code group}'s state through {@code port} (nvmet's
+     * {@code ports/N/ana_groups/G/ana_state}): I/O through the port to the group's namespaces is
+     * then served or answered with the path status the state calls for, and the controllers that
+     * came in through the port get an ANA change notice and read the new log. A group left in
+     * {@link AnaState#CHANGE} for {@link #ANA_TRANSITION_SECONDS} goes {@link AnaState#INACCESSIBLE}
+     * (Linux resets a controller whose namespaces stay in change longer). States are this
+     * process's only: gateways do not coordinate them, their operator does.
+     */
+    public void anaState(Port port, int group, AnaState state) {
+        boolean known = port.anaGroups().contains(group);
+        AnaState was = port.anaState(group, state);
+        if (known && was == state) {
+            return;
+        }
+        LOG.log(System.Logger.Level.INFO, "{0}: ANA group {1} {2} (was {3})", port, group, state, was);
+        anaChanged(port);
+        if (state == AnaState.CHANGE) {
+            long at = anaChangeCount.get();
+            CompletableFuture.delayedExecutor(ANA_TRANSITION_SECONDS * 1000L - 500, TimeUnit.MILLISECONDS).execute(() -> {
+                if (!closed && port.anaState(group) == AnaState.CHANGE && anaChangeCount.get() == at) {
+                    LOG.log(System.Logger.Level.WARNING, "{0}: ANA group {1} stayed in change for {2} s (ANATT): inaccessible now",
+                            port, group, ANA_TRANSITION_SECONDS);
+                    anaState(port, group, AnaState.INACCESSIBLE);
+                }
+            });
+        }
+    }
+
+    /** A state or a group changed: a new change count, and the notice to the controllers of {@code port} (all for null). */
+    void anaChanged(Port port) {
+        anaChangeCount.incrementAndGet();
+        for (Subsystem s : subsystems.values()) {
+            for (Controller c : s.controllers()) {
+                if (port == null || c.port() == port) {
+                    c.anaChanged();
+                }
+            }
+        }
+    }
+
     public void portChanged() {
         discoveryChanged();
     }

@@ -1,6 +1,7 @@
 package io.nvmeof.daemon.config;
 
 import io.nvmeof.target.HostSecurity;
+import io.nvmeof.target.AnaState;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Port;
 import io.nvmeof.target.Setting;
@@ -113,6 +114,7 @@ public final class ConfigApplier {
                 try {
                     target.addPort(port);
                     changes.add("added " + port);
+                    anaStates(port, null, p, changes);
                 } catch (IOException e) {
                     if (first) {
                         throw e;
@@ -120,7 +122,16 @@ public final class ConfigApplier {
                     LOG.log(System.Logger.Level.ERROR, e.getMessage());
                     changes.add("FAILED " + e.getMessage());
                 }
-            } else if (!existing.subsystems().equals(Set.copyOf(p.subsystems()))) {
+            } else {
+                PortConfig was = null;
+                for (PortConfig c : current.ports()) {
+                    if (c.portid() == p.portid()) {
+                        was = c;
+                    }
+                }
+                anaStates(existing, was, p, changes);
+            }
+            if (existing != null && !existing.subsystems().equals(Set.copyOf(p.subsystems()))) {
                 Set<String> dropped = new HashSet<>(existing.subsystems());
                 dropped.removeAll(p.subsystems());
                 existing.subsystems().retainAll(p.subsystems());
@@ -155,6 +166,30 @@ public final class ConfigApplier {
             LOG.log(System.Logger.Level.INFO, "configuration reloaded: {0}", c);
         }
         return c;
+    }
+
+    /**
+     * The port's ANA states as configured: each group named gets its state (hosts through the port
+     * are told), and a group no longer named goes back to nvmet's default (1 optimized, others inaccessible).
+     */
+    private void anaStates(Port port, PortConfig was, PortConfig p, List<String> changes) {
+        if (was != null) {
+            for (int g : was.anaGroups().keySet()) {
+                if (!p.anaGroups().containsKey(g)) {
+                    AnaState back = g == 1 ? AnaState.OPTIMIZED : AnaState.INACCESSIBLE;
+                    if (port.anaState(g) != back) {
+                        target.anaState(port, g, back);
+                        changes.add("port " + port.id() + " ANA group " + g + " back to " + back);
+                    }
+                }
+            }
+        }
+        for (Map.Entry<Integer, AnaState> e : p.anaGroups().entrySet()) {
+            if (port.anaState(e.getKey()) != e.getValue() || !port.anaGroups().contains(e.getKey())) {
+                target.anaState(port, e.getKey(), e.getValue());
+                changes.add("port " + port.id() + " ANA group " + e.getKey() + " " + e.getValue());
+            }
+        }
     }
 
     private static boolean sameAddress(Port p, PortConfig c) {
@@ -222,6 +257,11 @@ public final class ConfigApplier {
                     changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " now visible to "
                             + (n.visibleTo() == null ? "every allowed host" : n.visibleTo()));
                 }
+                if (sub.namespace(n.nsid()).anaGroup() != n.anaGroup()) {
+                    sub.anaGroup(n.nsid(), n.anaGroup());
+                    changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " now in ANA group "
+                            + n.anaGroup());
+                }
                 continue;
             }
             if (sub.namespace(n.nsid()) == null) {
@@ -236,6 +276,7 @@ public final class ConfigApplier {
             try {
                 Namespace replacement = new Namespace(s.nqn(), n.nsid(), n.spec().open(), n.readOnly(), n.uuid());
                 replacement.visibility(n.visibility());
+                replacement.anaGroup(n.anaGroup());
                 sub.removeNamespace(n.nsid());
                 sub.addNamespace(replacement);
                 changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " replaced");
@@ -257,6 +298,7 @@ public final class ConfigApplier {
         try {
             Namespace ns = new Namespace(nqn, n.nsid(), n.spec().open(), n.readOnly(), n.uuid());
             ns.visibility(n.visibility());
+            ns.anaGroup(n.anaGroup());
             sub.addNamespace(ns);
             changes.add(nqn + ": namespace " + Integer.toUnsignedString(n.nsid()) + " added");
         } catch (IOException | RuntimeException e) {

@@ -10,7 +10,9 @@ import io.nvmeof.protocol.auth.DhGroup;
 import io.nvmeof.protocol.auth.DhchapHash;
 import io.nvmeof.protocol.auth.DhchapKey;
 import io.nvmeof.protocol.tls.TlsPsk;
+import io.nvmeof.target.AnaState;
 import io.nvmeof.target.HostSecurity;
+import io.nvmeof.target.Port;
 import io.nvmeof.target.PortOptionException;
 import io.nvmeof.target.ProductVersion;
 import io.nvmeof.target.Setting;
@@ -158,7 +160,8 @@ public final class ConfigLoader {
         for (int i = 0; i < pl.size(); i++) {
             String at = "ports[" + i + "]";
             JsonNode p = object(pl.get(i), at);
-            List<String> keys = new ArrayList<>(List.of("portid", "trtype", "traddr", "trsvcid", "adrfam", "subsystems"));
+            List<String> keys = new ArrayList<>(List.of("portid", "trtype", "traddr", "trsvcid", "adrfam", "subsystems",
+                    "ana_groups"));
             for (String t : TargetTransports.names()) {
                 TargetTransports.type(t).portOptions().forEach(o -> keys.add(o.name()));
             }
@@ -441,7 +444,7 @@ public final class ConfigLoader {
     private static NamespaceConfig namespace(JsonNode node, String at) {
         JsonNode n = object(node, at);
         known(n, at, "nsid", "backend", "path", "size", "block_size", "read_only", "uuid", "direct_io", "enable",
-                "visible_to");
+                "visible_to", "ana_grpid");
         int nsid = nsid(n.get("nsid"), at + ".nsid");
         String backend = string(n, "backend", at, null);
         if (backend == null) {
@@ -479,7 +482,7 @@ public final class ConfigLoader {
             throw new ConfigException(at + ".direct_io", "applies to file namespaces only");
         }
         List<String> visible = n.has("visible_to") ? list(n, "visible_to", at, ConfigLoader::name) : null;
-        return new NamespaceConfig(nsid, backend, path, size, bs, ro, uuid, direct, visible);
+        return new NamespaceConfig(nsid, backend, path, size, bs, ro, uuid, direct, visible, anaGroupId(n, at));
     }
 
     /** A port: {@code p} at {@code at}, its address fields in {@code addr} at {@code addrAt} (nvmetcli's addr object, or p itself). */
@@ -547,7 +550,44 @@ public final class ConfigLoader {
         for (int i = 0; i < sl.size(); i++) {
             subs.add(name(sl.get(i), at + ".subsystems[" + i + "]"));
         }
-        return new PortConfig(portid, trtype, options, traddr, trsvcid, subs);
+        return new PortConfig(portid, trtype, options, traddr, trsvcid, subs, anaGroups(p, at));
+    }
+
+    /** A namespace's {@code ana_grpid}: 1..128, 1 when absent (nvmet's default group). */
+    private static int anaGroupId(JsonNode n, String at) {
+        return n.has("ana_grpid") ? intIn(n.get("ana_grpid"), at + ".ana_grpid", 1, Port.MAX_ANA_GROUP) : 1;
+    }
+
+    /**
+     * A port's {@code ana_groups}, as nvmetcli writes them: {@code [{"grpid": 1, "ana": {"state":
+     * "optimized"}}]}. Groups not named keep nvmet's defaults (1 optimized, others inaccessible).
+     */
+    private static java.util.SortedMap<Integer, AnaState> anaGroups(JsonNode p, String at) {
+        java.util.SortedMap<Integer, AnaState> groups = new java.util.TreeMap<>();
+        JsonNode list = optionalArray(p, "ana_groups", at);
+        for (int i = 0; i < list.size(); i++) {
+            String gat = at + ".ana_groups[" + i + "]";
+            JsonNode g = object(list.get(i), gat);
+            known(g, gat, "grpid", "ana");
+            int id = intIn(g.get("grpid"), gat + ".grpid", 1, Port.MAX_ANA_GROUP);
+            JsonNode ana = object(g.get("ana"), gat + ".ana");
+            known(ana, gat + ".ana", "state");
+            String state = string(ana, "state", gat + ".ana", null);
+            if (state == null) {
+                throw new ConfigException(gat + ".ana.state", "is missing (optimized, non-optimized, inaccessible,"
+                        + " persistent-loss or change)");
+            }
+            AnaState parsed;
+            try {
+                parsed = AnaState.of(state);
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(gat + ".ana.state", e.getMessage());
+            }
+            if (groups.put(id, parsed) != null) {
+                throw new ConfigException(gat + ".grpid", "group " + id + " is given twice");
+            }
+        }
+        return groups;
     }
 
     // ---- nvmetcli save format ----
@@ -561,9 +601,9 @@ public final class ConfigLoader {
     private static final Set<String> NVMETCLI_SUBSYSTEM = Set.of("nqn", "attr", "allowed_hosts", "namespaces");
     private static final Set<String> NVMETCLI_SUBSYSTEM_ATTR = Set.of("allow_any_host", "serial", "model", "firmware",
             "ieee_oui");
-    private static final Set<String> NVMETCLI_NAMESPACE = Set.of("nsid", "enable", "device");
+    private static final Set<String> NVMETCLI_NAMESPACE = Set.of("nsid", "enable", "device", "ana_grpid");
     private static final Set<String> NVMETCLI_DEVICE = Set.of("path", "uuid");
-    private static final Set<String> NVMETCLI_PORT = Set.of("portid", "addr", "subsystems");
+    private static final Set<String> NVMETCLI_PORT = Set.of("portid", "addr", "subsystems", "ana_groups");
     private static final Set<String> NVMETCLI_ADDR = Set.of("trtype", "traddr", "trsvcid", "adrfam", "tsas", "treq");
     private static final Set<String> NVMETCLI_HOST = Set.of("nqn", "dhchap");
     private static final Set<String> NVMETCLI_DHCHAP = Set.of("key", "ctrl_key", "hash", "dhgroup");
@@ -640,7 +680,7 @@ public final class ConfigLoader {
                         ? uuid(dev.get("uuid"), nat + ".device.uuid") : null;
                 String backend = path.startsWith("/dev/") ? "block" : "file";
                 namespaces.add(new NamespaceConfig(nsid(ns.get("nsid"), nat + ".nsid"), backend, path, 0, 0, false, uuid,
-                        false));
+                        false, null, anaGroupId(ns, nat)));
             }
             String serial = attr.path("serial").asText("");
             String model = attr.path("model").asText("");

@@ -109,6 +109,14 @@ public final class ConfigWriter {
         }
         ArrayNode subs = n.putArray("subsystems");
         p.subsystems().forEach(subs::add);
+        if (!p.anaGroups().isEmpty()) {
+            ArrayNode groups = n.putArray("ana_groups");
+            p.anaGroups().forEach((id, state) -> {
+                ObjectNode g = groups.addObject();
+                g.put("grpid", id);
+                g.putObject("ana").put("state", state.label());
+            });
+        }
         return n;
     }
 
@@ -152,6 +160,9 @@ public final class ConfigWriter {
         if (ns.visibleTo() != null) {
             ArrayNode v = n.putArray("visible_to");
             ns.visibleTo().forEach(v::add);
+        }
+        if (ns.anaGroup() != 1) {
+            n.put("ana_grpid", ns.anaGroup());
         }
         return n;
     }

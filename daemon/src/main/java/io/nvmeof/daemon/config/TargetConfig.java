@@ -1,6 +1,7 @@
 package io.nvmeof.daemon.config;
 
 import io.nvmeof.target.HostSecurity;
+import io.nvmeof.target.AnaState;
 import io.nvmeof.target.Target;
 import io.nvmeof.daemon.metrics.MetricsServer;
 import java.net.InetSocketAddress;
@@ -76,9 +77,15 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
      * transport's port options (rdma: {@code provider}), as configured.
      */
     public record PortConfig(int portid, String trtype, Map<String, String> options, String traddr, int trsvcid,
-                             List<String> subsystems) {
+                             List<String> subsystems, java.util.SortedMap<Integer, AnaState> anaGroups) {
         public PortConfig {
             options = Map.copyOf(options);
+            anaGroups = java.util.Collections.unmodifiableSortedMap(new java.util.TreeMap<>(anaGroups));
+        }
+
+        public PortConfig(int portid, String trtype, Map<String, String> options, String traddr, int trsvcid,
+                          List<String> subsystems) {
+            this(portid, trtype, options, traddr, trsvcid, subsystems, new java.util.TreeMap<>());
         }
 
         public PortConfig(int portid, String trtype, String traddr, int trsvcid, List<String> subsystems) {
@@ -86,7 +93,17 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
         }
 
         PortConfig withId(int id) {
-            return new PortConfig(id, trtype, options, traddr, trsvcid, subsystems);
+            return new PortConfig(id, trtype, options, traddr, trsvcid, subsystems, anaGroups);
+        }
+
+        /** The same port with other ANA states (nvmet's {@code ana_groups}). */
+        public PortConfig withAnaGroups(java.util.SortedMap<Integer, AnaState> groups) {
+            return new PortConfig(portid, trtype, options, traddr, trsvcid, subsystems, groups);
+        }
+
+        /** Whether the port is the same apart from its ANA states (a reload then keeps it open). */
+        public boolean sameListener(PortConfig o) {
+            return withAnaGroups(o.anaGroups).equals(o);
         }
     }
 
@@ -97,12 +114,18 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
     /**
      * A namespace. {@code backend} is ram, null, file or block; {@code size} is bytes (0: the
      * file's or device's own); {@code blockSize} 512 or 4096 (0: the device's own);
-     * {@code visibleTo} the hosts that see it (null: every host the subsystem lets in).
+     * {@code visibleTo} the hosts that see it (null: every host the subsystem lets in);
+     * {@code anaGroup} its ANA group (nvmet's {@code ana_grpid}, 1 unless set).
      */
     public record NamespaceConfig(int nsid, String backend, String path, long size, int blockSize, boolean readOnly,
-                                  UUID uuid, boolean directIo, List<String> visibleTo) {
+                                  UUID uuid, boolean directIo, List<String> visibleTo, int anaGroup) {
         public NamespaceConfig {
             visibleTo = visibleTo == null ? null : List.copyOf(visibleTo);
+        }
+
+        public NamespaceConfig(int nsid, String backend, String path, long size, int blockSize, boolean readOnly, UUID uuid,
+                               boolean directIo, List<String> visibleTo) {
+            this(nsid, backend, path, size, blockSize, readOnly, uuid, directIo, visibleTo, 1);
         }
 
         public NamespaceConfig(int nsid, String backend, String path, long size, int blockSize, boolean readOnly, UUID uuid,

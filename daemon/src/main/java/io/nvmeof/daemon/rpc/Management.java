@@ -12,9 +12,11 @@ import io.nvmeof.daemon.config.TargetConfig;
 import io.nvmeof.daemon.config.TargetConfig.PortConfig;
 import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
 import io.nvmeof.fabric.Failures;
+import io.nvmeof.target.AnaState;
 import io.nvmeof.target.Controller;
 import io.nvmeof.target.IoStats;
 import io.nvmeof.target.Namespace;
+import io.nvmeof.target.Port;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
 import java.io.IOException;
@@ -76,6 +78,10 @@ public final class Management {
         add("add_port_subsystem", "{portid, nqn}: serves a subsystem on a port", (p, c) -> portSubsystem(p, c, true));
         add("remove_port_subsystem", "{portid, nqn}: stops serving a subsystem on a port; its connections there end",
                 (p, c) -> portSubsystem(p, c, false));
+        add("set_ana_state", "{portid, grpid, state: optimized|non-optimized|inaccessible|persistent-loss|change}: an ANA"
+                + " group's state through a port (nvmet's ports/N/ana_groups/G/ana_state); hosts there get the ANA"
+                + " change notice. The operator decides: gateways do not coordinate", this::setAnaState);
+        add("get_ana_states", "per port: each ANA group's state there, and the namespaces in each group", (p, c) -> anaStates());
     }
 
     private void add(String name, String what, Method m) {
@@ -361,6 +367,63 @@ public final class Management {
             }
             kind(state, "port_subsystems").put(id + "#" + nqn, add);
         }, who(c, (add ? "add_port_subsystem " : "remove_port_subsystem ") + id + " " + nqn)));
+    }
+
+    private JsonNode setAnaState(ObjectNode p, RpcServer.Caller c) throws IOException {
+        only(p, "portid", "grpid", "state");
+        if (!p.path("portid").canConvertToInt()) {
+            throw new ParamException("portid", "is missing (a number)");
+        }
+        int id = p.get("portid").asInt();
+        JsonNode g = p.get("grpid");
+        if (g == null || !g.canConvertToInt() || g.asInt() < 1 || g.asInt() > Port.MAX_ANA_GROUP) {
+            throw new ParamException("grpid", "must be an ANA group 1.." + Port.MAX_ANA_GROUP);
+        }
+        int group = g.asInt();
+        AnaState state;
+        try {
+            state = AnaState.of(text(p, "state"));
+        } catch (IllegalArgumentException e) {
+            throw new ParamException("state", e.getMessage());
+        }
+        return changes(daemon.change((st, current) -> {
+            if (current.ports().stream().noneMatch(q -> q.portid() == id)) {
+                throw new ParamException("portid", "no port " + id);
+            }
+            kind(st, "port_ana").put(id + "#" + group, state.label());
+        }, who(c, "set_ana_state " + id + " " + group + " " + state)));
+    }
+
+    private JsonNode anaStates() {
+        Target t = daemon.target();
+        ArrayNode out = Rpc.JSON.createArrayNode();
+        for (Port port : t.ports()) {
+            ObjectNode pn = out.addObject();
+            pn.put("portid", port.id());
+            ArrayNode groups = pn.putArray("ana_groups");
+            java.util.SortedSet<Integer> ids = new java.util.TreeSet<>(port.anaGroups());
+            for (Subsystem s : t.subsystems()) {
+                if (port.serves(s.nqn())) {
+                    s.namespaces().values().forEach(ns -> ids.add(ns.anaGroup()));
+                }
+            }
+            for (int id : ids) {
+                ObjectNode gn = groups.addObject();
+                gn.put("grpid", id);
+                gn.put("state", port.anaState(id).label());
+                ArrayNode nss = gn.putArray("namespaces");
+                for (Subsystem s : t.subsystems()) {
+                    if (port.serves(s.nqn())) {
+                        for (Namespace ns : s.namespaces().values()) {
+                            if (ns.anaGroup() == id) {
+                                nss.add(s.nqn() + "#" + Integer.toUnsignedLong(ns.nsid()));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return out;
     }
 
     /** A file or block device path under one of the allowed paths, symbolic links followed. */

@@ -167,11 +167,12 @@ class ConfigLoaderTest {
         // what the target runs without is named, each in a warning
         List<String> warned = warnings(() -> ConfigLoader.parse(nvmetcli));
         for (String field : List.of("ports[0].param", "subsystems[0].attr.cntlid_max", "subsystems[0].attr.pi_enable",
-                "subsystems[0].namespaces[0].ana_grpid", "subsystems[0].namespaces[0].device.nguid")) {
+                "subsystems[0].namespaces[0].device.nguid")) {
             assertTrue(warned.stream().anyMatch(w -> w.startsWith(field + " is ignored")), field + " in " + warned);
         }
-        assertFalse(warned.stream().anyMatch(w -> w.contains("referrals") || w.contains("ana_groups")),
-                "empty groups are nothing to warn of: " + warned);
+        assertFalse(warned.stream().map(w -> w.split(" ")[0]).anyMatch(f -> f.contains("referrals") || f.contains("ana_g")),
+                "empty groups are nothing to warn of, and ANA groups are taken: " + warned);
+        assertEquals(1, s.namespaces().get(0).anaGroup());
     }
 
     /** The warnings the loader logs while {@code r} runs. */
@@ -296,5 +297,55 @@ class ConfigLoaderTest {
         ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(json), what);
         assertEquals(field, e.field(), what + ": " + e.getMessage());
         assertTrue(e.getMessage().startsWith(field + ": "), e.getMessage());
+    }
+
+    static final String ANA = """
+            {"ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": ["nqn.2026-11.io.nvmeof:a"],
+                        "ana_groups": [{"grpid": 1, "ana": {"state": "non-optimized"}}, {"grpid": 5, "ana": {"state": "optimized"}}]}],
+             "subsystems": [{"nqn": "nqn.2026-11.io.nvmeof:a", "namespaces": [
+                {"nsid": 1, "backend": "ram", "size": "1M"},
+                {"nsid": 2, "backend": "ram", "size": "1M", "ana_grpid": 5}]}]}
+            """;
+
+    @Test
+    void readsAnaGroupsOfPortsAndNamespacesAndWritesThemBack() {
+        TargetConfig c = ConfigLoader.parse(ANA);
+        assertEquals(java.util.Map.of(1, io.nvmeof.target.AnaState.NON_OPTIMIZED, 5, io.nvmeof.target.AnaState.OPTIMIZED),
+                c.ports().get(0).anaGroups());
+        assertEquals(1, c.subsystems().get(0).namespaces().get(0).anaGroup());
+        assertEquals(5, c.subsystems().get(0).namespaces().get(1).anaGroup());
+        TargetConfig back = ConfigLoader.parse(ConfigWriter.write(c, ConfigWriter.Secrets.WRITTEN));
+        assertEquals(c.ports(), back.ports());
+        assertEquals(c.subsystems(), back.subsystems());
+    }
+
+    @Test
+    void aBadAnaGroupOrStateIsNamed() {
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(ANA.replace("\"ana_grpid\": 5",
+                "\"ana_grpid\": 129")));
+        assertEquals("subsystems[0].namespaces[1].ana_grpid", e.field());
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(ANA.replace("\"state\": \"optimized\"",
+                "\"state\": \"best\"")));
+        assertEquals("ports[0].ana_groups[1].ana.state", e.field());
+        assertTrue(e.getMessage().contains("non-optimized"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(ANA.replace("\"grpid\": 5", "\"grpid\": 1")));
+        assertEquals("ports[0].ana_groups[1].grpid", e.field());
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(ANA.replace("\"grpid\": 5", "\"grpid\": 0")));
+        assertEquals("ports[0].ana_groups[1].grpid", e.field());
+    }
+
+    @Test
+    void readsNvmetclisAnaGroupsAndGroupIds() {
+        TargetConfig c = ConfigLoader.parse("""
+                {"hosts": [], "ports": [{"portid": 2, "addr": {"trtype": "tcp", "adrfam": "ipv4", "traddr": "127.0.0.1",
+                   "trsvcid": "4420", "treq": "not specified", "tsas": "none"},
+                   "ana_groups": [{"ana": {"state": "optimized"}, "grpid": 1}, {"ana": {"state": "inaccessible"}, "grpid": 2}],
+                   "referrals": [], "subsystems": ["nqn.2026-11.io.nvmeof:k"]}],
+                 "subsystems": [{"nqn": "nqn.2026-11.io.nvmeof:k", "attr": {"allow_any_host": "1"}, "allowed_hosts": [],
+                   "namespaces": [{"nsid": 1, "enable": 1, "ana_grpid": 2, "device": {"path": "/srv/k.img",
+                   "uuid": "0b4d2b34-3c55-4d7e-a1a7-6f9c1b1d0a11"}}]}]}
+                """);
+        assertEquals(io.nvmeof.target.AnaState.INACCESSIBLE, c.ports().get(0).anaGroups().get(2));
+        assertEquals(2, c.subsystems().get(0).namespaces().get(0).anaGroup());
     }
 }

@@ -2,6 +2,7 @@ package io.nvmeof.daemon.config;
 
 import io.nvmeof.target.Settings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.nvmeof.protocol.AdminOpcode;
@@ -155,6 +156,31 @@ class ReloadTest {
             assertTrue(c.toString().contains("max_connections now 77"), c.toString());
             assertEquals(128, (int) target.options().get(Settings.MAX_QUEUE_SIZE));
             assertEquals(77, target.options().get(Settings.MAX_CONNECTIONS));
+        }
+    }
+
+    @Test
+    void anaStatesAndGroupsChangeByReload() throws Exception {
+        try (Target target = new Target()) {
+            ConfigApplier applier = new ConfigApplier(target);
+            applier.apply(ConfigLoader.parse(ConfigLoaderTest.ANA));
+            io.nvmeof.target.Port port = target.ports().get(0);
+            assertEquals(io.nvmeof.target.AnaState.NON_OPTIMIZED, port.anaState(1));
+            assertEquals(io.nvmeof.target.AnaState.OPTIMIZED, port.anaState(5));
+            assertEquals(5, target.subsystem("nqn.2026-11.io.nvmeof:a").namespace(2).anaGroup());
+            int bound = port.bound().getPort();
+
+            ConfigApplier.Changes c = applier.apply(ConfigLoader.parse(ConfigLoaderTest.ANA
+                    .replace("\"state\": \"optimized\"", "\"state\": \"inaccessible\"")
+                    .replace("{\"grpid\": 1, \"ana\": {\"state\": \"non-optimized\"}}, ", "")
+                    .replace("\"ana_grpid\": 5", "\"ana_grpid\": 7")));
+            assertSame(port, target.ports().get(0), "the port was kept open");
+            assertEquals(bound, port.bound().getPort());
+            assertEquals(io.nvmeof.target.AnaState.INACCESSIBLE, port.anaState(5));
+            assertEquals(io.nvmeof.target.AnaState.OPTIMIZED, port.anaState(1), "group 1 went back to its default");
+            assertEquals(7, target.subsystem("nqn.2026-11.io.nvmeof:a").namespace(2).anaGroup());
+            assertTrue(c.toString().contains("port 1 ANA group 5 inaccessible"), c.toString());
+            assertTrue(c.toString().contains("now in ANA group 7"), c.toString());
         }
     }
 }
