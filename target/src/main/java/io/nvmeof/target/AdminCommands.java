@@ -195,8 +195,10 @@ final class AdminCommands {
                 .lpa(1 | 1 << 1 | 1 << 2).elpe(Controller.ERROR_LOG_ENTRIES - 1).kas(10) // SMART per namespace // effects log, extended Get Log Page; keep alive in 1 s steps
                 .sqes(0x66).cqes(0x44).maxcmd(t.maxQueueSize()).nn(maxNsid(s))
                 .oncs(1 | 1 << 2 | 1 << 3) // Compare, Dataset Management, Write Zeroes
-                .fuses(1) // fused Compare and Write
-                .acwu(FusedCommands.ATOMIC_BLOCKS - 1)
+                // fused Compare and Write, atomic among this process's writers: not offered where
+                // other processes (gateways) write the same storage
+                .fuses(s.gateways() ? 0 : 1)
+                .acwu(s.gateways() ? 0 : FusedCommands.ATOMIC_BLOCKS - 1)
                 .vwc(1) // a volatile write cache: Flush matters
                 .sgls(sgls)
                 .subsystemNqn(s.nqn())

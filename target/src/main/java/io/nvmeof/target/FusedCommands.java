@@ -59,6 +59,9 @@ final class FusedCommands {
         if (qid == 0 || fuse == 3) {
             return Status.INVALID_FIELD;    // admin commands do not fuse; 11b is reserved
         }
+        if (r.queue.controller().subsystem().gateways()) {
+            return Status.INVALID_FIELD;    // not offered (FUSES 0): other processes write the same storage
+        }
         NvmOpcode op = NvmOpcode.of(sqe.opcode());
         if (fuse == SubmissionQueueEntry.FUSE_FIRST ? op != NvmOpcode.COMPARE : op != NvmOpcode.WRITE) {
             return Status.INVALID_FIELD;    // only Compare + Write fuse

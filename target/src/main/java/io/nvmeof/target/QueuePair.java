@@ -452,6 +452,13 @@ final class QueuePair {
     }
 
     private void execute(Request r) {
+        if (qid > 0 && controller.destroyed()) {
+            // Its controller ended (keep-alive expiry, a partition): the host may have retried the
+            // command on another path, so it does not run now (a write whose data came in late, or
+            // one that waited for a buffer). Without DNR: a host retries it where it can.
+            complete(r, Status.ABORTED_SQ_DELETION);
+            return;
+        }
         r.state = Request.State.EXECUTING;
         r.handler.execute().run(r, controller);
     }

@@ -162,7 +162,14 @@ final class Request implements Runnable {
             backendDone = false;
             queue.ioFinished(this);
         } else {
-            IoCommands.runBackend(this);
+            Controller c = queue.controller();
+            if (c != null && c.destroyed() && partner == null) {
+                // its controller is gone (keep-alive expiry, say): the host may have retried the
+                // command on another path, so it must not reach the storage now
+                status = Status.ABORTED_SQ_DELETION;
+            } else {
+                IoCommands.runBackend(this);
+            }
             backendDone = true;
             try {
                 queue.transport().eventLoop().execute(this);

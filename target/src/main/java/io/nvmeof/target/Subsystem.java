@@ -32,6 +32,11 @@ public final class Subsystem implements AutoCloseable {
     private final Map<Integer, Controller> controllers = new ConcurrentHashMap<>();
     private final ErrorCounts errors = new ErrorCounts();
     private int nextCntlid = 1;
+    /** The controller IDs this process gives out (nvmet's cntlid_min/cntlid_max): distinct ranges per gateway. */
+    private volatile int cntlidMin = 1;
+    private volatile int cntlidMax = MAX_CNTLID;
+    /** Served by several target processes over shared storage (gateways): see {@link #gateways(boolean)}. */
+    private volatile boolean gateways;
     private final boolean discovery;
     private volatile Runnable onChange = () -> { };
 
@@ -53,6 +58,41 @@ public final class Subsystem implements AutoCloseable {
             throw new IllegalArgumentException(field + " must be 1.." + max + " printable ASCII characters: '" + value + "'");
         }
         return value;
+    }
+
+    /**
+     * The controller IDs to give out, {@code min..max} within 1..65519 (nvmet's {@code cntlid_min} and
+     * {@code cntlid_max}). Gateways of one subsystem need ranges that do not overlap: a Linux host
+     * refuses a second path with a controller ID it already has. Each process knows only its own
+     * range; the operator keeps them apart.
+     */
+    public void cntlidRange(int min, int max) {
+        if (min < 1 || max > MAX_CNTLID || min > max) {
+            throw new IllegalArgumentException("controller IDs must be a range within 1.." + MAX_CNTLID + ": " + min + ".." + max);
+        }
+        cntlidMin = min;
+        cntlidMax = max;
+    }
+
+    public int cntlidMin() {
+        return cntlidMin;
+    }
+
+    public int cntlidMax() {
+        return cntlidMax;
+    }
+
+    /**
+     * Marks the subsystem as served by several target processes over shared storage (gateways).
+     * Fused Compare and Write is then not offered (FUSES and ACWU 0): its atomicity holds only among
+     * the writers of one process.
+     */
+    public void gateways(boolean gateways) {
+        this.gateways = gateways;
+    }
+
+    public boolean gateways() {
+        return gateways;
     }
 
     /** The well-known discovery subsystem rather than an NVM subsystem. */
@@ -274,9 +314,14 @@ public final class Subsystem implements AutoCloseable {
                     nqn, hostNqn, target.maxControllersPerHost());
             return null;
         }
-        for (int i = 0; i < MAX_CNTLID; i++) {
+        int min = cntlidMin;
+        int max = cntlidMax;
+        if (nextCntlid < min || nextCntlid > max) {
+            nextCntlid = min;
+        }
+        for (int i = 0; i <= max - min; i++) {
             int id = nextCntlid;
-            nextCntlid = nextCntlid == MAX_CNTLID ? 1 : nextCntlid + 1;
+            nextCntlid = nextCntlid == max ? min : nextCntlid + 1;
             if (!controllers.containsKey(id)) {
                 Controller c = new Controller(target, this, id, hostNqn, hostId, katoMillis);
                 c.admitted = admitNow;

@@ -87,6 +87,8 @@ public final class ConfigApplier {
                 Subsystem created = new Subsystem(s.nqn(), s.serial(), s.model(), s.firmware());
                 try {
                     created.ieeeOui(s.ieeeOui());
+                    created.cntlidRange(s.cntlidMin(), s.cntlidMax());
+                    created.gateways(s.gateways());
                     hosts(created, s);
                     for (NamespaceConfig n : s.namespaces()) {
                         open(created, s.nqn(), n, first, changes);
@@ -236,6 +238,14 @@ public final class ConfigApplier {
                 sub.allowHost(h);
                 changes.add(s.nqn() + ": host " + h + " allowed");
             }
+        }
+        if (sub.cntlidMin() != s.cntlidMin() || sub.cntlidMax() != s.cntlidMax()) {
+            sub.cntlidRange(s.cntlidMin(), s.cntlidMax()); // for controllers from now on
+            changes.add(s.nqn() + ": controller IDs " + s.cntlidMin() + ".." + s.cntlidMax());
+        }
+        if (sub.gateways() != s.gateways()) {
+            sub.gateways(s.gateways()); // Identify from now on; connected hosts keep what they read
+            changes.add(s.nqn() + ": gateways " + s.gateways());
         }
         if (sub.allowsAnyHost() != s.allowAnyHost()) {
             sub.allowAnyHost(s.allowAnyHost());

@@ -139,7 +139,8 @@ public final class ConfigLoader {
         for (int i = 0; i < subs.size(); i++) {
             String at = "subsystems[" + i + "]";
             JsonNode s = object(subs.get(i), at);
-            known(s, at, "nqn", "serial", "model", "firmware", "ieee_oui", "allow_any_host", "allowed_hosts", "namespaces");
+            known(s, at, "nqn", "serial", "model", "firmware", "ieee_oui", "allow_any_host", "allowed_hosts", "namespaces",
+                    "cntlid_min", "cntlid_max", "gateways");
             String nqn = name(s.get("nqn"), at + ".nqn");
             List<String> hosts = list(s, "allowed_hosts", at, ConfigLoader::name);
             boolean any = s.has("allow_any_host") ? bool(s.get("allow_any_host"), at + ".allow_any_host") : hosts.isEmpty();
@@ -151,9 +152,15 @@ public final class ConfigLoader {
             for (int n = 0; n < nl.size(); n++) {
                 namespaces.add(namespace(nl.get(n), at + ".namespaces[" + n + "]"));
             }
+            boolean gateways = s.has("gateways") && bool(s.get("gateways"), at + ".gateways");
+            int[] cntlids = cntlids(s, at);
+            if (gateways) {
+                shared(s, at, namespaces);
+            }
             subsystems.add(new SubsystemConfig(nqn, string(s, "serial", at, defaultSerial(nqn)),
                     string(s, "model", at, "nvmeof-java"), string(s, "firmware", at, ProductVersion.FIRMWARE_REVISION),
-                    s.has("ieee_oui") ? oui(s.get("ieee_oui"), at + ".ieee_oui") : 0, any, hosts, namespaces));
+                    s.has("ieee_oui") ? oui(s.get("ieee_oui"), at + ".ieee_oui") : 0, any, hosts, namespaces,
+                    cntlids[0], cntlids[1], gateways));
         }
         List<PortConfig> ports = new ArrayList<>();
         JsonNode pl = array(root, "ports", "");
@@ -553,6 +560,55 @@ public final class ConfigLoader {
         return new PortConfig(portid, trtype, options, traddr, trsvcid, subs, anaGroups(p, at));
     }
 
+    /** {@code cntlid_min} and {@code cntlid_max} of {@code n} (numbers, or nvmetcli's strings): 1..65519, min <= max. */
+    private static int[] cntlids(JsonNode n, String at) {
+        int max = SubsystemConfig.CNTLID_MAX;
+        int[] r = {1, max};
+        String[] names = {"cntlid_min", "cntlid_max"};
+        for (int i = 0; i < 2; i++) {
+            JsonNode v = n.get(names[i]);
+            if (v != null && !(v.isTextual() && v.asText().isEmpty())) {
+                r[i] = intIn(v.isTextual() ? textAsInt(v, at + "." + names[i]) : v, at + "." + names[i], 1, max);
+            }
+        }
+        if (r[0] > r[1]) {
+            throw new ConfigException(at + ".cntlid_max", r[1] + " is below cntlid_min " + r[0]);
+        }
+        return r;
+    }
+
+    /**
+     * A subsystem served by several gateways over shared storage: a file namespace needs
+     * {@code direct_io} (two page caches give stale reads), a block namespace is refused (opened
+     * through the page cache for now). Identity the configuration leaves to derivation is named in
+     * a warning: it is the same in every nvmeof-java gateway, not in another stack's.
+     */
+    private static void shared(JsonNode s, String at, List<NamespaceConfig> namespaces) {
+        for (int i = 0; i < namespaces.size(); i++) {
+            NamespaceConfig n = namespaces.get(i);
+            String nat = at + ".namespaces[" + i + "]";
+            if (n.backend().equals("file") && !n.directIo()) {
+                throw new ConfigException(nat + ".direct_io", "must be true: the subsystem is served by several gateways"
+                        + " (gateways: true), and each process's page cache would serve stale reads of the others' writes");
+            }
+            if (n.backend().equals("block")) {
+                throw new ConfigException(nat + ".backend", "a block namespace is read through the page cache, which"
+                        + " gateways sharing the device cannot have; use a file namespace with direct_io");
+            }
+            if (n.backend().equals("ram") || n.backend().equals("null")) {
+                throw new ConfigException(nat + ".backend", "a " + n.backend() + " namespace cannot be shared by gateways");
+            }
+            if (n.uuid() == null) {
+                LOG.log(System.Logger.Level.WARNING, "{0}.uuid is not set: derived from the NQN and NSID, which every"
+                        + " nvmeof-java gateway does alike, but another stack serving the same namespace would not", nat);
+            }
+        }
+        if (!s.has("serial")) {
+            LOG.log(System.Logger.Level.WARNING, "{0}.serial is not set: derived from the NQN, which every nvmeof-java"
+                    + " gateway does alike, but another stack serving the subsystem would not", at);
+        }
+    }
+
     /** A namespace's {@code ana_grpid}: 1..128, 1 when absent (nvmet's default group). */
     private static int anaGroupId(JsonNode n, String at) {
         return n.has("ana_grpid") ? intIn(n.get("ana_grpid"), at + ".ana_grpid", 1, Port.MAX_ANA_GROUP) : 1;
@@ -600,7 +656,7 @@ public final class ConfigLoader {
      */
     private static final Set<String> NVMETCLI_SUBSYSTEM = Set.of("nqn", "attr", "allowed_hosts", "namespaces");
     private static final Set<String> NVMETCLI_SUBSYSTEM_ATTR = Set.of("allow_any_host", "serial", "model", "firmware",
-            "ieee_oui");
+            "ieee_oui", "cntlid_min", "cntlid_max");
     private static final Set<String> NVMETCLI_NAMESPACE = Set.of("nsid", "enable", "device", "ana_grpid");
     private static final Set<String> NVMETCLI_DEVICE = Set.of("path", "uuid");
     private static final Set<String> NVMETCLI_PORT = Set.of("portid", "addr", "subsystems", "ana_groups");
@@ -685,10 +741,11 @@ public final class ConfigLoader {
             String serial = attr.path("serial").asText("");
             String model = attr.path("model").asText("");
             String firmware = attr.path("firmware").asText("");
+            int[] cntlids = cntlids(attr, at + ".attr");
             subsystems.add(new SubsystemConfig(nqn, serial.isEmpty() ? defaultSerial(nqn) : serial,
                     model.isEmpty() ? "nvmeof-java" : model, firmware.isEmpty() ? ProductVersion.FIRMWARE_REVISION : firmware,
                     attr.has("ieee_oui") ? oui(attr.get("ieee_oui"), at + ".attr.ieee_oui") : 0,
-                    any, hosts, namespaces));
+                    any, hosts, namespaces, cntlids[0], cntlids[1], false));
         }
         List<PortConfig> ports = new ArrayList<>();
         JsonNode pl = optionalArray(root, "ports", "");

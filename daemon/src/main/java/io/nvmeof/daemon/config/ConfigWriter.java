@@ -130,6 +130,13 @@ public final class ConfigWriter {
         n.put("allow_any_host", s.allowAnyHost());
         ArrayNode hosts = n.putArray("allowed_hosts");
         s.allowedHosts().forEach(hosts::add);
+        if (s.cntlidMin() != 1 || s.cntlidMax() != SubsystemConfig.CNTLID_MAX) {
+            n.put("cntlid_min", s.cntlidMin());
+            n.put("cntlid_max", s.cntlidMax());
+        }
+        if (s.gateways()) {
+            n.put("gateways", true);
+        }
         ArrayNode nss = n.putArray("namespaces");
         for (NamespaceConfig ns : s.namespaces()) {
             nss.add(namespace(ns));

@@ -107,8 +107,21 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
         }
     }
 
+    /**
+     * A subsystem. {@code cntlidMin..cntlidMax}: the controller IDs this process gives out (nvmet's
+     * {@code cntlid_min}/{@code cntlid_max}); {@code gateways}: served by several target processes
+     * over shared storage (file namespaces then need {@code direct_io}; fused Compare and Write is
+     * not offered).
+     */
     public record SubsystemConfig(String nqn, String serial, String model, String firmware, int ieeeOui,
-                                  boolean allowAnyHost, List<String> allowedHosts, List<NamespaceConfig> namespaces) {
+                                  boolean allowAnyHost, List<String> allowedHosts, List<NamespaceConfig> namespaces,
+                                  int cntlidMin, int cntlidMax, boolean gateways) {
+        public static final int CNTLID_MAX = 0xffef;
+
+        public SubsystemConfig(String nqn, String serial, String model, String firmware, int ieeeOui,
+                               boolean allowAnyHost, List<String> allowedHosts, List<NamespaceConfig> namespaces) {
+            this(nqn, serial, model, firmware, ieeeOui, allowAnyHost, allowedHosts, namespaces, 1, CNTLID_MAX, false);
+        }
     }
 
     /**
