@@ -27,6 +27,7 @@ final class AsyncEventHandler {
     /** OAES / Asynchronous Event Configuration bits (Base 2.0, Figure 326). */
     static final int NAMESPACE_ATTRIBUTE_NOTICES = 1 << 8;
     static final int ANA_CHANGE_NOTICES = 1 << 11;
+    static final int DISCOVERY_LOG_NOTICES = 1 << 31;
     private final Controller controller;
     private final List<Consumer<Controller.AsyncEvent>> listeners = new CopyOnWriteArrayList<>();
 
@@ -40,8 +41,9 @@ final class AsyncEventHandler {
 
     /** On the new association's admin queue: notices on, one request outstanding. */
     void start(HostQueue admin, IdentifyController identify) throws IOException {
-        // the notices this host acts on, of those the controller sends: namespace attributes, ANA changes
-        int notices = identify.oaes() & (NAMESPACE_ATTRIBUTE_NOTICES | ANA_CHANGE_NOTICES);
+        // the notices this host acts on, of those the controller sends: namespace attributes, ANA
+        // changes, and a discovery controller's log changes (for its listeners: referrals, new subsystems)
+        int notices = identify.oaes() & (NAMESPACE_ATTRIBUTE_NOTICES | ANA_CHANGE_NOTICES | DISCOVERY_LOG_NOTICES);
         if (notices == 0) {
             return;
         }

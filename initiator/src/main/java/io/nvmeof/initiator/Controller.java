@@ -133,9 +133,7 @@ public final class Controller implements AutoCloseable {
         }
         router.queues(assoc.ioQueues);
         this.live = assoc;
-        if (!isDiscovery()) {
-            asyncEvents.start(assoc.admin, assoc.identify);
-        }
+        asyncEvents.start(assoc.admin, assoc.identify); // a discovery controller's: log change notices
         LOG.log(System.Logger.Level.DEBUG, "connected to {0}: cntlid {1}, {2} I/O queues of {3}", uri, assoc.cntlid,
                 assoc.ioQueues.length, assoc.queueSize);
     }

@@ -38,9 +38,12 @@ final class DiscoveryLog {
                 }
             }
         }
-        ByteBuffer page = Flyweight.allocate(DiscoveryLogEntry.HEADER_SIZE + entries.size() * DiscoveryLogEntry.SIZE);
+        // then the referrals of the port it asked through (nvmet lists those only)
+        List<Port.Referral> referrals = current.referrals();
+        int records = entries.size() + referrals.size();
+        ByteBuffer page = Flyweight.allocate(DiscoveryLogEntry.HEADER_SIZE + records * DiscoveryLogEntry.SIZE);
         page.putLong(DiscoveryLogEntry.GENCTR_OFFSET, target.discoveryGeneration());
-        page.putLong(DiscoveryLogEntry.NUMREC_OFFSET, entries.size());
+        page.putLong(DiscoveryLogEntry.NUMREC_OFFSET, records);
         page.putShort(DiscoveryLogEntry.RECFMT_OFFSET, (short) 0);
         DiscoveryLogEntry e = new DiscoveryLogEntry();
         int at = DiscoveryLogEntry.HEADER_SIZE;
@@ -59,6 +62,14 @@ final class DiscoveryLog {
                     self ? DiscoveryLogEntry.EFLAGS_EPCSD : 0, Integer.toString(a.getPort()), nqn,
                     a.getAddress().getHostAddress());
             port.transport().describe(port, e);
+            at += DiscoveryLogEntry.SIZE;
+        }
+        for (Port.Referral r : referrals) {
+            e.wrap(page, at);
+            e.encode(TargetTransports.type(r.trtype()).code(),
+                    r.traddr().contains(":") ? DiscoveryLogEntry.ADRFAM_IPV6 : DiscoveryLogEntry.ADRFAM_IPV4,
+                    DiscoveryLogEntry.SUBTYPE_REFERRAL, DiscoveryLogEntry.TREQ_SECURE_CHANNEL_NOT_REQUIRED, r.portid(),
+                    0xffff, ADMIN_QUEUE_SIZE, 0, Integer.toString(r.trsvcid()), Nqn.DISCOVERY, r.traddr());
             at += DiscoveryLogEntry.SIZE;
         }
         return page;

@@ -5,6 +5,7 @@ import java.net.InetSocketAddress;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -35,6 +36,38 @@ public final class Port {
     private volatile AnaState[] anaStates = initialAnaStates();
     /** Groups given a state on this port (group 1 always): the ANA log lists them. */
     private volatile SortedSet<Integer> anaGroups = Collections.unmodifiableSortedSet(new TreeSet<>(Set.of(1)));
+
+    /** Referrals this port's discovery log gives (nvmet's {@code ports/N/referrals}). */
+    private volatile List<Referral> referrals = List.of();
+
+    /**
+     * A referral to another discovery service (another gateway, say), listed in the discovery log
+     * of the port that has it as an entry of subtype 1 (nvmet's {@code ports/N/referrals/NAME}).
+     */
+    public record Referral(String name, String trtype, String traddr, int trsvcid, int portid) {
+        public Referral {
+            Objects.requireNonNull(name, "name");
+            TargetTransports.type(trtype); // a registered transport, or the error naming the known ones
+            Objects.requireNonNull(traddr, "traddr");
+            if (trsvcid < 0 || trsvcid > 65535 || portid < 0 || portid > 0xffff) {
+                throw new IllegalArgumentException("referral " + name + ": trsvcid 0..65535 and portid 0..65535");
+            }
+        }
+    }
+
+    public List<Referral> referrals() {
+        return referrals;
+    }
+
+    /** Sets the referrals; returns whether they changed (the target then tells discovery hosts). */
+    boolean referrals(List<Referral> list) {
+        List<Referral> next = List.copyOf(list);
+        if (next.equals(referrals)) {
+            return false;
+        }
+        referrals = next;
+        return true;
+    }
 
     /** ANAGRPMAX and NANAGRPID: ANA group IDs are 1..128, as nvmet's. */
     public static final int MAX_ANA_GROUP = 128;

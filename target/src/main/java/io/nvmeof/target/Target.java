@@ -429,6 +429,17 @@ public final class Target implements AutoCloseable {
         }
     }
 
+    /**
+     * Sets the referrals {@code port}'s discovery log gives; hosts holding a discovery controller
+     * get the discovery log change notice when they change.
+     */
+    public void referrals(Port port, List<Port.Referral> referrals) {
+        if (port.referrals(referrals)) {
+            LOG.log(System.Logger.Level.INFO, "{0}: referrals {1}", port, referrals);
+            discoveryChanged();
+        }
+    }
+
     public void portChanged() {
         discoveryChanged();
     }

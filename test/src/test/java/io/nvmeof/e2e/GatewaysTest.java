@@ -109,4 +109,41 @@ class GatewaysTest {
                 config(dir.resolve("x.img"), 10, 5, "optimized")));
         assertEquals("subsystems[0].cntlid_max", e.field());
     }
+
+    @Test
+    void oneDiscoveryAddressFindsEveryGatewayThroughReferrals(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("shared.img");
+        try (Target a = new Target(); Target b = new Target()) {
+            new ConfigApplier(b).apply(ConfigLoader.parse(config(file, 1000, 1999, "non-optimized")));
+            int bPort = b.ports().get(0).bound().getPort();
+            ConfigApplier applyA = new ConfigApplier(a);
+            String withReferral = config(file, 1, 999, "optimized").replace("\"ana_groups\"",
+                    "\"referrals\": [{\"name\": \"gw-b\", \"trtype\": \"tcp\", \"traddr\": \"127.0.0.1\", \"trsvcid\": "
+                            + bPort + ", \"portid\": 1}], \"ana_groups\"");
+            applyA.apply(ConfigLoader.parse(withReferral));
+            String discovery = "nvme+tcp://127.0.0.1:" + a.ports().get(0).bound().getPort() + "/" + io.nvmeof.protocol.Nqn.DISCOVERY;
+            try (Controller d = Nvmeof.connect(discovery, ConnectOptions.defaults().controllerLossTimeout(Duration.ZERO))) {
+                java.util.List<Controller.AsyncEvent> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+                d.onEvent(events::add);
+                io.nvmeof.initiator.Discovery.Log log = io.nvmeof.initiator.Discovery.read(d);
+                io.nvmeof.initiator.DiscoveryEntry referral = log.entries().stream()
+                        .filter(e -> e.subtype() == io.nvmeof.protocol.DiscoveryLogEntry.SUBTYPE_REFERRAL).findFirst().orElseThrow();
+                assertEquals("127.0.0.1", referral.traddr());
+                assertEquals(Integer.toString(bPort), referral.trsvcid());
+                assertEquals(io.nvmeof.protocol.Nqn.DISCOVERY, referral.subsystemNqn());
+                assertTrue(log.entries().stream().anyMatch(e -> NQN.equals(e.subsystemNqn())), "gateway a's own entry");
+                // following it: gateway b's discovery service lists the subsystem there
+                try (Controller db = Nvmeof.connect(referral.uri(), ConnectOptions.defaults().controllerLossTimeout(Duration.ZERO))) {
+                    assertTrue(io.nvmeof.initiator.Discovery.read(db).entries().stream()
+                            .anyMatch(e -> NQN.equals(e.subsystemNqn()) && e.trsvcid().equals(Integer.toString(bPort))));
+                }
+                // the referral goes: hosts holding a discovery controller are told
+                applyA.apply(ConfigLoader.parse(config(file, 1, 999, "optimized")));
+                org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !events.isEmpty());
+                assertEquals(0x70, events.get(0).logPage());
+                assertTrue(io.nvmeof.initiator.Discovery.read(d).entries().stream()
+                        .noneMatch(e -> e.subtype() == io.nvmeof.protocol.DiscoveryLogEntry.SUBTYPE_REFERRAL));
+            }
+        }
+    }
 }

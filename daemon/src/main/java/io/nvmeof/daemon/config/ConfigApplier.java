@@ -171,10 +171,15 @@ public final class ConfigApplier {
     }
 
     /**
-     * The port's ANA states as configured: each group named gets its state (hosts through the port
+     * The port's referrals and ANA states as configured: each group named gets its state (hosts through the port
      * are told), and a group no longer named goes back to nvmet's default (1 optimized, others inaccessible).
      */
     private void anaStates(Port port, PortConfig was, PortConfig p, List<String> changes) {
+        if (!port.referrals().equals(p.referrals())) {
+            target.referrals(port, p.referrals());
+            changes.add("port " + port.id() + " referrals " + p.referrals().stream().map(r -> r.name() + "=" + r.trtype()
+                    + "://" + r.traddr() + ":" + r.trsvcid()).toList());
+        }
         if (was != null) {
             for (int g : was.anaGroups().keySet()) {
                 if (!p.anaGroups().containsKey(g)) {

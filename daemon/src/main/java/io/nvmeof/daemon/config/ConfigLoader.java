@@ -168,7 +168,7 @@ public final class ConfigLoader {
             String at = "ports[" + i + "]";
             JsonNode p = object(pl.get(i), at);
             List<String> keys = new ArrayList<>(List.of("portid", "trtype", "traddr", "trsvcid", "adrfam", "subsystems",
-                    "ana_groups"));
+                    "ana_groups", "referrals"));
             for (String t : TargetTransports.names()) {
                 TargetTransports.type(t).portOptions().forEach(o -> keys.add(o.name()));
             }
@@ -557,7 +557,48 @@ public final class ConfigLoader {
         for (int i = 0; i < sl.size(); i++) {
             subs.add(name(sl.get(i), at + ".subsystems[" + i + "]"));
         }
-        return new PortConfig(portid, trtype, options, traddr, trsvcid, subs, anaGroups(p, at));
+        return new PortConfig(portid, trtype, options, traddr, trsvcid, subs, anaGroups(p, at), referrals(p, at));
+    }
+
+    /**
+     * A port's {@code referrals}: ours flat ({@code {"name", "trtype", "traddr", "trsvcid",
+     * "portid"}}), nvmetcli's with the address in an {@code addr} object; one with
+     * {@code "enable": 0} is left out.
+     */
+    private static List<Port.Referral> referrals(JsonNode p, String at) {
+        List<Port.Referral> out = new ArrayList<>();
+        JsonNode list = optionalArray(p, "referrals", at);
+        java.util.Set<String> names = new java.util.HashSet<>();
+        for (int i = 0; i < list.size(); i++) {
+            String rat = at + ".referrals[" + i + "]";
+            JsonNode r = object(list.get(i), rat);
+            known(r, rat, "name", "trtype", "traddr", "trsvcid", "adrfam", "treq", "portid", "addr", "enable");
+            if (r.has("enable") && r.get("enable").asInt(1) == 0) {
+                continue;
+            }
+            JsonNode addr = r.has("addr") ? object(r.get("addr"), rat + ".addr") : r;
+            String addrAt = r.has("addr") ? rat + ".addr" : rat;
+            String name = string(r, "name", rat, "referral" + (i + 1));
+            if (!names.add(name)) {
+                throw new ConfigException(rat + ".name", "'" + name + "' is used twice");
+            }
+            String trtype = string(addr, "trtype", addrAt, "tcp");
+            if (!TargetTransports.names().contains(trtype)) {
+                throw new ConfigException(addrAt + ".trtype", "'" + trtype + "' is not supported ("
+                        + String.join(" or ", TargetTransports.names()) + ")");
+            }
+            String traddr = string(addr, "traddr", addrAt, null);
+            if (traddr == null || traddr.isEmpty()) {
+                throw new ConfigException(addrAt + ".traddr", "is missing (the other discovery service's address)");
+            }
+            JsonNode svc = addr.get("trsvcid");
+            int trsvcid = svc == null ? 8009 : intIn(svc.isTextual() ? textAsInt(svc, addrAt + ".trsvcid") : svc,
+                    addrAt + ".trsvcid", 1, 65535);
+            JsonNode pid = r.get("portid");
+            int portid = pid == null ? 0 : intIn(pid.isTextual() ? textAsInt(pid, rat + ".portid") : pid, rat + ".portid", 0, 0xffff);
+            out.add(new Port.Referral(name, trtype, traddr, trsvcid, portid));
+        }
+        return out;
     }
 
     /** {@code cntlid_min} and {@code cntlid_max} of {@code n} (numbers, or nvmetcli's strings): 1..65519, min <= max. */
@@ -659,7 +700,7 @@ public final class ConfigLoader {
             "ieee_oui", "cntlid_min", "cntlid_max");
     private static final Set<String> NVMETCLI_NAMESPACE = Set.of("nsid", "enable", "device", "ana_grpid");
     private static final Set<String> NVMETCLI_DEVICE = Set.of("path", "uuid");
-    private static final Set<String> NVMETCLI_PORT = Set.of("portid", "addr", "subsystems", "ana_groups");
+    private static final Set<String> NVMETCLI_PORT = Set.of("portid", "addr", "subsystems", "ana_groups", "referrals");
     private static final Set<String> NVMETCLI_ADDR = Set.of("trtype", "traddr", "trsvcid", "adrfam", "tsas", "treq");
     private static final Set<String> NVMETCLI_HOST = Set.of("nqn", "dhchap");
     private static final Set<String> NVMETCLI_DHCHAP = Set.of("key", "ctrl_key", "hash", "dhgroup");

@@ -109,6 +109,17 @@ public final class ConfigWriter {
         }
         ArrayNode subs = n.putArray("subsystems");
         p.subsystems().forEach(subs::add);
+        if (!p.referrals().isEmpty()) {
+            ArrayNode refs = n.putArray("referrals");
+            for (io.nvmeof.target.Port.Referral r : p.referrals()) {
+                ObjectNode o = refs.addObject();
+                o.put("name", r.name());
+                o.put("trtype", r.trtype());
+                o.put("traddr", r.traddr());
+                o.put("trsvcid", r.trsvcid());
+                o.put("portid", r.portid());
+            }
+        }
         if (!p.anaGroups().isEmpty()) {
             ArrayNode groups = n.putArray("ana_groups");
             p.anaGroups().forEach((id, state) -> {

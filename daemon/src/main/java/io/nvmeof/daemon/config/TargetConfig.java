@@ -1,6 +1,7 @@
 package io.nvmeof.daemon.config;
 
 import io.nvmeof.target.HostSecurity;
+import io.nvmeof.target.Port;
 import io.nvmeof.target.AnaState;
 import io.nvmeof.target.Target;
 import io.nvmeof.daemon.metrics.MetricsServer;
@@ -77,15 +78,17 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
      * transport's port options (rdma: {@code provider}), as configured.
      */
     public record PortConfig(int portid, String trtype, Map<String, String> options, String traddr, int trsvcid,
-                             List<String> subsystems, java.util.SortedMap<Integer, AnaState> anaGroups) {
+                             List<String> subsystems, java.util.SortedMap<Integer, AnaState> anaGroups,
+                             List<Port.Referral> referrals) {
         public PortConfig {
             options = Map.copyOf(options);
             anaGroups = java.util.Collections.unmodifiableSortedMap(new java.util.TreeMap<>(anaGroups));
+            referrals = List.copyOf(referrals);
         }
 
         public PortConfig(int portid, String trtype, Map<String, String> options, String traddr, int trsvcid,
                           List<String> subsystems) {
-            this(portid, trtype, options, traddr, trsvcid, subsystems, new java.util.TreeMap<>());
+            this(portid, trtype, options, traddr, trsvcid, subsystems, new java.util.TreeMap<>(), List.of());
         }
 
         public PortConfig(int portid, String trtype, String traddr, int trsvcid, List<String> subsystems) {
@@ -93,17 +96,7 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
         }
 
         PortConfig withId(int id) {
-            return new PortConfig(id, trtype, options, traddr, trsvcid, subsystems, anaGroups);
-        }
-
-        /** The same port with other ANA states (nvmet's {@code ana_groups}). */
-        public PortConfig withAnaGroups(java.util.SortedMap<Integer, AnaState> groups) {
-            return new PortConfig(portid, trtype, options, traddr, trsvcid, subsystems, groups);
-        }
-
-        /** Whether the port is the same apart from its ANA states (a reload then keeps it open). */
-        public boolean sameListener(PortConfig o) {
-            return withAnaGroups(o.anaGroups).equals(o);
+            return new PortConfig(id, trtype, options, traddr, trsvcid, subsystems, anaGroups, referrals);
         }
     }
 
