@@ -139,7 +139,7 @@ class ConfigLoaderTest {
                   ],
                   "subsystems": [
                     {"allowed_hosts": ["nqn.2014-08.org.nvmexpress:uuid:5fbb6f5e-0f59-4c59-9f5e-5b6d8e0c1f2a"],
-                     "attr": {"allow_any_host": "0", "cntlid_max": "65519", "cntlid_min": "1", "model": "Linux",
+                     "attr": {"allow_any_host": "0", "cntlid_max": "999", "cntlid_min": "100", "model": "Linux",
                               "pi_enable": "0", "serial": "a1b2c3d4e5f6", "version": "1.3"},
                      "namespaces": [
                        {"device": {"nguid": "00000000-0000-0000-0000-000000000000", "path": "/dev/loop0",
@@ -166,7 +166,9 @@ class ConfigLoaderTest {
         assertNull(s.namespaces().get(1).uuid());
         // what the target runs without is named, each in a warning
         List<String> warned = warnings(() -> ConfigLoader.parse(nvmetcli));
-        for (String field : List.of("ports[0].param", "subsystems[0].attr.cntlid_max", "subsystems[0].attr.pi_enable",
+        assertEquals(100, s.cntlidMin());
+        assertEquals(999, s.cntlidMax());
+        for (String field : List.of("ports[0].param", "subsystems[0].attr.pi_enable",
                 "subsystems[0].namespaces[0].device.nguid")) {
             assertTrue(warned.stream().anyMatch(w -> w.startsWith(field + " is ignored")), field + " in " + warned);
         }
