@@ -58,13 +58,20 @@ final class RpcCommands {
                         + " (is the target running with it? nvmeof target --rpc-socket, or the service's RuntimeDirectory)", e);
             }
             ByteBuffer b = ByteBuffer.wrap((new ObjectMapper().writeValueAsString(req) + "\n").getBytes(StandardCharsets.UTF_8));
-            while (b.hasRemaining()) {
-                ch.write(b);
+            IOException unsent = null;
+            try {
+                while (b.hasRemaining()) {
+                    ch.write(b);
+                }
+            } catch (IOException e) {
+                // the target may have answered (a refusal) and closed before reading the request:
+                // its answer is still there to read
+                unsent = e;
             }
             BufferedReader r = new BufferedReader(new InputStreamReader(Channels.newInputStream(ch), StandardCharsets.UTF_8));
             String line = r.readLine();
             if (line == null) {
-                throw new IOException("the target closed the management connection without an answer");
+                throw unsent != null ? unsent : new IOException("the target closed the management connection without an answer");
             }
             resp = JSON.readTree(line);
         }

@@ -135,8 +135,6 @@ public final class RpcServer implements AutoCloseable {
         String refusal = methods.authorize(caller);
         if (refusal != null) {
             LOG.log(System.Logger.Level.WARNING, "management API: refused {0}: {1}", caller, refusal);
-            reply(ch, Rpc.error(null, Rpc.NOT_AUTHORIZED, refusal, null));
-            return;
         }
         ByteBuffer in = ByteBuffer.allocate(64 << 10);
         ByteArrayOutputStream line = new ByteArrayOutputStream();
@@ -167,6 +165,12 @@ public final class RpcServer implements AutoCloseable {
                 }
                 String text = line.toString(StandardCharsets.UTF_8).trim();
                 line.reset();
+                if (refusal != null) {
+                    // answered after the request is read, so the caller is not writing into a closed
+                    // socket when the answer comes; nothing of the request is looked at
+                    reply(ch, Rpc.error(null, Rpc.NOT_AUTHORIZED, refusal, null));
+                    return;
+                }
                 if (!text.isEmpty() && !reply(ch, call(text, caller))) {
                     return;
                 }
