@@ -317,22 +317,31 @@ public final class Faults {
      * fails would: the hosts see their queues close. Returns how many controllers ended.
      */
     public int dropConnections(Match match) {
-        int n = 0;
+        List<Controller> ended = controllers(match, true);
+        for (Controller c : ended) {
+            LOG.log(System.Logger.Level.INFO, "fault: dropping the connections of {0}", c);
+            c.destroy();
+        }
+        return ended.size();
+    }
+
+    /** The controllers of the subsystem and host {@code match} names (discovery ones too if asked). */
+    private List<Controller> controllers(Match match, boolean discovery) {
         List<Subsystem> all = new ArrayList<>(target.subsystems());
-        all.add(target.discovery());
+        if (discovery) {
+            all.add(target.discovery());
+        }
+        List<Controller> out = new ArrayList<>();
         for (Subsystem s : all) {
-            if (match.subsystem() != null && !match.subsystem().equals(s.nqn())) {
-                continue;
-            }
-            for (Controller c : s.controllers()) {
-                if (match.host() == null || match.host().equals(c.hostNqn())) {
-                    LOG.log(System.Logger.Level.INFO, "fault: dropping the connections of {0}", c);
-                    c.destroy();
-                    n++;
+            if (match.subsystem() == null || match.subsystem().equals(s.nqn())) {
+                for (Controller c : s.controllers()) {
+                    if (match.host() == null || match.host().equals(c.hostNqn())) {
+                        out.add(c);
+                    }
                 }
             }
         }
-        return n;
+        return out;
     }
 
     /**
@@ -346,18 +355,8 @@ public final class Faults {
             throw new IllegalArgumentException("event type is 0..7, information and log page 0..255");
         }
         int dw0 = type | info << 8 | logPage << 16;
-        int n = 0;
-        for (Subsystem s : target.subsystems()) {
-            if (match.subsystem() != null && !match.subsystem().equals(s.nqn())) {
-                continue;
-            }
-            for (Controller c : s.controllers()) {
-                if (match.host() == null || match.host().equals(c.hostNqn())) {
-                    c.event(dw0);
-                    n++;
-                }
-            }
-        }
-        return n;
+        List<Controller> to = controllers(match, false);
+        to.forEach(c -> c.event(dw0));
+        return to.size();
     }
 }

@@ -72,7 +72,7 @@ public final class Namespace implements AutoCloseable {
 
     /**
      * Puts the namespace in ANA group {@code group} (1..128): before it is added to its subsystem;
-     * afterwards through {@link Subsystem#anaGroup}, which tells the hosts.
+     * afterwards through {@link Target#anaGroup}, which tells the hosts.
      */
     public void anaGroup(int group) {
         Port.checkAnaGroup(group);

@@ -20,7 +20,7 @@ public final class Subsystem implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Subsystem.class.getName());
     private static final RateLimitedLog BUSY = new RateLimitedLog(LOG);
     /** Dynamic controller IDs: 1..0xffef (0xfff0.. are reserved; NVMe-oF 1.1, 4.2). */
-    private static final int MAX_CNTLID = 0xffef;
+    public static final int MAX_CNTLID = 0xffef;
     private final String nqn;
     private final String serial;
     private final String model;
@@ -195,12 +195,11 @@ public final class Subsystem implements AutoCloseable {
      */
     public boolean readOnly(int nsid, boolean readOnly) {
         Namespace ns = namespaces.get(nsid);
-        if (ns == null) {
-            return false;
+        if (ns != null) {
+            ns.readOnly(readOnly);
+            notifyNamespaceChanged(ns);
         }
-        ns.readOnly(readOnly);
-        notifyNamespaceChanged(ns);
-        return true;
+        return ns != null;
     }
 
     /**
@@ -212,29 +211,11 @@ public final class Subsystem implements AutoCloseable {
      */
     public boolean resize(int nsid, long bytes) throws IOException {
         Namespace ns = namespaces.get(nsid);
-        if (ns == null) {
-            return false;
+        if (ns != null) {
+            ns.resize(bytes);
+            notifyNamespaceChanged(ns);
         }
-        ns.resize(bytes);
-        notifyNamespaceChanged(ns);
-        return true;
-    }
-
-    /**
-     * Moves namespace {@code nsid} to ANA group {@code group}; hosts get an ANA change notice and
-     * see its new group in Identify Namespace and the ANA log. Returns false if there is no such namespace.
-     */
-    public boolean anaGroup(int nsid, int group) {
-        Namespace ns = namespaces.get(nsid);
-        if (ns == null) {
-            return false;
-        }
-        ns.anaGroup(group);
-        Controller any = controllers.values().stream().findFirst().orElse(null);
-        if (any != null) {
-            any.target().anaChanged(null); // a new change count, and the notice to every controller
-        }
-        return true;
+        return ns != null;
     }
 
     public NavigableMap<Integer, Namespace> namespaces() {

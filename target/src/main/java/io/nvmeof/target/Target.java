@@ -417,6 +417,19 @@ public final class Target implements AutoCloseable {
         }
     }
 
+    /**
+     * Moves namespace {@code nsid} of {@code subsystem} to ANA group {@code group}: a new change
+     * count, and the ANA change notice to the hosts. Returns false if there is no such namespace.
+     */
+    public boolean anaGroup(Subsystem subsystem, int nsid, int group) {
+        Namespace ns = subsystem.namespace(nsid);
+        if (ns != null) {
+            ns.anaGroup(group);
+            anaChanged(null);
+        }
+        return ns != null;
+    }
+
     /** A state or a group changed: a new change count, and the notice to the controllers of {@code port} (all for null). */
     void anaChanged(Port port) {
         anaChangeCount.incrementAndGet();

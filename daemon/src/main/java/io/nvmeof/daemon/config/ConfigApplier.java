@@ -116,6 +116,7 @@ public final class ConfigApplier {
                 try {
                     target.addPort(port);
                     changes.add("added " + port);
+                    referrals(port, p, changes);
                     anaStates(port, null, p, changes);
                 } catch (IOException e) {
                     if (first) {
@@ -131,6 +132,7 @@ public final class ConfigApplier {
                         was = c;
                     }
                 }
+                referrals(existing, p, changes);
                 anaStates(existing, was, p, changes);
             }
             if (existing != null && !existing.subsystems().equals(Set.copyOf(p.subsystems()))) {
@@ -170,16 +172,20 @@ public final class ConfigApplier {
         return c;
     }
 
-    /**
-     * The port's referrals and ANA states as configured: each group named gets its state (hosts through the port
-     * are told), and a group no longer named goes back to nvmet's default (1 optimized, others inaccessible).
-     */
-    private void anaStates(Port port, PortConfig was, PortConfig p, List<String> changes) {
+    /** The port's referrals as configured; discovery hosts are told of a change. */
+    private void referrals(Port port, PortConfig p, List<String> changes) {
         if (!port.referrals().equals(p.referrals())) {
             target.referrals(port, p.referrals());
             changes.add("port " + port.id() + " referrals " + p.referrals().stream().map(r -> r.name() + "=" + r.trtype()
                     + "://" + r.traddr() + ":" + r.trsvcid()).toList());
         }
+    }
+
+    /**
+     * The port's ANA states as configured: each group named gets its state (hosts through the port
+     * are told), and a group no longer named goes back to nvmet's default (1 optimized, others inaccessible).
+     */
+    private void anaStates(Port port, PortConfig was, PortConfig p, List<String> changes) {
         if (was != null) {
             for (int g : was.anaGroups().keySet()) {
                 if (!p.anaGroups().containsKey(g)) {
@@ -273,7 +279,7 @@ public final class ConfigApplier {
                             + (n.visibleTo() == null ? "every allowed host" : n.visibleTo()));
                 }
                 if (sub.namespace(n.nsid()).anaGroup() != n.anaGroup()) {
-                    sub.anaGroup(n.nsid(), n.anaGroup());
+                    target.anaGroup(sub, n.nsid(), n.anaGroup());
                     changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " now in ANA group "
                             + n.anaGroup());
                 }

@@ -603,7 +603,7 @@ public final class ConfigLoader {
 
     /** {@code cntlid_min} and {@code cntlid_max} of {@code n} (numbers, or nvmetcli's strings): 1..65519, min <= max. */
     private static int[] cntlids(JsonNode n, String at) {
-        int max = SubsystemConfig.CNTLID_MAX;
+        int max = io.nvmeof.target.Subsystem.MAX_CNTLID;
         int[] r = {1, max};
         String[] names = {"cntlid_min", "cntlid_max"};
         for (int i = 0; i < 2; i++) {

@@ -141,7 +141,7 @@ public final class ConfigWriter {
         n.put("allow_any_host", s.allowAnyHost());
         ArrayNode hosts = n.putArray("allowed_hosts");
         s.allowedHosts().forEach(hosts::add);
-        if (s.cntlidMin() != 1 || s.cntlidMax() != SubsystemConfig.CNTLID_MAX) {
+        if (s.cntlidMin() != 1 || s.cntlidMax() != io.nvmeof.target.Subsystem.MAX_CNTLID) {
             n.put("cntlid_min", s.cntlidMin());
             n.put("cntlid_max", s.cntlidMax());
         }

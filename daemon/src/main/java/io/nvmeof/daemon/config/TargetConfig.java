@@ -109,11 +109,9 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
     public record SubsystemConfig(String nqn, String serial, String model, String firmware, int ieeeOui,
                                   boolean allowAnyHost, List<String> allowedHosts, List<NamespaceConfig> namespaces,
                                   int cntlidMin, int cntlidMax, boolean gateways) {
-        public static final int CNTLID_MAX = 0xffef;
-
         public SubsystemConfig(String nqn, String serial, String model, String firmware, int ieeeOui,
                                boolean allowAnyHost, List<String> allowedHosts, List<NamespaceConfig> namespaces) {
-            this(nqn, serial, model, firmware, ieeeOui, allowAnyHost, allowedHosts, namespaces, 1, CNTLID_MAX, false);
+            this(nqn, serial, model, firmware, ieeeOui, allowAnyHost, allowedHosts, namespaces, 1, io.nvmeof.target.Subsystem.MAX_CNTLID, false);
         }
     }
 

@@ -19,10 +19,12 @@ public final class RamBackend extends MemoryBackend {
     private static final long SEGMENT = 1L << SEGMENT_SHIFT;
     /** The memory now: replaced whole by {@link #resize}, so each call works on one consistent layout. */
     private volatile Layout layout;
-    private volatile long hugePageBytes;
 
-    /** Segments of the namespace in order, and views of each for reads sent without a copy (null without Unsafe). */
-    private record Layout(ByteBuffer[] segments, MemoryViews[] views) {
+    /**
+     * Segments of the namespace in order, views of each for reads sent without a copy (null
+     * without Unsafe), and the bytes of each the kernel was asked to back with huge pages.
+     */
+    private record Layout(ByteBuffer[] segments, MemoryViews[] views, long[] advised) {
     }
 
     public RamBackend(long size, int blockSize) {
@@ -38,19 +40,20 @@ public final class RamBackend extends MemoryBackend {
         int n = (int) ((size + SEGMENT - 1) >>> SEGMENT_SHIFT);
         ByteBuffer[] segments = new ByteBuffer[n];
         MemoryViews[] views = MemoryViews.AVAILABLE ? new MemoryViews[n] : null;
-        long huge = 0;
+        long[] advised = new long[n];
         for (int i = 0; i < n; i++) {
             int length = (int) Math.min(SEGMENT, size - ((long) i << SEGMENT_SHIFT));
             ByteBuffer was = old != null && i < old.segments.length ? old.segments[i] : null;
             if (was != null && was.capacity() == length) {
                 segments[i] = was;
+                advised[i] = old.advised[i];
                 if (views != null) {
                     views[i] = old.views[i];
                 }
                 continue;
             }
             ByteBuffer seg = ByteBuffer.allocateDirect(length);
-            huge += LinuxIo.adviseHugePages(PlatformDependent.directBufferAddress(seg), seg.capacity());
+            advised[i] = LinuxIo.adviseHugePages(PlatformDependent.directBufferAddress(seg), seg.capacity());
             for (int at = 0; at < seg.capacity(); at += 4096) {
                 seg.put(at, (byte) 0); // fault every page in now (huge ones where advised), not on the data path
             }
@@ -63,8 +66,7 @@ public final class RamBackend extends MemoryBackend {
                 views[i] = new MemoryViews(seg);
             }
         }
-        hugePageBytes = old == null ? huge : hugePageBytes + huge;
-        return new Layout(segments, views);
+        return new Layout(segments, views, advised);
     }
 
     /**
@@ -91,7 +93,7 @@ public final class RamBackend extends MemoryBackend {
 
     /** Bytes of the namespace the kernel was asked to back with transparent huge pages (0: none). */
     public long hugePageBytes() {
-        return hugePageBytes;
+        return java.util.Arrays.stream(layout.advised).sum();
     }
 
     @Override
