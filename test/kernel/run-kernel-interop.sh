@@ -199,5 +199,11 @@ if BLKTESTS_TESTS=${BLKTESTS_TESTS:-"$BLKTESTS_QUICK"} bash "$top/test/blktests/
   echo "BLKTESTS (quick selection): PASS or SKIPPED (see above)"
 else echo "BLKTESTS (quick selection): FAIL"; status=1; fi
 
+# ---- part 9: two gateways, one volume: our target twice over one file, Linux 6.12's native
+# multipath through kills, a partition and ANA changes, under fio --verify ----
+if bash "$top/test/kernel/run-multipath-interop.sh"; then echo "MULTIPATH (two gateways, Linux 6.12): PASS"
+else echo "MULTIPATH (two gateways, Linux 6.12): FAIL"; status=1; fi
+
 if [ $status = 0 ]; then echo "kernel interop: every part passed"; else echo "kernel interop: FAILED"; fi
 exit $status
+

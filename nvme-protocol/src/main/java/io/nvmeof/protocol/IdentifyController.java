@@ -32,10 +32,10 @@ public final class IdentifyController extends Flyweight {
     public static final int ELPE_OFFSET = 262;
     public static final int NPSS_OFFSET = 263;
     public static final int KAS_OFFSET = 320;
-    public static final int ANATT_OFFSET = 343;
-    public static final int ANACAP_OFFSET = 344;
-    public static final int ANAGRPMAX_OFFSET = 345;
-    public static final int NANAGRPID_OFFSET = 349;
+    public static final int ANATT_OFFSET = 342;
+    public static final int ANACAP_OFFSET = 343;
+    public static final int ANAGRPMAX_OFFSET = 344;
+    public static final int NANAGRPID_OFFSET = 348;
     public static final int SQES_OFFSET = 512;
     public static final int CQES_OFFSET = 513;
     public static final int MAXCMD_OFFSET = 514;

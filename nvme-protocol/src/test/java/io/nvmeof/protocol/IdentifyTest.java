@@ -36,6 +36,14 @@ class IdentifyTest {
         assertEquals("04020000", Hex.of(buf, 1792, 4));
         assertEquals("01000000", Hex.of(buf, 1796, 4));
         assertEquals(1, buf.get(1803));
+        // the ANA fields (Base 2.0, Figure 275: ANATT 342, ANACAP 343, ANAGRPMAX 347:344,
+        // NANAGRPID 351:348, MNAN 543:540): Linux sizes its ANA log buffer from NANAGRPID and MNAN
+        // and turns ANA off when that exceeds MDTS, as it did when these sat one byte late
+        id.anatt(10).anacap(0x1f).anagrpmax(128).nanagrpid(0x81).mnan(1024);
+        assertEquals("0a1f", Hex.of(buf, 342, 2));
+        assertEquals("80000000", Hex.of(buf, 344, 4));
+        assertEquals("81000000", Hex.of(buf, 348, 4));
+        assertEquals("00040000", Hex.of(buf, 540, 4));
 
         IdentifyController r = new IdentifyController().wrap(buf, 0);
         assertEquals("SN1", r.serialNumber());

@@ -509,6 +509,86 @@ class TargetTcpTest {
         }
     }
 
+    /**
+     * A partition, made deterministic: a write waits (a fault delays it past KATO) while its
+     * host falls silent. The keep-alive expires, and the write must never reach the namespace,
+     * since a multipath host retries it through another gateway and may have written the block
+     * again since. The same delayed write from a host that keeps alive lands (the control).
+     */
+    @Test
+    void aControllerWhoseKeepAliveExpiredRunsNoneOfItsWaitingWrites() throws Exception {
+        long lost = 700;
+        long landed = 701;
+        byte[] before = new byte[4096];
+        new Random(30).nextBytes(before);
+        writeBlock(lost, before);
+        byte[] block = new byte[4096];
+        new Random(31).nextBytes(block);
+        Faults.Rule delay = target.faults().delay(Faults.Match.namespace(1).subsystem(NQN).opcode(NvmOpcode.WRITE.code),
+                java.time.Duration.ofMillis(2500));
+        long expiries = target.keepAliveExpiries();
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+            admin.icreq();
+            CompletionQueueEntry cqe = admin.command(s -> s.connect(0, 32, 0, 1000).sgl(0, 1024, Sgl.IN_CAPSULE),
+                    RawHost.connectData(NQN, RawHost.HOST_NQN, 0xffff)).cqe();
+            assertTrue(cqe.status().isSuccess());
+            assertTrue(admin.command(s -> s.propertySet(Registers.CC, 4, Registers.ccEnable()), null).cqe().status()
+                    .isSuccess());
+            io.bringUpIo(NQN, 1, cqe.dw0() & 0xffff);
+            io.send(io.capsule(rw(NvmOpcode.WRITE, 1, lost, 1, 4096, Sgl.IN_CAPSULE), block));
+            // silence: KATO 1 s + 200 ms grace pass while the write waits 2.5 s
+            assertTrue(io.closedByPeer(), "the I/O queue closed with no completion of the write");
+            assertTrue(admin.closedByPeer(), "the admin queue closed");
+        }
+        assertEquals(expiries + 1, target.keepAliveExpiries());
+        Thread.sleep(3000); // past the delay: the write would have run by now
+        delay.remove();
+        assertArrayEquals(before, readBlocks(lost, 1), "a write of an expired controller reached the namespace");
+
+        // the control: the same delay, with keep-alives sent meanwhile, and the write lands
+        delay = target.faults().delay(Faults.Match.namespace(1).subsystem(NQN).opcode(NvmOpcode.WRITE.code),
+                java.time.Duration.ofMillis(2500));
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+            admin.icreq();
+            CompletionQueueEntry cqe = admin.command(s -> s.connect(0, 32, 0, 1000).sgl(0, 1024, Sgl.IN_CAPSULE),
+                    RawHost.connectData(NQN, RawHost.HOST_NQN, 0xffff)).cqe();
+            assertTrue(admin.command(s -> s.propertySet(Registers.CC, 4, Registers.ccEnable()), null).cqe().status()
+                    .isSuccess());
+            io.bringUpIo(NQN, 1, cqe.dw0() & 0xffff);
+            io.send(io.capsule(rw(NvmOpcode.WRITE, 1, landed, 1, 4096, Sgl.IN_CAPSULE), block));
+            for (int i = 0; i < 7; i++) {
+                Thread.sleep(400);
+                assertTrue(admin.command(RawHost::keepAlive, null).cqe().status().isSuccess());
+            }
+            assertTrue(io.receive().cqe().status().isSuccess(), "the delayed write completed");
+        } finally {
+            delay.remove();
+        }
+        assertArrayEquals(block, readBlocks(landed, 1));
+    }
+
+    /** Writes one block of namespace 1 through a fresh controller. */
+    private static void writeBlock(long slba, byte[] block) throws IOException {
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+            io.bringUpIo(NQN, 1, admin.bringUpAdmin(NQN));
+            assertTrue(io.command(rw(NvmOpcode.WRITE, 1, slba, 1, 4096, Sgl.IN_CAPSULE), block).cqe().status().isSuccess());
+        }
+    }
+
+    /** Reads {@code count} blocks of namespace 1 through a fresh controller. */
+    private static byte[] readBlocks(long slba, int count) throws IOException {
+        try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+            io.bringUpIo(NQN, 1, admin.bringUpAdmin(NQN));
+            io.send(io.capsule(rw(NvmOpcode.READ, 1, slba, count, count * 4096L, Sgl.TCP_TRANSPORT), null));
+            RawHost.Received data = io.receive();
+            assertEquals(PduType.C2H_DATA, data.type());
+            byte[] back = new byte[count * 4096];
+            data.bytes().get(data.u8(Pdu.PDO_OFFSET), back);
+            assertTrue(io.receive().cqe().status().isSuccess());
+            return back;
+        }
+    }
+
     @Test
     void keepAliveKeepsTheControllerAlive() throws Exception {
         try (RawHost h = new RawHost(address)) {

@@ -101,10 +101,21 @@ class GatewaysTest {
     }
 
     @Test
-    void aSharedFileNamespaceWithoutDirectIoIsRefused(@TempDir Path dir) {
+    void aSharedNamespaceWithoutDirectIoIsRefused(@TempDir Path dir) {
         ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(
                 config(dir.resolve("x.img"), 1, 10, "optimized").replace("\"direct_io\": true", "\"direct_io\": false")));
         assertEquals("subsystems[0].namespaces[0].direct_io", e.field());
+        // a block device too: without direct_io refused, with it taken
+        String block = config(dir.resolve("x.img"), 1, 10, "optimized")
+                .replace("\"backend\": \"file\", \"path\": \"" + dir.resolve("x.img") + "\", \"size\": \"4M\"",
+                        "\"backend\": \"block\", \"path\": \"/dev/loop0\"");
+        assertTrue(block.contains("\"block\""), block);
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(block.replace("\"direct_io\": true", "\"direct_io\": false")));
+        assertEquals("subsystems[0].namespaces[0].direct_io", e.field());
+        assertTrue(ConfigLoader.parse(block).subsystems().get(0).namespaces().get(0).directIo());
+        e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(block.replace("\"block\"", "\"ram\"")
+                .replace("\"path\": \"/dev/loop0\", ", "\"size\": \"4M\", ").replace(", \"direct_io\": true", "")));
+        assertEquals("subsystems[0].namespaces[0].backend", e.field());
         e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(
                 config(dir.resolve("x.img"), 10, 5, "optimized")));
         assertEquals("subsystems[0].cntlid_max", e.field());

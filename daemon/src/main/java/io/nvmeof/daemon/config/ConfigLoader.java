@@ -485,8 +485,8 @@ public final class ConfigLoader {
         boolean ro = n.has("read_only") && bool(n.get("read_only"), at + ".read_only");
         UUID uuid = n.has("uuid") ? uuid(n.get("uuid"), at + ".uuid") : null;
         boolean direct = n.has("direct_io") && bool(n.get("direct_io"), at + ".direct_io");
-        if (direct && !backend.equals("file")) {
-            throw new ConfigException(at + ".direct_io", "applies to file namespaces only");
+        if (direct && !backend.equals("file") && !backend.equals("block")) {
+            throw new ConfigException(at + ".direct_io", "applies to file and block namespaces only");
         }
         List<String> visible = n.has("visible_to") ? list(n, "visible_to", at, ConfigLoader::name) : null;
         return new NamespaceConfig(nsid, backend, path, size, bs, ro, uuid, direct, visible, anaGroupId(n, at));
@@ -620,21 +620,16 @@ public final class ConfigLoader {
 
     /**
      * A subsystem served by several gateways over shared storage: a file namespace needs
-     * {@code direct_io} (two page caches give stale reads), a block namespace is refused (opened
-     * through the page cache for now). Identity the configuration leaves to derivation is named in
+     * file or block namespace needs {@code direct_io} (two page caches give stale reads). Identity the configuration leaves to derivation is named in
      * a warning: it is the same in every nvmeof-java gateway, not in another stack's.
      */
     private static void shared(JsonNode s, String at, List<NamespaceConfig> namespaces) {
         for (int i = 0; i < namespaces.size(); i++) {
             NamespaceConfig n = namespaces.get(i);
             String nat = at + ".namespaces[" + i + "]";
-            if (n.backend().equals("file") && !n.directIo()) {
+            if ((n.backend().equals("file") || n.backend().equals("block")) && !n.directIo()) {
                 throw new ConfigException(nat + ".direct_io", "must be true: the subsystem is served by several gateways"
                         + " (gateways: true), and each process's page cache would serve stale reads of the others' writes");
-            }
-            if (n.backend().equals("block")) {
-                throw new ConfigException(nat + ".backend", "a block namespace is read through the page cache, which"
-                        + " gateways sharing the device cannot have; use a file namespace with direct_io");
             }
             if (n.backend().equals("ram") || n.backend().equals("null")) {
                 throw new ConfigException(nat + ".backend", "a " + n.backend() + " namespace cannot be shared by gateways");

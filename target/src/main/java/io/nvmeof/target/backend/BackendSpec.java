@@ -8,7 +8,7 @@ import java.io.IOException;
  * or device; {@code size} in bytes (0: the file's or device's own); {@code blockSize} 512 or
  * 4096 (0: the device's own, else 4096). {@link #parse} reads the command line's form:
  * {@code ram:256M}, {@code null:1T}, {@code file:/path/disk.img[,size=1G][,bs=512][,ro][,direct]},
- * {@code block:/dev/sdb[,ro]}; errors name the bad part. {@link #open} opens it.
+ * {@code block:/dev/sdb[,ro][,direct]}; errors name the bad part. {@link #open} opens it.
  */
 public record BackendSpec(String kind, String path, long size, int blockSize, boolean readOnly, boolean directIo) {
 
@@ -57,7 +57,7 @@ public record BackendSpec(String kind, String path, long size, int blockSize, bo
                 if (first.isEmpty()) {
                     throw new IllegalArgumentException("namespace '" + spec + "': " + kind + " path is empty");
                 }
-                if (kind.equals("block") && (size != 0 || direct)) {
+                if (kind.equals("block") && size != 0) {
                     throw new IllegalArgumentException("namespace '" + spec + "': a block device has its own size");
                 }
                 return new BackendSpec(kind, first, size, blockSize, readOnly, direct);

@@ -18,7 +18,7 @@ final class Backends {
             case "file":
                 return FileBackend.open(Path.of(ns.path()), ns.size(), bs, ns.readOnly(), ns.directIo());
             case "block":
-                return BlockBackend.open(Path.of(ns.path()), ns.blockSize(), ns.readOnly());
+                return BlockBackend.open(Path.of(ns.path()), ns.blockSize(), ns.readOnly(), ns.directIo());
             default:
                 throw new IllegalArgumentException("unknown backend " + ns.kind());
         }

@@ -1,26 +1,40 @@
 package io.nvmeof.target.backend;
 
+import com.sun.nio.file.ExtendedOpenOption;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A block device as a namespace. Size and logical block size come from the device
  * (BLKGETSIZE64, BLKSSZGET); Deallocate is BLKDISCARD, Write Zeroes BLKZEROOUT; Flush is
- * fdatasync, which also flushes the device's volatile cache.
+ * fdatasync, which also flushes the device's volatile cache. With direct I/O (O_DIRECT) the page
+ * cache is bypassed, as gateways sharing the device need: data buffers are then aligned to
+ * 4 KiB, which covers every logical block size.
  */
 public final class BlockBackend extends ChannelBackend {
     private final Path path;
+    private final boolean direct;
 
-    private BlockBackend(Path path, FileChannel channel, int fd, long size, int blockSize, boolean readOnly) {
+    private BlockBackend(Path path, FileChannel channel, int fd, long size, int blockSize, boolean readOnly,
+            boolean direct) {
         super(channel, fd, size, blockSize, readOnly);
         this.path = path;
+        this.direct = direct;
     }
 
-    /** Opens a block device; {@code blockSize} 0 takes the device's logical block size. */
+    /** Opens a block device through the page cache; {@code blockSize} 0 takes the device's logical block size. */
     public static BlockBackend open(Path path, int blockSize, boolean readOnly) throws IOException {
+        return open(path, blockSize, readOnly, false);
+    }
+
+    /** Opens a block device, with O_DIRECT if {@code direct}; {@code blockSize} 0 takes the device's logical block size. */
+    public static BlockBackend open(Path path, int blockSize, boolean readOnly, boolean direct) throws IOException {
         if (!Files.exists(path)) {
             throw new IOException(path + " does not exist");
         }
@@ -36,9 +50,15 @@ public final class BlockBackend extends ChannelBackend {
             if (size < bs) {
                 throw new IOException(path + " is smaller than one block");
             }
-            ch = readOnly ? FileChannel.open(path, StandardOpenOption.READ)
-                    : FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
-            return new BlockBackend(path, ch, fd, size - size % bs, bs, readOnly);
+            List<OpenOption> options = new ArrayList<>(List.of(StandardOpenOption.READ));
+            if (!readOnly) {
+                options.add(StandardOpenOption.WRITE);
+            }
+            if (direct) {
+                options.add(ExtendedOpenOption.DIRECT);
+            }
+            ch = FileChannel.open(path, options.toArray(new OpenOption[0]));
+            return new BlockBackend(path, ch, fd, size - size % bs, bs, readOnly, direct);
         } catch (IOException | RuntimeException e) {
             if (ch != null) {
                 ch.close();
@@ -46,6 +66,11 @@ public final class BlockBackend extends ChannelBackend {
             LinuxIo.close(fd);
             throw e;
         }
+    }
+
+    @Override
+    public int bufferAlignment() {
+        return direct ? FileBackend.DIRECT_ALIGNMENT : 1;
     }
 
     @Override
@@ -62,7 +87,7 @@ public final class BlockBackend extends ChannelBackend {
 
     @Override
     public String describe() {
-        return "block:" + path;
+        return "block:" + path + (direct ? ",direct" : "");
     }
 
 }

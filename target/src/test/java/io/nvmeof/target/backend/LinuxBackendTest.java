@@ -102,6 +102,20 @@ class LinuxBackendTest {
             b.read(8192, z);
             assertEquals(ByteBuffer.allocateDirect(4096), z.flip(), "BLKZEROOUT zeroed the range");
             b.deallocate(1 << 20, 1 << 20); // BLKDISCARD; a loop device passes it to the file as a hole
+        }
+        // with O_DIRECT, as gateways sharing a device open it: aligned buffers, and what one
+        // descriptor writes the next reads from the device, not from a page cache
+        try (BlockBackend d = BlockBackend.open(Path.of(dev), 0, false, true);
+                BlockBackend other = BlockBackend.open(Path.of(dev), 0, true, true)) {
+            assertEquals(4096, d.bufferAlignment());
+            assertEquals("block:" + dev + ",direct", d.describe());
+            ByteBuffer data = ByteBuffer.allocateDirect(65536 + 4096).alignedSlice(4096);
+            data.put(random(65536, 9)).flip();
+            d.write(65536, data);
+            d.flush();
+            ByteBuffer back = ByteBuffer.allocateDirect(65536 + 4096).alignedSlice(4096);
+            other.read(65536, back);
+            assertEquals(random(65536, 9), back.flip());
         } finally {
             new ProcessBuilder("losetup", "-d", dev).start().waitFor(10, TimeUnit.SECONDS);
         }

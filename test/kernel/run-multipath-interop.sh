@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# Two gateways, one volume, proven with Linux's native NVMe multipath (a Debian trixie guest,
+# Linux 6.12). Two of our target processes (gateways A and B) serve one subsystem from one
+# shared file opened with direct I/O: ANA group 1 is optimized on A and non-optimized on B,
+# controller IDs 1-999 on A and 1000-1999 on B, each port refers to the other gateway. The
+# guest (guest-multipath.sh) finds both through one discovery address (nvme connect-all follows
+# the referral), connects a path to each and keeps fio writing and verifying through the
+# multipath device while this script:
+#   - SIGKILLs and restarts gateway A (the optimized path) and then B, ROUNDS times each;
+#   - partitions A (the guest drops its traffic both ways; nothing is closed), then heals it;
+#   - sets group 1 inaccessible on A (set_ana_state), then optimized again (nvmeof ana set).
+# It measures, from each gateway's I/O counters (get_stats on its management socket, every
+# 50 ms, from just before each event): how long until I/O runs on the other path, and how long
+# until it is back on A, and holds them to the bounds below. Needs root, the built jar and QEMU; the trixie image is built on
+# first use into $NVMF_VM_CACHE_TRIXIE (default /var/tmp/nvmf-vm-trixie).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+vm=$top/test/vm
+jar=$top/cli/build/nvmeof.jar
+[ -f "$jar" ] || { echo "multipath interop: build first (mvn -DskipTests package)" >&2; exit 1; }
+export NVMF_VM_CACHE=${NVMF_VM_CACHE_TRIXIE:-/var/tmp/nvmf-vm-trixie}
+if [ ! -f "$NVMF_VM_CACHE/rootfs.ext4" ] || [ ! -x "$NVMF_VM_CACHE/rootfs/usr/bin/fio" ] \
+   || ! ls -d "$NVMF_VM_CACHE"/rootfs/usr/lib/jvm/java-*/ >/dev/null 2>&1; then
+  echo "== building the trixie guest image (kernel 6.12, nvme-cli, fio, a JRE) in $NVMF_VM_CACHE"
+  "$vm/build-guest.sh" --suite trixie --java
+fi
+ROUNDS=${ROUNDS:-3}
+KATO=5 RECONNECT=1
+# bounds, in seconds: a kill resets the path's connections, so the host fails over at once and
+# requeues what was in flight (KATO + RECONNECT is the budget); a partition is only noticed by the
+# keep-alive (sent every KATO/2, failing after KATO); an ANA change is one notice and one log
+# read; failback is one reconnect after the gateway listens again.
+KILL_BOUND=$((KATO + RECONNECT)) PARTITION_BOUND=$((2 * KATO + RECONNECT)) ANA_BOUND=1 BACK_BOUND=10
+
+# on disk, not tmpfs: the shared file is opened with O_DIRECT
+work=$(mktemp -d -p /var/tmp nvmeof-multipath.XXXXXX)
+pids=()
+cleanup() {
+  [ -s "$work/job/qemu.pid" ] && kill -TERM "$(cat "$work/job/qemu.pid")" 2>/dev/null || true
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+io() { python3 "$top/test/kernel/gateway-io.py" "$@"; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+NQN=nqn.2026-11.io.nvmeof:gateways
+PA=$(free_port) PB=$(free_port)
+truncate -s 256M "$work/volume.img"
+status=0
+fail() { echo "FAILED: $*"; status=1; }
+
+# gateway_config SELF_PORT OTHER_PORT GROUP1_STATE CNTLID_MIN CNTLID_MAX
+gateway_config() {
+  cat <<JSON
+{"ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": $1, "subsystems": ["$NQN"],
+            "ana_groups": [{"grpid": 1, "ana": {"state": "$3"}}],
+            "referrals": [{"name": "other-gateway", "trtype": "tcp", "adrfam": "ipv4",
+                           "traddr": "127.0.0.1", "trsvcid": $2, "portid": 1}]}],
+ "subsystems": [{"nqn": "$NQN", "serial": "GW0001", "gateways": true, "cntlid_min": $4, "cntlid_max": $5,
+                 "namespaces": [{"nsid": 1, "backend": "file", "path": "$work/volume.img", "direct_io": true,
+                                 "uuid": "5b0d4f9e-2c1a-4e8b-9f3d-7a6c5e4b3a21", "ana_grpid": 1}]}]}
+JSON
+}
+gateway_config "$PA" "$PB" optimized 1 999 >"$work/a.json"
+gateway_config "$PB" "$PA" non-optimized 1000 1999 >"$work/b.json"
+
+declare -A gpid runs
+# start_gateway A|B: a fresh process, as users start it (paranoid leak detection on); waits
+# until it listens
+start_gateway() {
+  local g=$1 lc port n
+  lc=$(echo "$g" | tr AB ab)
+  [ "$g" = A ] && port=$PA || port=$PB
+  n=$(( ${runs[$g]:-0} + 1 )); runs[$g]=$n
+  rm -f "$work/$lc.sock"
+  java -Dio.netty.leakDetection.level=paranoid -jar "$jar" target --config "$work/$lc.json" \
+    --rpc-socket "$work/$lc.sock" >"$work/$lc.$n.out" 2>"$work/$lc.$n.err" &
+  gpid[$g]=$!
+  pids+=(${gpid[$g]})
+  for _ in $(seq 300); do
+    grep -q "listening on tcp://127.0.0.1:$port" "$work/$lc.$n.out" 2>/dev/null && [ -S "$work/$lc.sock" ] && return 0
+    kill -0 "${gpid[$g]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "gateway $g did not start:"; cat "$work/$lc.$n.err"; return 1
+}
+sock() { echo "$work/$(echo "$1" | tr AB ab).sock"; }
+kill_gateway() { kill -KILL "${gpid[$1]}"; wait "${gpid[$1]}" 2>/dev/null || true; }
+
+start_gateway A; start_gateway B
+echo "== gateway A on 127.0.0.1:$PA (group 1 optimized), B on 127.0.0.1:$PB (non-optimized); one file, direct I/O"
+
+cp "$vm/guest-scripts/lib.sh" "$top/test/kernel/guest-multipath.sh" "$work/"
+job=$work/job
+"$vm/run-guest.sh" --timeout 1500 --mem 2048 --job "$job" \
+  --gfwd "10.0.2.100:4420=$PA" --gfwd "10.0.2.101:4420=$PB" \
+  --env NQN="$NQN" --env PA="$PA" --env PB="$PB" --env KATO="$KATO" --env RECONNECT="$RECONNECT" \
+  "$work/guest-multipath.sh" &
+guest=$!
+
+n=0
+# guest_send COMMAND...: hand the guest a command (cmd.N appears whole, by a rename)
+guest_send() {
+  n=$((n + 1))
+  echo "$*" >"$job/.cmd"
+}
+guest_post() { mv "$job/.cmd" "$job/cmd.$n"; }
+# guest_ack: wait for the guest's answer to command N
+guest_ack() {
+  for _ in $(seq 1800); do
+    grep -q "^ACK $n ok" "$job/out.log" 2>/dev/null && return 0
+    grep -q "^ACK $n FAIL" "$job/out.log" 2>/dev/null && { fail "guest: $(cat "$job/cmd.$n")"; return 1; }
+    kill -0 "$guest" 2>/dev/null || { fail "the guest ended waiting for: $(cat "$job/cmd.$n")"; return 1; }
+    sleep 0.1
+  done
+  fail "the guest did not answer: $(cat "$job/cmd.$n")"; return 1
+}
+guest() { guest_send "$@" && guest_post && guest_ack; }
+# now: the time, for an event about to happen
+now() { date +%s.%N; }
+declare -a results
+# judge WHAT BOUND RC OUTPUT: record a measurement, held to BOUND
+judge() {
+  local what=$1 bound=$2 rc=$3 t=$4
+  if [ "$rc" = 0 ]; then
+    results+=("$what: $t s (bound $bound s)")
+    echo "   $what: $t s"
+    awk -v t="$t" -v b="$bound" 'BEGIN { exit !(t <= b) }' || { fail "$what took $t s, over $bound s"; return 1; }
+  else
+    fail "$what: $t"; results+=("$what: $t"); return 1
+  fi
+}
+# measure WHAT GATEWAY BOUND FROM SINCE: seconds from SINCE until GATEWAY runs more I/O than
+# FROM (reads and writes of namespace 1)
+measure() {
+  local t rc=0
+  t=$(io "$(sock "$2")" wait-io 120 "$4" "$5") || rc=$?
+  judge "$1" "$3" $rc "$t"
+}
+# after WHAT GATEWAY BOUND CMD...: seconds from just before CMD until GATEWAY runs I/O
+after() {
+  local what=$1 g=$2 bound=$3 t rc=0; shift 3
+  t=$(io "$(sock "$g")" after 120 "$@") || rc=$?
+  judge "$what" "$bound" $rc "$t"
+}
+# idle GATEWAY: it runs no I/O for 2 s (the host uses the optimized path alone)
+idle() {
+  local why
+  why=$(io "$(sock "$1")" idle 2) && echo "   none on $1" || { fail "I/O on $1 while A is optimized: $why"; return 1; }
+}
+
+for _ in $(seq 6000); do
+  grep -q "^LOAD-RUNNING" "$job/out.log" 2>/dev/null && break
+  kill -0 "$guest" 2>/dev/null || break
+  sleep 0.2
+done
+grep -q "^LOAD-RUNNING" "$job/out.log" || { fail "the guest did not start its load"; }
+scenario() {
+  local r t rc
+  guest paths 60 A=live/optimized B=live/non-optimized || return 1
+  measure "I/O on the optimized path (A)" A 30 0 "$(now)" || return 1
+  idle B || return 1
+
+  for r in $(seq "$ROUNDS"); do
+    echo "== round $r: SIGKILL gateway A (optimized), then B"
+    after "round $r: A killed, I/O on B" B $KILL_BOUND kill -KILL "${gpid[A]}" || return 1
+    kill_gateway A
+    guest paths 30 A=connecting B=live/non-optimized || return 1
+    sleep 2
+    start_gateway A || { fail "gateway A did not restart"; return 1; }
+    measure "round $r: A back, I/O on A" A $BACK_BOUND 0 "$(now)" || return 1
+    guest paths 30 A=live/optimized B=live/non-optimized || return 1
+    idle B || return 1
+    after "round $r: B killed, I/O goes on on A" A 1 kill -KILL "${gpid[B]}" || return 1
+    kill_gateway B
+    guest paths 30 A=live/optimized B=connecting || return 1
+    start_gateway B || { fail "gateway B did not restart"; return 1; }
+    guest paths 30 A=live/optimized B=live/non-optimized || return 1
+  done
+
+  echo "== a partition of A's path (the guest drops its traffic)"
+  guest_send partition A
+  after "A partitioned, I/O on B" B $PARTITION_BOUND mv "$job/.cmd" "$job/cmd.$n" || return 1
+  guest_ack || return 1
+  guest paths 60 A=connecting B=live/non-optimized || return 1
+  for _ in $(seq 100); do [ "$(io "$(sock A)" expiries)" -ge 1 ] && break; sleep 0.2; done
+  e=$(io "$(sock A)" expiries)
+  [ "$e" -ge 1 ] && echo "   gateway A saw the keep-alive expire ($e) and dropped the controller" \
+    || { fail "gateway A saw no keep-alive expiry"; return 1; }
+  guest_send heal A
+  after "A healed, I/O back on A" A $BACK_BOUND mv "$job/.cmd" "$job/cmd.$n" || return 1
+  guest_ack || return 1
+  guest paths 60 A=live/optimized B=live/non-optimized || return 1
+  idle B || return 1
+
+  echo "== ANA: group 1 inaccessible on A (set_ana_state), then optimized again (nvmeof ana set)"
+  t=$(io "$(sock B)" after-ana 120 "$(sock A)" 1 1 inaccessible) || rc=$?
+  judge "A inaccessible, I/O on B" $ANA_BOUND "${rc:-0}" "$t" || return 1
+  guest paths 10 A=live/inaccessible B=live/non-optimized || return 1
+  java -jar "$jar" ana show --socket "$(sock A)"
+  after "A optimized again (nvmeof ana set, its JVM's start included), I/O back on A" A $BACK_BOUND \
+    java -jar "$jar" ana set --socket "$(sock A)" --port 1 --group 1 optimized || return 1
+  guest paths 10 A=live/optimized B=live/non-optimized || return 1
+  idle B || return 1
+}
+[ $status = 0 ] && { scenario || fail "the scenario stopped at its first failure"; }
+guest finish || true
+wait "$guest" || fail "the guest script failed (rc $?)"
+
+for g in A B; do kill -TERM "${gpid[$g]}" 2>/dev/null; wait "${gpid[$g]}" 2>/dev/null || true; done
+pids=()
+for g in a b; do
+  grep -q "nvmeof target stopped" "$work/$g.${runs[$(echo $g | tr ab AB)]}.out" \
+    || fail "gateway $g did not stop cleanly"
+done
+if grep -l "LEAK:" "$work"/*.err; then fail "a gateway leaked buffers"; fi
+echo "== measured (kernel $(cat "$NVMF_VM_CACHE/kernel-version"), KATO $KATO s, reconnect delay $RECONNECT s):"
+printf '   %s\n' "${results[@]}"
+if [ $status = 0 ]; then rm -rf "$work"; else echo "kept $work"; fi
+exit $status
