@@ -141,6 +141,11 @@ load() {
 }
 load &
 loadpid=$!
+# and a reader that never pauses (the rounds do, between two fio processes), so the host sees
+# I/O flow on whichever path serves it at any moment
+fio --name=reader --filename="$dev" --direct=1 --ioengine=libaio --iodepth=2 --rw=randread --bs=4k \
+  --offset=8M --size=8M --time_based --runtime=3600 --output=/tmp/reader.out >/dev/null 2>&1 &
+readerpid=$!
 echo "LOAD-RUNNING"
 
 n=1
@@ -161,6 +166,11 @@ while :; do
 done
 touch /tmp/finish
 wait $loadpid
+kill -INT $readerpid; wait $readerpid; reader_rc=$?
+grep -E "read:|err=" /tmp/reader.out | sed 's/^/  reader: /'
+# (its exit status after SIGINT says nothing of errors: its report does)
+grep -q "err= *0:" /tmp/reader.out && check "the reader saw no I/O error (fio rc $reader_rc after SIGINT)" \
+  || fail "the reader: rc $reader_rc, $(grep -o 'err= *[0-9]*' /tmp/reader.out)"
 rounds=$(grep -c ok /tmp/fio.status); bad=$(grep -c FAILED /tmp/fio.status)
 errs=$(cat /tmp/fio.* 2>/dev/null | grep -o 'err= *[0-9]*' | grep -vc 'err= *0$')
 last=$(ls /tmp/fio.[0-9]* | sort -t. -k2 -n | tail -1)

@@ -28,9 +28,10 @@ ROUNDS=${ROUNDS:-3}
 KATO=5 RECONNECT=1
 # bounds, in seconds: a kill resets the path's connections, so the host fails over at once and
 # requeues what was in flight (KATO + RECONNECT is the budget); a partition is only noticed by the
-# keep-alive (sent every KATO/2, failing after KATO); an ANA change is one notice and one log
-# read; failback is one reconnect after the gateway listens again.
-KILL_BOUND=$((KATO + RECONNECT)) PARTITION_BOUND=$((2 * KATO + RECONNECT)) ANA_BOUND=1 BACK_BOUND=10
+# keep-alive (Linux sends one every KATO/2 and gives it KATO: up to 1.5 KATO, then the recovery,
+# slow under emulation: 3 KATO); an ANA change is one notice and one log read; failback is one
+# reconnect after the gateway listens again.
+KILL_BOUND=$((KATO + RECONNECT)) PARTITION_BOUND=$((3 * KATO)) ANA_BOUND=1 BACK_BOUND=10
 
 # on disk, not tmpfs: the shared file is opened with O_DIRECT
 work=$(mktemp -d -p /var/tmp nvmeof-multipath.XXXXXX)
