@@ -126,7 +126,7 @@ final class RpcCommands {
         Long nsid;
 
         @Parameters(index = "0", paramLabel = "SPEC", description = "ram:SIZE, null:SIZE, file:PATH[,size=SIZE][,bs=512|4096][,ro][,direct]"
-                + " or block:DEVICE[,ro], as for nvmeof target --namespace.")
+                + " or block:DEVICE[,ro][,direct], as for nvmeof target --namespace.")
         String namespace;
 
         @Override

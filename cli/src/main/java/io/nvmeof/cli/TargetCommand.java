@@ -56,7 +56,7 @@ final class TargetCommand implements Callable<Integer> {
     String nqn;
 
     @Option(names = "--namespace", paramLabel = "SPEC",
-            description = "ram:SIZE, null:SIZE, file:PATH[,size=SIZE][,bs=512|4096][,ro][,direct] or block:DEVICE[,ro];"
+            description = "ram:SIZE, null:SIZE, file:PATH[,size=SIZE][,bs=512|4096][,ro][,direct] or block:DEVICE[,ro][,direct];"
                     + " NSIDs count from 1. Repeatable.")
     List<String> namespaces = new ArrayList<>();
 

@@ -128,6 +128,10 @@ class BackendTest {
         assertEquals(4096, Sizes.parse("4k", "bs"));
         assertEquals(1L << 30, Sizes.parse("1GiB", "size"));
         assertInstanceOf(RamBackend.class, assertDoesNotThrowOpen("ram:1M,bs=512"));
+        // a block device takes direct I/O (gateways sharing it need it), not a size of its own
+        assertTrue(BackendSpec.parse("block:/dev/sdx,direct").directIo());
+        e = assertThrows(IllegalArgumentException.class, () -> BackendSpec.parse("block:/dev/sdx,size=1G"));
+        assertTrue(e.getMessage().contains("own size"), e.getMessage());
     }
 
     private static Backend assertDoesNotThrowOpen(String spec) {
