@@ -48,6 +48,12 @@ public class Command extends CompletableFuture<Command> implements Runnable {
     final String name;
     /** The queue the command was submitted to; set for the hand-off to its event loop. */
     HostQueue queue;
+    /** The multipath set that routes it (null: one controller's); it retries path errors elsewhere. */
+    Multipath multipath;
+    /** The path it was last sent on, while it is there. */
+    Multipath.Path path;
+    /** Since when no path could take it (0: one could). */
+    long noPathSinceNanos;
 
     public Command(String name) {
         this.name = name;
@@ -158,6 +164,9 @@ public class Command extends CompletableFuture<Command> implements Runnable {
     void finish(Status s, long res) {
         if (dataCorrupt && s.isSuccess()) {
             s = Status.TRANSIENT_TRANSPORT_ERROR;
+        }
+        if (multipath != null && multipath.completed(this, s, null)) {
+            return; // a path error: it runs again on another path
         }
         this.status = s;
         this.result = res;

@@ -27,6 +27,8 @@ public final class ConnectOptions {
     TlsPsk tlsKey;
     TlsPsk.Derivation tlsDerivation = TlsPsk.Derivation.RFC8446;
     int tlsIdentityVersion;
+    Multipath.Policy ioPolicy = Multipath.Policy.NUMA;
+    Duration noPathTimeout;
 
     public static ConnectOptions defaults() {
         return new ConnectOptions();
@@ -98,6 +100,24 @@ public final class ConnectOptions {
      */
     public ConnectOptions controllerLossTimeout(Duration d) {
         this.controllerLossTimeout = d;
+        return this;
+    }
+
+    /** How a {@link Multipath} set chooses among its usable paths (Linux's iopolicy; numa by default). */
+    public ConnectOptions ioPolicy(Multipath.Policy p) {
+        this.ioPolicy = java.util.Objects.requireNonNull(p, "policy");
+        return this;
+    }
+
+    /**
+     * How long a command of a {@link Multipath} set waits while no path can take it before it
+     * fails (default: the controller loss timeout, as Linux queues I/O while any path may return).
+     */
+    public ConnectOptions noPathTimeout(Duration d) {
+        if (d.isNegative()) {
+            throw new IllegalArgumentException("noPathTimeout must not be negative");
+        }
+        this.noPathTimeout = d;
         return this;
     }
 

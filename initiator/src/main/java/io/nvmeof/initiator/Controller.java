@@ -59,6 +59,28 @@ public final class Controller implements AutoCloseable {
     /** Namespaces handed out, kept current by namespace-change events. */
     private final Map<Integer, NamespaceDevice> devices = new ConcurrentHashMap<>();
     private final AsyncEventHandler asyncEvents = new AsyncEventHandler(this);
+    /** This controller as its namespace devices see it. */
+    private final IoSink sink = new IoSink() {
+        @Override
+        public void submitIo(Command c) {
+            Controller.this.submitIo(c);
+        }
+
+        @Override
+        public void checkBlockingAllowed() {
+            Controller.this.checkBlockingAllowed();
+        }
+
+        @Override
+        public long callerTimeoutMillis() {
+            return Controller.this.callerTimeoutMillis();
+        }
+
+        @Override
+        public String describe() {
+            return uri.toString();
+        }
+    };
     private volatile boolean closed;
     private HostTransport transport;
 
@@ -119,11 +141,8 @@ public final class Controller implements AutoCloseable {
         Association assoc = Association.establish(this, transport());
         if (!isDiscovery()) {                  // a discovery controller is one-shot: no recovery, no events
             InetSocketAddress address = uri.address();
-            boolean recover = options.controllerLossTimeout.toMillis() > 0;
             for (HostQueue q : assoc.ioQueues) {
-                if (recover) {
-                    q.onOrphans((c, t) -> orphaned(q, c, t));
-                }
+                q.onOrphans((c, t) -> orphaned(q, c, t));
                 q.onTimeout(this::abort);
                 q.closeFuture().whenComplete((v, f) -> connectionLost(q, new IOException("I/O queue " + q.qid() + " to "
                         + address + " closed")));
@@ -177,6 +196,14 @@ public final class Controller implements AutoCloseable {
 
     /** A command its dead queue could not finish: it waits for the reconnect, then runs again. */
     private void orphaned(HostQueue q, Command c, Throwable cause) {
+        if (c.multipath != null) {
+            c.multipath.completed(c, null, cause); // another path takes it, or it waits for one
+            return;
+        }
+        if (options.controllerLossTimeout.toMillis() <= 0) {
+            c.completeExceptionally(cause); // no recovery wanted
+            return;
+        }
         boolean resubmit = false;
         synchronized (this) {
             if (!closed && (state == ControllerState.LIVE || state.recovering()) && !expired(c)) {
@@ -276,8 +303,13 @@ public final class Controller implements AutoCloseable {
         // Writes from the old association may still be on their way inside the target until
         // it notices the loss (KATO): wait that long before resubmitting, so an old write
         // cannot land after a newer one.
+        // (With none waiting, nothing is resubmitted: a multipath set's commands went elsewhere.)
         long quiet = lostAtNanos + options.keepAlive.toNanos() - System.nanoTime();
-        if (quiet > 0) {
+        boolean waiting;
+        synchronized (this) {
+            waiting = !parked.isEmpty();
+        }
+        if (quiet > 0 && waiting) {
             try {
                 events.schedule(this::resume, quiet, TimeUnit.NANOSECONDS);
             } catch (RejectedExecutionException e) {
@@ -341,6 +373,10 @@ public final class Controller implements AutoCloseable {
         HostQueue[] qs = router.queues();
         if (!closed && st == ControllerState.LIVE && qs.length > 0) {
             router.pick(qs).submit(c);
+            return;
+        }
+        if (c.multipath != null) {
+            c.multipath.unavailable(c); // a path that cannot take it now: it waits for the set's next round
             return;
         }
         synchronized (this) {
@@ -546,7 +582,7 @@ public final class Controller implements AutoCloseable {
     public BlockDevice namespace(int nsid) throws IOException {
         IdentifyNamespace ns = identifyNamespace(nsid);
         int blockSize = checkedBlockSize(ns, "namespace " + Integer.toUnsignedString(nsid) + " of " + uri.subsystemNqn());
-        NamespaceDevice d = devices.computeIfAbsent(nsid, n -> new NamespaceDevice(this, n, ns.nsze(), blockSize,
+        NamespaceDevice d = devices.computeIfAbsent(nsid, n -> new NamespaceDevice(sink, n, ns.nsze(), blockSize,
                 maxTransferBytes(blockSize)));
         d.update(ns);
         return d;

@@ -232,8 +232,13 @@ abstract class HostQueue implements Queue {
     protected void responded(Command c, Status status, long result) {
         retire(c.cid);
         if (c.timedOut && status.equals(Status.ABORT_REQUESTED)) {
-            c.completeExceptionally(new NvmeTimeoutException(c.name() + " timed out after "
-                    + TimeUnit.NANOSECONDS.toMillis(commandTimeoutNanos) + " ms and was aborted"));
+            NvmeTimeoutException e = new NvmeTimeoutException(c.name() + " timed out after "
+                    + TimeUnit.NANOSECONDS.toMillis(commandTimeoutNanos) + " ms and was aborted");
+            if (c.multipath != null) {
+                c.multipath.completed(c, null, e); // a path error: another path may serve it
+            } else {
+                c.completeExceptionally(e);
+            }
             return;
         }
         if (status.isSuccess() && c.direction == Command.FROM_CONTROLLER && c.received != c.length) {
@@ -318,7 +323,7 @@ abstract class HostQueue implements Queue {
     /** A command the connection could not finish: the controller retries it, or it fails. */
     private void orphan(Command c, Throwable cause) {
         BiConsumer<Command, Throwable> o = orphans;
-        if (c.timedOut) {
+        if (c.timedOut && c.multipath == null) {
             c.completeExceptionally(new NvmeTimeoutException(c.name() + " timed out after "
                     + TimeUnit.NANOSECONDS.toMillis(commandTimeoutNanos) + " ms on queue " + qid));
         } else if (o != null && qid != 0 && c.fuse() == 0) {

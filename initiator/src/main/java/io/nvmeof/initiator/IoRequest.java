@@ -72,6 +72,7 @@ public final class IoRequest extends Command {
         callback = cb;
         timedOut = false;
         expiresAtNanos = 0;
+        noPathSinceNanos = 0;
         sqe.clear();
     }
 
@@ -88,6 +89,9 @@ public final class IoRequest extends Command {
     void finish(Status s, long res) {
         if (dataCorrupt && s.isSuccess()) {
             s = Status.TRANSIENT_TRANSPORT_ERROR;
+        }
+        if (multipath != null && multipath.completed(this, s, null)) {
+            return; // a path error: it runs again on another path
         }
         this.status = s;
         this.result = res;

@@ -10,18 +10,21 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
-/** {@link BlockDevice} over one namespace of a {@link Controller}; splits transfers at MDTS. */
+/**
+ * {@link BlockDevice} over one namespace of a {@link Controller}, or of a {@link Multipath} set of
+ * them (the {@link IoSink} its commands go to); splits transfers at MDTS.
+ */
 final class NamespaceDevice implements BlockDevice {
     /** Dataset Management attribute AD: deallocate the ranges. */
     private static final int DSM_DEALLOCATE = 1 << 2;
-    private final Controller controller;
+    private final IoSink controller;
     private final int nsid;
     private volatile long blocks;
     private final int blockSize;
     private final int blockShift;
     private final int maxTransfer;
 
-    NamespaceDevice(Controller controller, int nsid, long blocks, int blockSize, int maxTransfer) {
+    NamespaceDevice(IoSink controller, int nsid, long blocks, int blockSize, int maxTransfer) {
         this.controller = controller;
         this.nsid = nsid;
         this.blocks = blocks;
@@ -248,6 +251,6 @@ final class NamespaceDevice implements BlockDevice {
 
     @Override
     public String toString() {
-        return controller.uri() + " nsid " + nsid + " (" + size() + " bytes, " + blockSize + "-byte blocks)";
+        return controller.describe() + " nsid " + nsid + " (" + size() + " bytes, " + blockSize + "-byte blocks)";
     }
 }

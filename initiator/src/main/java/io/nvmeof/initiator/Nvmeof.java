@@ -31,6 +31,15 @@ public final class Nvmeof {
         }
     }
 
+    /**
+     * Connects to a subsystem through every address of {@code uri} ({@code
+     * nvme+tcp://h1:4420,h2:4420/<NQN>}; one address gives a set of one path), as Linux's native
+     * multipath: {@link Multipath#namespace} is a block device that fails over between them.
+     */
+    public static Multipath connectMultipath(String uri, ConnectOptions options) throws IOException {
+        return Multipath.connect(NvmeofUri.parseAll(uri), options);
+    }
+
     /** Connects to the subsystem the URI names. */
     public static Controller connect(String uri, ConnectOptions options) throws IOException {
         return Controller.connect(NvmeofUri.parse(uri), options);

@@ -37,6 +37,32 @@ public final class NvmeofUri {
         this.options = Collections.unmodifiableSortedMap(new TreeMap<>(options));
     }
 
+    /**
+     * Parses a URI that may name several paths to one subsystem, {@code
+     * nvme+tcp://h1:4420,h2:4420/<NQN>} (one URI per address, in order; the path, NSID and
+     * transport parameters are every path's).
+     */
+    public static java.util.List<NvmeofUri> parseAll(String text) {
+        int s = text.indexOf("://");
+        int slash = s < 0 ? -1 : text.indexOf('/', s + 3);
+        int end = slash < 0 ? text.length() : slash;
+        int q = text.indexOf('?', s + 3);
+        if (q >= 0 && q < end) {
+            end = q;
+        }
+        if (s < 0 || text.indexOf(',', s + 3) < 0 || text.indexOf(',', s + 3) > end) {
+            return java.util.List.of(parse(text));
+        }
+        java.util.List<NvmeofUri> all = new java.util.ArrayList<>();
+        for (String host : text.substring(s + 3, end).split(",", -1)) {
+            if (host.isBlank()) {
+                throw new IllegalArgumentException("bad URI '" + text + "': an empty address in the list");
+            }
+            all.add(parse(text.substring(0, s + 3) + host.trim() + text.substring(end)));
+        }
+        return java.util.List.copyOf(all);
+    }
+
     /** Parses a URI; the message of the {@link IllegalArgumentException} says what is wrong. */
     public static NvmeofUri parse(String text) {
         URI uri;
