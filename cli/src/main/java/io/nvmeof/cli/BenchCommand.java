@@ -11,6 +11,7 @@ import io.nvmeof.fabric.Sizes;
 import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
+import io.nvmeof.initiator.Multipath;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -258,6 +259,21 @@ final class BenchCommand extends ConnectedCommand {
                 x.close();
             }
         }
+    }
+
+    /** Through several paths: every job on the one multipath device; the report says what each path did. */
+    @Override
+    void run(Multipath m, PrintWriter out) throws Exception {
+        BlockDevice d = Devices.open(m);
+        List<BlockDevice> devices = new ArrayList<>();
+        for (int i = 0; i < (verifyOnly ? 1 : numjobs); i++) {
+            devices.add(d);
+        }
+        runJobs(devices, out);
+        if (!output.json()) {
+            out.println(ListSubsysCommand.text(m, d.nsid()));
+        }
+        out.flush();
     }
 
     /** One job per device (each its own connection or file handle, and thread), then the report. */

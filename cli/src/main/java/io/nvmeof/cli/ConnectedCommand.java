@@ -2,7 +2,11 @@ package io.nvmeof.cli;
 
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
+import io.nvmeof.initiator.Multipath;
+import io.nvmeof.initiator.NvmeofUri;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Mixin;
@@ -29,10 +33,32 @@ abstract class ConnectedCommand implements Callable<Integer> {
         if (done != null) {
             return done;
         }
-        try (Controller c = Controller.connect(Devices.parse(uri), options(connection.toOptions()))) {
+        List<NvmeofUri> paths = Devices.parseAll(uri);
+        if (paths.size() > 1) {
+            try (Multipath m = Multipath.connect(paths, options(connection.toOptions()))) {
+                run(m, spec.commandLine().getOut());
+            }
+            return 0;
+        }
+        try (Controller c = Controller.connect(paths.get(0), options(connection.toOptions()))) {
             run(c, spec.commandLine().getOut());
         }
         return 0;
+    }
+
+    /**
+     * Runs the command through several paths to one subsystem. By default on the first live
+     * path's controller; the commands that move data ({@code read}, {@code write}, {@code bench})
+     * use the multipath device.
+     */
+    void run(Multipath m, PrintWriter out) throws Exception {
+        for (Multipath.Path p : m.paths()) {
+            if (p.state().equals("live")) {
+                run(p.controller(), out);
+                return;
+            }
+        }
+        throw new IOException("no live path to " + m.subsystemNqn());
     }
 
     /** Rejects bad options (IllegalArgumentException naming the option) before any connection is made. */

@@ -2,6 +2,7 @@ package io.nvmeof.cli;
 
 import io.nvmeof.fabric.BusyPoll;
 import io.nvmeof.initiator.ConnectOptions;
+import io.nvmeof.initiator.Multipath;
 import io.nvmeof.initiator.HostIdentity;
 import io.nvmeof.protocol.auth.DhGroup;
 import io.nvmeof.protocol.auth.DhchapKey;
@@ -16,7 +17,8 @@ import picocli.CommandLine.Option;
 final class ConnectionOptions {
     /** How every command that takes a URI describes it. */
     static final String URI_HELP = "nvme+tcp://HOST:PORT/<NQN>[?nsid=N] or"
-            + " nvme+rdma://HOST:PORT/<NQN>[?nsid=N][&provider=verbs|disni|soft]";
+            + " nvme+rdma://HOST:PORT/<NQN>[?nsid=N][&provider=verbs|disni|soft]; several HOST:PORT, comma-separated,"
+            + " are paths to one subsystem (native multipath: ANA, failover)";
 
     @Option(names = {"-q", "--hostnqn"}, description = "Host NQN (default: /etc/nvme/hostnqn or one derived from the machine id).")
     String hostNqn;
@@ -49,6 +51,14 @@ final class ConnectionOptions {
 
     @Option(names = "--reconnect-delay", description = "Seconds between reconnect attempts (default: ${DEFAULT-VALUE}).")
     int reconnectDelaySeconds = 10;
+
+    @Option(names = "--iopolicy", paramLabel = "POLICY", description = "With several paths: numa (the first usable"
+            + " path, ANA-optimized first; the default), round-robin or queue-depth, as Linux's iopolicy.")
+    String ioPolicy;
+
+    @Option(names = "--no-path-tmo", paramLabel = "SECONDS", description = "With several paths: how long I/O waits"
+            + " while no path can take it (default: --ctrl-loss-tmo).")
+    Integer noPathSeconds;
 
     @Option(names = "--rdma-bounce-buffers", description = "NVMe/RDMA: copy data through pre-registered bounce buffers"
             + " instead of registering the data buffers once and letting the controller read and write them directly.")
@@ -110,6 +120,19 @@ final class ConnectionOptions {
                 .commandTimeout(Duration.ofSeconds(timeoutSeconds))
                 .connectTimeout(Duration.ofSeconds(connectTimeoutSeconds != null ? connectTimeoutSeconds : Math.min(10, timeoutSeconds)))
                 .controllerLossTimeout(Duration.ofSeconds(ctrlLossSeconds)).reconnectDelay(Duration.ofSeconds(reconnectDelaySeconds));
+        if (ioPolicy != null) {
+            try {
+                o.ioPolicy(Multipath.Policy.of(ioPolicy));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--iopolicy: " + e.getMessage());
+            }
+        }
+        if (noPathSeconds != null) {
+            if (noPathSeconds < 0) {
+                throw new IllegalArgumentException("--no-path-tmo must not be negative");
+            }
+            o.noPathTimeout(Duration.ofSeconds(noPathSeconds));
+        }
         o.dhchapSecret(key(dhchapSecret, dhchapSecretFile, "--dhchap-secret"));
         o.dhchapControllerSecret(key(dhchapCtrlSecret, dhchapCtrlSecretFile, "--dhchap-ctrl-secret"));
         if (dhchapDhGroups != null) {

@@ -2,6 +2,7 @@ package io.nvmeof.cli;
 
 import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.Controller;
+import io.nvmeof.initiator.Multipath;
 import io.nvmeof.initiator.NvmeofUri;
 import io.nvmeof.protocol.Nqn;
 import java.io.IOException;
@@ -18,6 +19,20 @@ final class Devices {
             throw new IllegalArgumentException("bad URI '" + uri + "': name a subsystem NQN after the port");
         }
         return u;
+    }
+
+    /** One URI per path of a URI that may list several addresses. */
+    static List<NvmeofUri> parseAll(String uri) {
+        List<NvmeofUri> all = NvmeofUri.parseAll(uri);
+        if (all.get(0).subsystemNqn().equals(Nqn.DISCOVERY)) {
+            throw new IllegalArgumentException("bad URI '" + uri + "': name a subsystem NQN after the port");
+        }
+        return all;
+    }
+
+    /** The namespace of a multipath set the URI names: its ?nsid=, or the first active one. */
+    static BlockDevice open(Multipath m) throws IOException {
+        return m.namespace(m.paths().get(0).uri().nsid());
     }
 
     static BlockDevice open(Controller c) throws IOException {

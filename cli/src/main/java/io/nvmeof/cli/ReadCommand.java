@@ -2,6 +2,7 @@ package io.nvmeof.cli;
 
 import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.Controller;
+import io.nvmeof.initiator.Multipath;
 import java.io.PrintWriter;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -32,9 +33,17 @@ final class ReadCommand extends ConnectedCommand {
 
     @Override
     void run(Controller c, PrintWriter out) throws Exception {
+        copy(Devices.open(c), c.uri().subsystemNqn(), out);
+    }
+
+    @Override
+    void run(Multipath m, PrintWriter out) throws Exception {
+        copy(Devices.open(m), m.subsystemNqn(), out);
+    }
+
+    private void copy(BlockDevice dev, String nqn, PrintWriter out) throws Exception {
         try (FileChannel file = FileChannel.open(output, StandardOpenOption.WRITE, StandardOpenOption.CREATE,
                 StandardOpenOption.TRUNCATE_EXISTING)) {
-            BlockDevice dev = Devices.open(c);
             int bs = dev.blockSize();
             if (offset + length > dev.size()) {
                 throw new IllegalArgumentException("range " + offset + "+" + length + " goes past the end of the "
@@ -57,7 +66,7 @@ final class ReadCommand extends ConnectedCommand {
                 }
                 done += want;
             }
-            out.println("read " + length + " bytes at offset " + offset + " of " + c.uri().subsystemNqn()
+            out.println("read " + length + " bytes at offset " + offset + " of " + nqn
                     + " nsid " + dev.nsid() + " into " + output);
         }
     }

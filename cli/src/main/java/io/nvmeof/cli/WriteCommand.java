@@ -2,6 +2,7 @@ package io.nvmeof.cli;
 
 import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.Controller;
+import io.nvmeof.initiator.Multipath;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.ByteBuffer;
@@ -23,8 +24,16 @@ final class WriteCommand extends ConnectedCommand {
 
     @Override
     void run(Controller c, PrintWriter out) throws Exception {
+        copy(Devices.open(c), c.uri().subsystemNqn(), out);
+    }
+
+    @Override
+    void run(Multipath m, PrintWriter out) throws Exception {
+        copy(Devices.open(m), m.subsystemNqn(), out);
+    }
+
+    private void copy(BlockDevice dev, String nqn, PrintWriter out) throws Exception {
         try (FileChannel in = FileChannel.open(input, StandardOpenOption.READ)) {
-            BlockDevice dev = Devices.open(c);
             int bs = dev.blockSize();
             long length = in.size();
             if (offset < 0 || offset % bs != 0) {
@@ -63,7 +72,7 @@ final class WriteCommand extends ConnectedCommand {
                 done += n;
             }
             dev.flush();
-            out.println("wrote " + length + " bytes at offset " + offset + " of " + c.uri().subsystemNqn()
+            out.println("wrote " + length + " bytes at offset " + offset + " of " + nqn
                     + " nsid " + dev.nsid());
         }
     }

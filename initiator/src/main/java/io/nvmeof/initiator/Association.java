@@ -194,6 +194,8 @@ final class Association {
             return;
         }
         Command ka = Command.admin(AdminOpcode.KEEP_ALIVE, "Keep Alive");
+        // unanswered within KATO, the association is reset (a silent path: a partition), as Linux does
+        ka.timeoutNanos = c.options().keepAlive.toNanos();
         a.submit(ka);
         ka.whenComplete((cmd, t) -> {
             if (t != null && !c.isClosed()) {

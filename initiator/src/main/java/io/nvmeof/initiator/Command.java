@@ -37,6 +37,8 @@ public class Command extends CompletableFuture<Command> implements Runnable {
     long deadlineNanos;
     /** When the caller stops waiting (0: never set); the command is not run or resubmitted past it. */
     long expiresAtNanos;
+    /** Its own timeout (0: the queue's command timeout); a Keep Alive has KATO, as Linux gives it. */
+    long timeoutNanos;
     /** Waits as long as it takes (an Asynchronous Event Request): no command timeout. */
     boolean exemptFromTimeout;
     /** Passed its timeout once: an Abort was asked for; the next time it fails. */

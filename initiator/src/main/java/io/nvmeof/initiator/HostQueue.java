@@ -146,7 +146,7 @@ abstract class HostQueue implements Queue {
      * the command's expiry, so the queue gives up before the caller does.
      */
     private long deadline(Command c) {
-        long d = System.nanoTime() + commandTimeoutNanos;
+        long d = System.nanoTime() + (c.timeoutNanos > 0 ? c.timeoutNanos : commandTimeoutNanos);
         return c.expiresAtNanos != 0 && c.expiresAtNanos - d < 0 ? c.expiresAtNanos : d;
     }
 

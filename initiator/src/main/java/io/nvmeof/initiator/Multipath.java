@@ -286,7 +286,7 @@ public final class Multipath implements AutoCloseable {
             checkIdentity(p, nsid);
         }
         refreshAnaNow(p);
-        LOG.log(System.Logger.Level.INFO, "path {0} to {1}: controller {2}{3}", p.index, p.uri, c.cntlid(),
+        LOG.log(System.Logger.Level.DEBUG, "path {0} to {1}: controller {2}{3}", p.index, p.uri, Integer.toString(c.cntlid()),
                 p.anaReported ? ", ANA " + p.ana : "");
     }
 
@@ -330,6 +330,11 @@ public final class Multipath implements AutoCloseable {
 
     public Policy policy() {
         return policy;
+    }
+
+    /** The host NQN every path connects with. */
+    public String hostNqn() {
+        return options.identity().hostNqn();
     }
 
     /** Commands that went to another path (or waited for one) after a path error, over all paths. */

@@ -1,0 +1,217 @@
+package io.nvmeof.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Our initiator's multipath as users run it: {@code nvmeof bench --verify} through two gateway
+ * processes (one file, direct I/O; A optimized, B non-optimized) while A and then B are
+ * SIGKILLed and restarted three times each, A's path is partitioned (a proxy stops carrying its
+ * bytes, closing nothing) and healed, and A's group goes inaccessible and back. The bench must
+ * finish with no error and every block verified, and its per-path counts show I/O leaving A and
+ * coming back.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+class MultipathGatewaysTest {
+    static final String NQN = "nqn.2026-11.io.nvmeof:gateways";
+
+    static String config(Path file, int port, String state, int cntlidMin) {
+        return """
+                {"ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": %d, "subsystems": ["%s"],
+                            "ana_groups": [{"grpid": 1, "ana": {"state": "%s"}}]}],
+                 "subsystems": [{"nqn": "%s", "serial": "GW0001", "gateways": true,
+                   "cntlid_min": %d, "cntlid_max": %d,
+                   "namespaces": [{"nsid": 1, "backend": "file", "path": "%s", "size": "64M", "direct_io": true,
+                                   "uuid": "5b0d4f9e-2c1a-4e8b-9f3d-7a6c5e4b3a21"}]}]}
+                """.formatted(port, NQN, state, NQN, cntlidMin, cntlidMin + 998, file);
+    }
+
+    @Test
+    void benchVerifyRidesThroughKillsAPartitionAndAnAnaChange(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("volume.img");
+        int pa = MultipathTest.freePort();
+        int pb = MultipathTest.freePort();
+        Path ca = Files.writeString(dir.resolve("a.json"), config(file, pa, "optimized", 1));
+        Path cb = Files.writeString(dir.resolve("b.json"), config(file, pb, "non-optimized", 1000));
+        Path sock = dir.resolve("a.sock");
+        List<TargetProcess> all = new ArrayList<>();
+        TargetProcess a = start(all, dir, ca, sock);
+        TargetProcess b = start(all, dir, cb, null);
+        try (Proxy proxy = new Proxy(pa)) {
+            String uri = "nvme+tcp://127.0.0.1:" + proxy.port() + ",127.0.0.1:" + pb + "/" + NQN;
+            CompletableFuture<TargetProcess.Run> bench = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return TargetProcess.cli(240, "bench", "--rw", "randwrite", "--bs", "4k", "--iodepth", "8",
+                            "--runtime", "70", "--size", "16M", "--verify", "crc32c", "--reconnect-delay", "1",
+                            "--connect-timeout", "2", uri);
+                } catch (IOException | InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Thread.sleep(3000);
+            for (int round = 0; round < 3; round++) {
+                a.process.destroyForcibly().waitFor();
+                Thread.sleep(1000);
+                a = start(all, dir, ca, sock);
+                Thread.sleep(1500);
+                b.process.destroyForcibly().waitFor();
+                Thread.sleep(1000);
+                b = start(all, dir, cb, null);
+                Thread.sleep(1500);
+            }
+            proxy.cut(true);      // a partition: nothing closes, nothing arrives (the keep-alive notices)
+            Thread.sleep(9000);
+            proxy.cut(false);
+            Thread.sleep(4000);
+            assertEquals(0, TargetProcess.cli(60, "ana", "set", "--socket", sock.toString(), "--port", "1", "--group", "1",
+                    "inaccessible").exit());
+            Thread.sleep(2000);
+            assertEquals(0, TargetProcess.cli(60, "ana", "set", "--socket", sock.toString(), "--port", "1", "--group", "1",
+                    "optimized").exit());
+            TargetProcess.Run r = bench.get(200, TimeUnit.SECONDS);
+            System.out.println(r.out());
+            assertEquals(0, r.exit(), r.out() + r.err());
+            assertTrue(r.out().contains(", 0 bad"), r.out());
+            Matcher p0 = Pattern.compile("path0 .* ios=(\\d+) failovers=(\\d+)").matcher(r.out());
+            Matcher p1 = Pattern.compile("path1 .* ios=(\\d+) failovers=(\\d+)").matcher(r.out());
+            assertTrue(p0.find() && p1.find(), r.out());
+            assertTrue(Long.parseLong(p0.group(2)) > 0, "I/O failed over from A: " + r.out());
+            assertTrue(Long.parseLong(p1.group(1)) > 0, "B served: " + r.out());
+            assertTrue(r.out().contains("path0 tcp traddr=127.0.0.1,trsvcid=" + proxy.port() + " live optimized"), r.out());
+        } finally {
+            for (TargetProcess t : all) {
+                t.close();
+            }
+        }
+        for (TargetProcess t : all) {
+            t.assertNoLeaks();
+        }
+    }
+
+    private static TargetProcess start(List<TargetProcess> all, Path dir, Path config, Path sock)
+            throws IOException, InterruptedException {
+        TargetProcess t = sock == null ? TargetProcess.start(Fabric.TCP, dir, "--config", config.toString())
+                : TargetProcess.start(Fabric.TCP, dir, "--config", config.toString(), "--rpc-socket", sock.toString());
+        all.add(t);
+        return t;
+    }
+
+    /**
+     * A TCP relay to a gateway whose traffic can be cut: while cut it carries no byte either way
+     * and connects new connections to nothing, but closes nothing (a partition, not a failure).
+     */
+    static final class Proxy implements AutoCloseable {
+        private final ServerSocket server;
+        private final int target;
+        private volatile boolean cut;
+        private final List<Socket> sockets = new ArrayList<>();
+
+        Proxy(int target) throws IOException {
+            this.target = target;
+            this.server = new ServerSocket();
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            Thread t = new Thread(this::accept, "proxy-accept");
+            t.setDaemon(true);
+            t.start();
+        }
+
+        int port() {
+            return server.getLocalPort();
+        }
+
+        void cut(boolean on) {
+            cut = on;
+        }
+
+        private void accept() {
+            while (!server.isClosed()) {
+                try {
+                    Socket in = server.accept();
+                    synchronized (sockets) {
+                        sockets.add(in);
+                    }
+                    Thread t = new Thread(() -> relay(in), "proxy-conn");
+                    t.setDaemon(true);
+                    t.start();
+                } catch (IOException e) {
+                    return;
+                }
+            }
+        }
+
+        private void relay(Socket in) {
+            try {
+                while (cut) {
+                    Thread.sleep(20); // a connection made during a partition reaches nothing until it heals
+                }
+                Socket out = new Socket("127.0.0.1", target);
+                synchronized (sockets) {
+                    sockets.add(out);
+                }
+                Thread up = pump(in, out);
+                Thread down = pump(out, in);
+                up.join();
+                down.join();
+            } catch (IOException | InterruptedException e) {
+                close(in);
+            }
+        }
+
+        private Thread pump(Socket from, Socket to) {
+            Thread t = new Thread(() -> {
+                byte[] buf = new byte[65536];
+                try (InputStream i = from.getInputStream(); OutputStream o = to.getOutputStream()) {
+                    int n;
+                    while ((n = i.read(buf)) >= 0) {
+                        while (cut) {
+                            Thread.sleep(20); // held, not dropped: TCP would deliver it after the partition
+                        }
+                        o.write(buf, 0, n);
+                    }
+                } catch (IOException | InterruptedException e) {
+                    // one side ended
+                } finally {
+                    close(from);
+                    close(to);
+                }
+            }, "proxy-pump");
+            t.setDaemon(true);
+            t.start();
+            return t;
+        }
+
+        private static void close(Socket s) {
+            try {
+                s.close();
+            } catch (IOException e) {
+                // closing
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            server.close();
+            synchronized (sockets) {
+                sockets.forEach(Proxy::close);
+            }
+        }
+    }
+}
