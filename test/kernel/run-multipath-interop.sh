@@ -11,7 +11,9 @@
 #   - sets group 1 inaccessible on A (set_ana_state), then optimized again (nvmeof ana set).
 # It measures, from each gateway's I/O counters (get_stats on its management socket, every
 # 50 ms, from just before each event): how long until I/O runs on the other path, and how long
-# until it is back on A, and holds them to the bounds below. Needs root, the built jar and QEMU; the trixie image is built on
+# until it is back on A, and holds them to the bounds below. Then the other direction: nvmet in a
+# guest with two ports and ANA set through configfs, and our initiator's multipath (nvmeof bench
+# --verify through both ports) through an ANA change to inaccessible and back. Needs root, the built jar and QEMU; the trixie image is built on
 # first use into $NVMF_VM_CACHE_TRIXIE (default /var/tmp/nvmf-vm-trixie).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -37,7 +39,9 @@ KILL_BOUND=$((KATO + RECONNECT)) PARTITION_BOUND=$((3 * KATO)) ANA_BOUND=1 BACK_
 work=$(mktemp -d -p /var/tmp nvmeof-multipath.XXXXXX)
 pids=()
 cleanup() {
-  [ -s "$work/job/qemu.pid" ] && kill -TERM "$(cat "$work/job/qemu.pid")" 2>/dev/null || true
+  for j in job kjob; do
+    [ -s "$work/$j/qemu.pid" ] && kill -TERM "$(cat "$work/$j/qemu.pid")" 2>/dev/null || true
+  done
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
 }
@@ -87,17 +91,6 @@ start_gateway() {
 }
 sock() { echo "$work/$(echo "$1" | tr AB ab).sock"; }
 kill_gateway() { kill -KILL "${gpid[$1]}"; wait "${gpid[$1]}" 2>/dev/null || true; }
-
-start_gateway A; start_gateway B
-echo "== gateway A on 127.0.0.1:$PA (group 1 optimized), B on 127.0.0.1:$PB (non-optimized); one file, direct I/O"
-
-cp "$vm/guest-scripts/lib.sh" "$top/test/kernel/guest-multipath.sh" "$work/"
-job=$work/job
-"$vm/run-guest.sh" --timeout 1500 --mem 2048 --job "$job" \
-  --gfwd "10.0.2.100:4420=$PA" --gfwd "10.0.2.101:4420=$PB" \
-  --env NQN="$NQN" --env PA="$PA" --env PB="$PB" --env KATO="$KATO" --env RECONNECT="$RECONNECT" \
-  "$work/guest-multipath.sh" &
-guest=$!
 
 n=0
 # guest_send COMMAND...: hand the guest a command (cmd.N appears whole, by a rename)
@@ -149,6 +142,19 @@ idle() {
   local why
   why=$(io "$(sock "$1")" idle 2) && echo "   none on $1" || { fail "I/O on $1 while A is optimized: $why"; return 1; }
 }
+
+PARTS=${MULTIPATH_PARTS:-gateways nvmet}
+if [[ " $PARTS " == *" gateways "* ]]; then
+start_gateway A; start_gateway B
+echo "== gateway A on 127.0.0.1:$PA (group 1 optimized), B on 127.0.0.1:$PB (non-optimized); one file, direct I/O"
+
+cp "$vm/guest-scripts/lib.sh" "$top/test/kernel/guest-multipath.sh" "$work/"
+job=$work/job
+"$vm/run-guest.sh" --timeout 1500 --mem 2048 --job "$job" \
+  --gfwd "10.0.2.100:4420=$PA" --gfwd "10.0.2.101:4420=$PB" \
+  --env NQN="$NQN" --env PA="$PA" --env PB="$PB" --env KATO="$KATO" --env RECONNECT="$RECONNECT" \
+  "$work/guest-multipath.sh" &
+guest=$!
 
 for _ in $(seq 6000); do
   grep -q "^LOAD-RUNNING" "$job/out.log" 2>/dev/null && break
@@ -217,5 +223,44 @@ done
 if grep -l "LEAK:" "$work"/*.err; then fail "a gateway leaked buffers"; fi
 echo "== measured (kernel $(cat "$NVMF_VM_CACHE/kernel-version"), KATO $KATO s, reconnect delay $RECONNECT s):"
 printf '   %s\n' "${results[@]}"
+fi
+
+# ---- the other direction: our initiator's multipath against nvmet (two ports, ANA by configfs) ----
+if [[ " $PARTS " == *" nvmet "* ]]; then
+KNQN=nqn.2026-11.io.nvmeof:nvmet-ana
+ka=$(free_port) kb=$(free_port)
+echo "== nvmet in the guest on two ports (group 1 optimized on 4420, non-optimized on 4421), reached at 127.0.0.1:$ka and :$kb"
+cp "$top/test/kernel/guest-nvmet-ana.sh" "$work/"
+if kjob=$("$vm/run-guest.sh" --bg --timeout 600 --job "$work/kjob" --fwd "tcp:127.0.0.1:$ka-:4420" \
+      --fwd "tcp:127.0.0.1:$kb-:4421" --env NQN="$KNQN" "$work/guest-nvmet-ana.sh"); then
+  for port in $ka $kb; do
+    for _ in $(seq 60); do python3 "$vm/tools/nvme-tcp-icreq.py" "$port" >/dev/null 2>&1 && break; sleep 1; done
+  done
+  kuri="nvme+tcp://127.0.0.1:$ka,127.0.0.1:$kb/$KNQN"
+  java -jar "$jar" list-subsys "$kuri" || fail "list-subsys against nvmet"
+  java -Dio.netty.leakDetection.level=paranoid -jar "$jar" bench --rw randwrite --bs 4k --iodepth 8 --runtime 40 \
+    --size 16M --verify crc32c --reconnect-delay 1 --connect-timeout 5 "$kuri" >"$work/kbench.out" 2>"$work/kbench.err" &
+  bpid=$!
+  n=0 job=$kjob guest=$bpid
+  sleep 10
+  guest ana 1 inaccessible || true
+  sleep 12
+  guest ana 1 optimized || true
+  wait $bpid || fail "bench through nvmet's two ports failed (rc $?)"
+  cat "$work/kbench.out"
+  grep -q ", 0 bad" "$work/kbench.out" || fail "bench through nvmet: blocks did not verify"
+  grep -q "LEAK:" "$work/kbench.err" && fail "the initiator leaked buffers"
+  b_ios=$(sed -n 's/.*path1 .* ios=\([0-9]*\).*/\1/p' "$work/kbench.out")
+  [ "${b_ios:-0}" -gt 0 ] && echo "   port 2 served while port 1 was inaccessible ($b_ios I/Os)" \
+    || fail "no I/O went to nvmet's port 2 while port 1 was inaccessible"
+  grep -q "path0 .* live optimized" "$work/kbench.out" && echo "   back on port 1, optimized" \
+    || fail "the initiator did not return to port 1"
+  "$vm/run-guest.sh" --stop "$kjob" >/dev/null 2>&1 || true
+  grep -E "^port|^ACK" "$kjob/out.log" | sed 's/^/   nvmet: /'
+else
+  fail "nvmet did not start in the guest"
+fi
+fi
+
 if [ $status = 0 ]; then rm -rf "$work"; else echo "kept $work"; fi
 exit $status
