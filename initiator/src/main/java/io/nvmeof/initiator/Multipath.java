@@ -264,6 +264,55 @@ public final class Multipath implements AutoCloseable {
         return m;
     }
 
+    /**
+     * The paths to {@code subsystemNqn} that a discovery service and the discovery services it
+     * refers to (referral entries, followed once each, at most 16) list: one URI per entry of the
+     * subsystem on the transport of {@code discoveryUri}, in the order found.
+     */
+    public static List<NvmeofUri> discover(String discoveryUri, String subsystemNqn, ConnectOptions options)
+            throws IOException {
+        NvmeofUri start = NvmeofUri.parse(discoveryUri);
+        List<String> seen = new ArrayList<>();
+        ArrayDeque<String> todo = new ArrayDeque<>(List.of(start.toString()));
+        List<NvmeofUri> found = new ArrayList<>();
+        List<String> addresses = new ArrayList<>();
+        IOException first = null;
+        while (!todo.isEmpty() && seen.size() < 16) {
+            String u = todo.poll();
+            if (seen.contains(u)) {
+                continue;
+            }
+            seen.add(u);
+            Discovery.Log log;
+            try {
+                log = Nvmeof.discover(u, options);
+            } catch (IOException e) {
+                first = first == null ? e : first; // another referral may still be reachable
+                continue;
+            }
+            for (DiscoveryEntry e : log.entries()) {
+                if (!e.transportName().equals(start.transport())) {
+                    continue;
+                }
+                if (e.subtype() == io.nvmeof.protocol.DiscoveryLogEntry.SUBTYPE_REFERRAL) {
+                    todo.add(NvmeofUri.parse(e.uri()).toString());
+                } else if (subsystemNqn.equals(e.subsystemNqn())) {
+                    String at = e.traddr() + ":" + e.trsvcid();
+                    if (!addresses.contains(at)) {
+                        addresses.add(at);
+                        found.add(NvmeofUri.parse(e.uri()));
+                    }
+                }
+            }
+        }
+        if (found.isEmpty()) {
+            throw first != null ? new IOException("no path to " + subsystemNqn + " found from " + discoveryUri + ": "
+                    + first.getMessage(), first) : new IOException("no discovery log reached from " + discoveryUri
+                    + " lists " + subsystemNqn);
+        }
+        return List.copyOf(found);
+    }
+
     /** A path's controller is up: check it is the subsystem, learn its ANA states, follow its events. */
     private void attach(Path p, Controller c) throws IOException {
         IdentifyController id = c.identify();

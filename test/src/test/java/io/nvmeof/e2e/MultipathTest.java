@@ -239,6 +239,32 @@ class MultipathTest {
     }
 
     @Test
+    void discoveryFollowsReferralsToEveryPath(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("shared.img");
+        int pa = freePort();
+        int pb = freePort();
+        String referralTo = "\"subsystems\": [\"" + NQN + "\"],";
+        try (Target a = new Target(); Target b = new Target()) {
+            for (Target t : List.of(a, b)) {
+                int own = t == a ? pa : pb;
+                int other = t == a ? pb : pa;
+                new ConfigApplier(t).apply(ConfigLoader.parse(GatewaysTest.config(file, t == a ? 1 : 1000,
+                        t == a ? 999 : 1999, t == a ? "optimized" : "non-optimized")
+                        .replace("\"trsvcid\": 0", "\"trsvcid\": " + own)
+                        .replace(referralTo, referralTo + " \"referrals\": [{\"trtype\": \"tcp\", \"traddr\": \"127.0.0.1\","
+                                + " \"trsvcid\": " + other + ", \"portid\": 1}],")));
+            }
+            List<NvmeofUri> found = Multipath.discover("nvme+tcp://127.0.0.1:" + pa, NQN, options());
+            assertEquals(List.of(pa, pb), found.stream().map(NvmeofUri::port).toList(), "A's own entry, then B's through the referral");
+            try (Multipath m = Multipath.connect(found, options())) {
+                io(m.namespace(1), 4, 13);
+                assertEquals("optimized", m.paths().get(0).anaState(1));
+                assertEquals("non-optimized", m.paths().get(1).anaState(1));
+            }
+        }
+    }
+
+    @Test
     void aPathToAnotherNamespaceIsRefused(@TempDir Path dir) throws Exception {
         int pa = freePort();
         int pb = freePort();
