@@ -334,7 +334,12 @@ public final class Multipath implements AutoCloseable {
         for (Integer nsid : devices.keySet()) {
             checkIdentity(p, nsid);
         }
-        refreshAnaNow(p);
+        try {
+            refreshAnaNow(p);
+        } catch (IOException e) {
+            p.anaPending = true;
+            p.seenReconnects = -1; // the next tick reads it again; the path waits unused till then
+        }
         LOG.log(System.Logger.Level.DEBUG, "path {0} to {1}: controller {2}{3}", p.index, p.uri, Integer.toString(c.cntlid()),
                 p.anaReported ? ", ANA " + p.ana : "");
     }
