@@ -4,14 +4,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmeof.initiator.BlockDevice;
-import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.Multipath;
 import io.nvmeof.initiator.NvmeofUri;
 import java.io.PrintWriter;
 import java.util.List;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 
 /**
  * {@code nvmeof list-subsys URI}: the paths to a subsystem with their states and ANA states, as
@@ -20,22 +18,9 @@ import picocli.CommandLine.Mixin;
 @Command(name = "list-subsys", mixinStandardHelpOptions = true,
         description = "Connect every path of a URI (HOST:PORT,HOST:PORT/<NQN>) and show each with its controller"
                 + " state and ANA state, as nvme-cli's list-subsys.")
-final class ListSubsysCommand extends ConnectedCommand {
-    @Mixin
-    OutputFormat output;
-
+final class ListSubsysCommand extends IdentifyCommands.Connected {
     @Override
-    void checkOptions() {
-        output.json();
-    }
-
-    @Override
-    ConnectOptions options(ConnectOptions fromUser) {
-        return fromUser.ioQueues(1);
-    }
-
-    @Override
-    void run(Controller c, PrintWriter out) throws Exception {
+    void run(Controller c, PrintWriter out, boolean json) throws Exception {
         // one path: a set of one, so the output is the same shape
         c.close();
         try (Multipath m = Multipath.connect(List.of(c.uri()), options(connection.toOptions()))) {
