@@ -506,12 +506,16 @@ public final class Multipath implements AutoCloseable {
         int groups = AnaLog.groupCount(page);
         int at = AnaLog.HEADER_SIZE;
         for (int g = 0; g < groups && at + AnaLog.DESCRIPTOR_SIZE <= len; g++) {
-            int n = AnaLog.nsidCount(page, at);
+            long n = Integer.toUnsignedLong(AnaLog.nsidCount(page, at));
+            if (n > (len - at - AnaLog.DESCRIPTOR_SIZE) / 4) {
+                throw new IOException("the ANA log through " + p.uri + " claims " + n + " NSIDs in group "
+                        + AnaLog.group(page, at) + ", past the end of its " + len + " bytes");
+            }
             int state = AnaLog.state(page, at);
-            for (int i = 0; i < n && at + AnaLog.DESCRIPTOR_SIZE + 4 * (i + 1) <= len; i++) {
+            for (int i = 0; i < n; i++) {
                 states.put(AnaLog.nsid(page, at, i), state);
             }
-            at += AnaLog.DESCRIPTOR_SIZE + 4 * n;
+            at += AnaLog.DESCRIPTOR_SIZE + 4 * (int) n;
         }
         p.ana = Map.copyOf(states);
         p.anaPending = false;
