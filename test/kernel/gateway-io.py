@@ -13,7 +13,6 @@
   gateway-io.py SOCKET after-ana SECONDS ANA_SOCKET PORT GROUP STATE
       as after, the event being set_ana_state on ANA_SOCKET, called from this process
   gateway-io.py SOCKET idle SECONDS             exit 0 if the gateway runs no I/O for SECONDS
-  gateway-io.py SOCKET set-ana PORT GROUP STATE set_ana_state
 """
 import json
 import socket
@@ -99,8 +98,6 @@ def main(argv):
         if now != base:
             print(f"{now - base} I/O commands in {argv[3]} s")
             return 1
-    elif what == "set-ana":
-        call(path, "set_ana_state", {"portid": int(argv[3]), "grpid": int(argv[4]), "state": argv[5]})
     else:
         print(__doc__, file=sys.stderr)
         return 2

@@ -34,7 +34,7 @@ abstract class ConnectedCommand implements Callable<Integer> {
             return done;
         }
         List<NvmeofUri> paths = Devices.parseAll(uri);
-        if (paths.size() > 1) {
+        if (paths.size() > 1 || multipathAlways()) {
             try (Multipath m = Multipath.connect(paths, options(connection.toOptions()))) {
                 run(m, spec.commandLine().getOut());
             }
@@ -44,6 +44,11 @@ abstract class ConnectedCommand implements Callable<Integer> {
             run(c, spec.commandLine().getOut());
         }
         return 0;
+    }
+
+    /** Whether the command works on a multipath set even for one address (list-subsys). */
+    boolean multipathAlways() {
+        return false;
     }
 
     /**

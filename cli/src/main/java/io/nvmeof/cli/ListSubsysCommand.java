@@ -8,7 +8,6 @@ import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.Multipath;
 import io.nvmeof.initiator.NvmeofUri;
 import java.io.PrintWriter;
-import java.util.List;
 import picocli.CommandLine.Command;
 
 /**
@@ -20,12 +19,13 @@ import picocli.CommandLine.Command;
                 + " state and ANA state, as nvme-cli's list-subsys.")
 final class ListSubsysCommand extends IdentifyCommands.Connected {
     @Override
-    void run(Controller c, PrintWriter out, boolean json) throws Exception {
-        // one path: a set of one, so the output is the same shape
-        c.close();
-        try (Multipath m = Multipath.connect(List.of(c.uri()), options(connection.toOptions()))) {
-            run(m, out);
-        }
+    boolean multipathAlways() {
+        return true; // one address is a set of one path, so the output has one shape
+    }
+
+    @Override
+    void run(Controller c, PrintWriter out, boolean json) {
+        throw new IllegalStateException("list-subsys works on a multipath set");
     }
 
     @Override

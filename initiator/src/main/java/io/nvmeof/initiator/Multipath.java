@@ -436,15 +436,8 @@ public final class Multipath implements AutoCloseable {
     }
 
     private static String identity(IdentifyNamespace ns) {
-        return "NGUID " + hex(ns.nguid()) + ", EUI-64 " + hex(ns.eui64());
-    }
-
-    private static String hex(byte[] b) {
-        StringBuilder s = new StringBuilder();
-        for (byte x : b) {
-            s.append(String.format("%02x", x & 0xff));
-        }
-        return s.toString();
+        return "NGUID " + java.util.HexFormat.of().formatHex(ns.nguid()) + ", EUI-64 "
+                + java.util.HexFormat.of().formatHex(ns.eui64());
     }
 
     /** The namespace through {@code p} must be the one the first path showed; else the path is refused. */
