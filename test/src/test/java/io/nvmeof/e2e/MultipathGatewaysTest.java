@@ -1,6 +1,7 @@
 package io.nvmeof.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -11,6 +12,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -53,40 +55,121 @@ class MultipathGatewaysTest {
         Path cb = Files.writeString(dir.resolve("b.json"), config(file, pb, "non-optimized", 1000));
         Path sock = dir.resolve("a.sock");
         List<TargetProcess> all = new ArrayList<>();
-        TargetProcess a = start(all, dir, ca, sock);
-        TargetProcess b = start(all, dir, cb, null);
-        try (Proxy proxy = new Proxy(pa)) {
-            String uri = "nvme+tcp://127.0.0.1:" + proxy.port() + ",127.0.0.1:" + pb + "/" + NQN;
+        TargetProcess[] running = {start(all, dir, ca, sock), start(all, dir, cb, null)};
+        Gateway a = new Gateway() {
+            @Override
+            public int port() {
+                return pa;
+            }
+
+            @Override
+            public void kill() throws InterruptedException {
+                running[0].process.destroyForcibly().waitFor();
+            }
+
+            @Override
+            public void start() throws IOException, InterruptedException {
+                running[0] = MultipathGatewaysTest.start(all, dir, ca, sock);
+            }
+
+            @Override
+            public void ana(String state) throws IOException, InterruptedException {
+                assertEquals(0, TargetProcess.cli(60, "ana", "set", "--socket", sock.toString(), "--port", "1",
+                        "--group", "1", state).exit());
+            }
+        };
+        Gateway b = new Gateway() {
+            @Override
+            public int port() {
+                return pb;
+            }
+
+            @Override
+            public void kill() throws InterruptedException {
+                running[1].process.destroyForcibly().waitFor();
+            }
+
+            @Override
+            public void start() throws IOException, InterruptedException {
+                running[1] = MultipathGatewaysTest.start(all, dir, cb, null);
+            }
+
+            @Override
+            public void ana(String state) {
+                throw new UnsupportedOperationException("B's ANA state stays");
+            }
+        };
+        try {
+            rideThrough(a, b, NQN, Duration.ofMillis(1500));
+        } finally {
+            for (TargetProcess t : all) {
+                t.close();
+            }
+        }
+        for (TargetProcess p : all) {
+            p.assertNoLeaks();
+        }
+    }
+
+    /** One side of a two-gateway volume, as the failover scenario drives it. */
+    interface Gateway {
+        /** The port it listens on. */
+        int port();
+
+        /** SIGKILL: no goodbye on any connection. */
+        void kill() throws IOException, InterruptedException;
+
+        /** Starts it again, serving the volume as before; returns when it listens. */
+        void start() throws IOException, InterruptedException;
+
+        /** Sets the ANA state of the volume's group on this gateway's port. */
+        void ana(String state) throws IOException, InterruptedException;
+    }
+
+    /**
+     * The failover scenario: {@code nvmeof bench --verify} (randwrite, 4 KiB, QD8, CRC32C) through
+     * A (behind a proxy that can partition it) and B; three rounds of killing and restarting A and
+     * then B; a 9 s partition of A's path; A's group inaccessible and optimized again. The bench must
+     * end without error with every block verified, its per-path counts must show I/O leaving A and
+     * B serving, and A's path must end live and optimized. {@code settle} is how long each restarted
+     * gateway runs before the next event.
+     */
+    static void rideThrough(Gateway a, Gateway b, String nqn, Duration settle) throws Exception {
+        try (Proxy proxy = new Proxy(a.port())) {
+            String uri = "nvme+tcp://127.0.0.1:" + proxy.port() + ",127.0.0.1:" + b.port() + "/" + nqn;
+            long runtime = 40 + 6 * (settle.toMillis() + 4000) / 1000; // the events take about 18 s + 6 (1 s + a start + settle)
             CompletableFuture<TargetProcess.Run> bench = CompletableFuture.supplyAsync(() -> {
                 try {
-                    return TargetProcess.cli(240, "bench", "--rw", "randwrite", "--bs", "4k", "--iodepth", "8",
-                            "--runtime", "70", "--size", "16M", "--verify", "crc32c", "--reconnect-delay", "1",
-                            "--connect-timeout", "2", uri);
+                    return TargetProcess.cli(runtime + 170, "bench", "--rw", "randwrite", "--bs", "4k", "--iodepth", "8",
+                            "--runtime", Long.toString(runtime), "--size", "16M", "--verify", "crc32c",
+                            "--reconnect-delay", "1", "--connect-timeout", "2", uri);
                 } catch (IOException | InterruptedException e) {
                     throw new IllegalStateException(e);
                 }
             });
+            long t0 = System.nanoTime();
             Thread.sleep(3000);
             for (int round = 0; round < 3; round++) {
-                a.process.destroyForcibly().waitFor();
-                Thread.sleep(1000);
-                a = start(all, dir, ca, sock);
-                Thread.sleep(1500);
-                b.process.destroyForcibly().waitFor();
-                Thread.sleep(1000);
-                b = start(all, dir, cb, null);
-                Thread.sleep(1500);
+                for (Gateway g : List.of(a, b)) {
+                    g.kill();
+                    Thread.sleep(1000);
+                    g.start();
+                    System.out.printf("%.1f s: round %d, %s restarted%n", (System.nanoTime() - t0) / 1e9, round + 1,
+                            g == a ? "A" : "B");
+                    Thread.sleep(settle.toMillis());
+                }
             }
             proxy.cut(true);      // a partition: nothing closes, nothing arrives (the keep-alive notices)
             Thread.sleep(9000);
             proxy.cut(false);
             Thread.sleep(4000);
-            assertEquals(0, TargetProcess.cli(60, "ana", "set", "--socket", sock.toString(), "--port", "1", "--group", "1",
-                    "inaccessible").exit());
+            a.ana("inaccessible");
             Thread.sleep(2000);
-            assertEquals(0, TargetProcess.cli(60, "ana", "set", "--socket", sock.toString(), "--port", "1", "--group", "1",
-                    "optimized").exit());
-            TargetProcess.Run r = bench.get(200, TimeUnit.SECONDS);
+            a.ana("optimized");
+            System.out.printf("%.1f s: A optimized again%n", (System.nanoTime() - t0) / 1e9);
+            assertFalse(bench.isDone(), "every event happens while the bench runs");
+            TargetProcess.Run r = bench.get(runtime + 180, TimeUnit.SECONDS);
+            System.out.printf("%.1f s: the bench ended%n", (System.nanoTime() - t0) / 1e9);
             System.out.println(r.out());
             assertEquals(0, r.exit(), r.out() + r.err());
             assertTrue(r.out().contains(", 0 bad"), r.out());
@@ -96,13 +179,6 @@ class MultipathGatewaysTest {
             assertTrue(Long.parseLong(p0.group(2)) > 0, "I/O failed over from A: " + r.out());
             assertTrue(Long.parseLong(p1.group(1)) > 0, "B served: " + r.out());
             assertTrue(r.out().contains("path0 tcp traddr=127.0.0.1,trsvcid=" + proxy.port() + " live optimized"), r.out());
-        } finally {
-            for (TargetProcess t : all) {
-                t.close();
-            }
-        }
-        for (TargetProcess t : all) {
-            t.assertNoLeaks();
         }
     }
 
@@ -163,6 +239,8 @@ class MultipathGatewaysTest {
                     Thread.sleep(20); // a connection made during a partition reaches nothing until it heals
                 }
                 Socket out = new Socket("127.0.0.1", target);
+                in.setTcpNoDelay(true); // a relay adds no Nagle delay of its own
+                out.setTcpNoDelay(true);
                 synchronized (sockets) {
                     sockets.add(out);
                 }

@@ -1,0 +1,155 @@
+package io.nvmeof.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Our initiator's multipath against SPDK's target, where SPDK is built ({@code SPDK_DIR}, default
+ * {@code /var/tmp/spdk}; {@code bench/spdk/build-spdk.sh} builds it), and skipped with a message
+ * elsewhere. Two {@code nvmf_tgt} processes serve one subsystem from one file (an {@code aio} bdev,
+ * O_DIRECT) with ANA reporting ({@code nvmf_create_subsystem -r}), disjoint controller IDs and the
+ * same namespace UUID and NGUID: A's listener optimized, B's non-optimized; SPDK's own {@code
+ * rpc.py} configures them as its users do. Then the scenario our own gateways pass: {@code nvmeof
+ * bench --verify} through both while each side is SIGKILLed and restarted three times, A's path is
+ * partitioned and A's listener goes inaccessible ({@code nvmf_subsystem_listener_set_ana_state})
+ * and back.
+ */
+@Timeout(value = 6, unit = TimeUnit.MINUTES)
+class SpdkMultipathTest {
+    static final Path SPDK = Path.of(System.getenv().getOrDefault("SPDK_DIR", "/var/tmp/spdk"));
+    static final String NQN = "nqn.2026-11.io.nvmeof:spdk-gateways";
+    static final String UUID = "6c1e5f3a-8d2b-4a7c-9e0f-1b2c3d4e5f60";
+
+    @BeforeAll
+    static void spdkIsBuilt() {
+        boolean built = Files.isExecutable(SPDK.resolve("build/bin/nvmf_tgt")) && Files.isRegularFile(SPDK.resolve("scripts/rpc.py"));
+        if (!built) {
+            System.out.println("SpdkMultipathTest SKIPPED: no SPDK build at " + SPDK + " (bench/spdk/build-spdk.sh builds one)");
+        }
+        assumeTrue(built, "no SPDK build at " + SPDK);
+    }
+
+    @Test
+    void benchVerifyRidesThroughKillsAPartitionAndAnAnaChangeOfSpdksTarget(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("volume.img");
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+            f.setLength(64 << 20);
+        }
+        List<SpdkGateway> gateways = List.of(
+                new SpdkGateway(dir, "a", 0, file, MultipathTest.freePort(), 1, "optimized"),
+                new SpdkGateway(dir, "b", 1, file, MultipathTest.freePort(), 1000, "non_optimized"));
+        try {
+            for (SpdkGateway g : gateways) {
+                g.start();
+            }
+            MultipathGatewaysTest.rideThrough(gateways.get(0), gateways.get(1), NQN, Duration.ofMillis(1500));
+        } finally {
+            for (SpdkGateway g : gateways) {
+                g.stop();
+            }
+        }
+    }
+
+    /** One {@code nvmf_tgt} process on one core, in interrupt mode, configured through {@code rpc.py}. */
+    static final class SpdkGateway implements MultipathGatewaysTest.Gateway {
+        private final Path dir;
+        private final String name;
+        private final int core;
+        private final Path file;
+        private final int port;
+        private final int cntlidMin;
+        private final String ana;
+        private final Path sock;
+        private final List<Process> started = new ArrayList<>();
+        private Process process;
+
+        SpdkGateway(Path dir, String name, int core, Path file, int port, int cntlidMin, String ana) {
+            this.dir = dir;
+            this.name = name;
+            this.core = core;
+            this.file = file;
+            this.port = port;
+            this.cntlidMin = cntlidMin;
+            this.ana = ana;
+            this.sock = dir.resolve(name + ".spdk.sock");
+        }
+
+        @Override
+        public int port() {
+            return port;
+        }
+
+        @Override
+        public void start() throws IOException, InterruptedException {
+            Files.deleteIfExists(sock);
+            Path log = dir.resolve(name + ".spdk." + started.size() + ".log");
+            ProcessBuilder pb = new ProcessBuilder(SPDK.resolve("build/bin/nvmf_tgt").toString(),
+                    "-m", "0x" + Integer.toHexString(1 << core), "--no-pci", "--no-huge", "-s", "512", "--interrupt-mode",
+                    "-r", sock.toString()).redirectErrorStream(true).redirectOutput(log.toFile());
+            pb.environment().put("LD_LIBRARY_PATH", SPDK.resolve("build/lib") + ":" + SPDK.resolve("isa-l/.libs"));
+            process = pb.start();
+            started.add(process);
+            String serial = "SPDKGW0001";
+            rpc("nvmf_create_transport -t TCP",
+                    "bdev_aio_create " + file + " Aio0 4096",
+                    "nvmf_create_subsystem " + NQN + " -a -s " + serial + " -r -i " + cntlidMin + " -I " + (cntlidMin + 998),
+                    "nvmf_subsystem_add_ns " + NQN + " Aio0 -u " + UUID + " -g " + UUID.replace("-", ""),
+                    "nvmf_subsystem_add_listener " + NQN + " -t tcp -a 127.0.0.1 -s " + port + " -f ipv4 -n " + ana);
+        }
+
+        @Override
+        public void kill() throws InterruptedException {
+            process.destroyForcibly().waitFor();
+        }
+
+        @Override
+        public void ana(String state) throws IOException, InterruptedException {
+            rpc("nvmf_subsystem_listener_set_ana_state " + NQN + " -n " + state.replace('-', '_')
+                    + " -t tcp -a 127.0.0.1 -s " + port + " -f ipv4");
+        }
+
+        /** Runs SPDK's rpc.py with these commands, one per line, waiting up to 30 s for the socket. */
+        private void rpc(String... commands) throws IOException, InterruptedException {
+            Process p = new ProcessBuilder("python3", SPDK.resolve("scripts/rpc.py").toString(), "-s", sock.toString(), "-r", "150")
+                    .redirectErrorStream(true).start();
+            p.getOutputStream().write((String.join("\n", commands) + "\n").getBytes(StandardCharsets.UTF_8));
+            p.getOutputStream().close();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertEquals(0, p.waitFor(), "rpc.py " + String.join("; ", commands) + ":\n" + out);
+        }
+
+        /** Ends what is running and removes the DPDK run directories of every incarnation. */
+        void stop() throws IOException, InterruptedException {
+            if (process != null && process.isAlive()) {
+                process.destroy();
+                if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                    process.destroyForcibly().waitFor();
+                }
+            }
+            for (Process p : started) {
+                Path run = Path.of("/var/run/dpdk/spdk_pid" + p.pid());
+                if (Files.isDirectory(run)) {
+                    try (var files = Files.walk(run)) {
+                        for (Path q : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                            Files.deleteIfExists(q);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
