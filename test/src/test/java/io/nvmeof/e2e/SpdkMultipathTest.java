@@ -1,6 +1,7 @@
 package io.nvmeof.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
@@ -10,8 +11,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -26,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
  * rpc.py} configures them as its users do. Then the scenario our own gateways pass: {@code nvmeof
  * bench --verify} through both while each side is SIGKILLed and restarted three times, A's path is
  * partitioned and A's listener goes inaccessible ({@code nvmf_subsystem_listener_set_ana_state})
- * and back.
+ * and back. And the same scenario against one {@code nvmf_tgt} with two listeners, a side going
+ * away by its listener's removal.
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class SpdkMultipathTest {
@@ -45,56 +49,122 @@ class SpdkMultipathTest {
 
     @Test
     void benchVerifyRidesThroughKillsAPartitionAndAnAnaChangeOfSpdksTarget(@TempDir Path dir) throws Exception {
-        Path file = dir.resolve("volume.img");
-        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-            f.setLength(64 << 20);
-        }
-        List<SpdkGateway> gateways = List.of(
-                new SpdkGateway(dir, "a", 0, file, MultipathTest.freePort(), 1, "optimized"),
-                new SpdkGateway(dir, "b", 1, file, MultipathTest.freePort(), 1000, "non_optimized"));
+        Path file = volume(dir);
+        List<ProcessGateway> gateways = List.of(
+                new ProcessGateway(new Spdk(dir, "a", 0), file, MultipathTest.freePort(), 1, "optimized"),
+                new ProcessGateway(new Spdk(dir, "b", 1), file, MultipathTest.freePort(), 1000, "non_optimized"));
         try {
-            for (SpdkGateway g : gateways) {
+            for (ProcessGateway g : gateways) {
                 g.start();
             }
             MultipathGatewaysTest.rideThrough(gateways.get(0), gateways.get(1), NQN, Duration.ofMillis(1500));
         } finally {
-            for (SpdkGateway g : gateways) {
-                g.stop();
+            for (ProcessGateway g : gateways) {
+                g.spdk.stop();
             }
         }
     }
 
-    /** One {@code nvmf_tgt} process on one core, in interrupt mode, configured through {@code rpc.py}. */
-    static final class SpdkGateway implements MultipathGatewaysTest.Gateway {
+    /**
+     * One {@code nvmf_tgt} with two listeners of one subsystem (two ports of one box, the usual
+     * multipath setup): each side "dies" by {@code nvmf_subsystem_remove_listener}, which drops
+     * its connections, and comes back by {@code nvmf_subsystem_add_listener}.
+     */
+    @Test
+    void benchVerifyRidesThroughListenersOfOneSpdkTargetComingAndGoing(@TempDir Path dir) throws Exception {
+        Path file = volume(dir);
+        Spdk spdk = new Spdk(dir, "one", 0);
+        try {
+            spdk.start();
+            spdk.rpc(setup(file, 1));
+            ListenerGateway a = new ListenerGateway(spdk, MultipathTest.freePort(), "optimized");
+            ListenerGateway b = new ListenerGateway(spdk, MultipathTest.freePort(), "non_optimized");
+            a.start();
+            b.start();
+            MultipathGatewaysTest.rideThrough(a, b, NQN, Duration.ofMillis(1500));
+            assertTrue(spdk.process.isAlive(), "SPDK's target still runs");
+        } finally {
+            spdk.stop();
+        }
+    }
+
+    private static Path volume(Path dir) throws IOException {
+        Path file = dir.resolve("volume.img");
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+            f.setLength(64 << 20);
+        }
+        return file;
+    }
+
+    /** rpc.py commands for the subsystem with ANA reporting and the file as namespace 1 (no listener yet). */
+    private static String[] setup(Path file, int cntlidMin) {
+        return new String[] {"nvmf_create_transport -t TCP",
+            "bdev_aio_create " + file + " Aio0 4096",
+            "nvmf_create_subsystem " + NQN + " -a -s SPDKGW0001 -r -i " + cntlidMin + " -I " + (cntlidMin + 998),
+            "nvmf_subsystem_add_ns " + NQN + " Aio0 -u " + UUID + " -g " + UUID.replace("-", "")};
+    }
+
+    private static String listener(int port) {
+        return " -t tcp -a 127.0.0.1 -s " + port + " -f ipv4";
+    }
+
+    /** A whole {@code nvmf_tgt} process as one gateway: killed with SIGKILL, started and configured afresh. */
+    private record ProcessGateway(Spdk spdk, Path file, int port, int cntlidMin, String ana)
+            implements MultipathGatewaysTest.Gateway {
+        @Override
+        public void start() throws IOException, InterruptedException {
+            spdk.start();
+            List<String> commands = new ArrayList<>(List.of(setup(file, cntlidMin)));
+            commands.add("nvmf_subsystem_add_listener " + NQN + listener(port) + " -n " + ana);
+            spdk.rpc(commands.toArray(String[]::new));
+        }
+
+        @Override
+        public void kill() throws InterruptedException {
+            spdk.process.destroyForcibly().waitFor();
+        }
+
+        @Override
+        public void ana(String state) throws IOException, InterruptedException {
+            spdk.rpc("nvmf_subsystem_listener_set_ana_state " + NQN + " -n " + state.replace('-', '_') + listener(port));
+        }
+    }
+
+    /** One listener of a running {@code nvmf_tgt} as one gateway. */
+    private record ListenerGateway(Spdk spdk, int port, String ana) implements MultipathGatewaysTest.Gateway {
+        @Override
+        public void start() throws IOException, InterruptedException {
+            spdk.rpc("nvmf_subsystem_add_listener " + NQN + listener(port) + " -n " + ana);
+        }
+
+        @Override
+        public void kill() throws IOException, InterruptedException {
+            spdk.rpc("nvmf_subsystem_remove_listener " + NQN + listener(port));
+        }
+
+        @Override
+        public void ana(String state) throws IOException, InterruptedException {
+            spdk.rpc("nvmf_subsystem_listener_set_ana_state " + NQN + " -n " + state.replace('-', '_') + listener(port));
+        }
+    }
+
+    /** {@code nvmf_tgt} on one core, in interrupt mode, without hugepages, driven by SPDK's {@code rpc.py}. */
+    static final class Spdk {
         private final Path dir;
         private final String name;
         private final int core;
-        private final Path file;
-        private final int port;
-        private final int cntlidMin;
-        private final String ana;
         private final Path sock;
         private final List<Process> started = new ArrayList<>();
         private Process process;
 
-        SpdkGateway(Path dir, String name, int core, Path file, int port, int cntlidMin, String ana) {
+        Spdk(Path dir, String name, int core) {
             this.dir = dir;
             this.name = name;
             this.core = core;
-            this.file = file;
-            this.port = port;
-            this.cntlidMin = cntlidMin;
-            this.ana = ana;
             this.sock = dir.resolve(name + ".spdk.sock");
         }
 
-        @Override
-        public int port() {
-            return port;
-        }
-
-        @Override
-        public void start() throws IOException, InterruptedException {
+        void start() throws IOException {
             Files.deleteIfExists(sock);
             Path log = dir.resolve(name + ".spdk." + started.size() + ".log");
             ProcessBuilder pb = new ProcessBuilder(SPDK.resolve("build/bin/nvmf_tgt").toString(),
@@ -103,27 +173,10 @@ class SpdkMultipathTest {
             pb.environment().put("LD_LIBRARY_PATH", SPDK.resolve("build/lib") + ":" + SPDK.resolve("isa-l/.libs"));
             process = pb.start();
             started.add(process);
-            String serial = "SPDKGW0001";
-            rpc("nvmf_create_transport -t TCP",
-                    "bdev_aio_create " + file + " Aio0 4096",
-                    "nvmf_create_subsystem " + NQN + " -a -s " + serial + " -r -i " + cntlidMin + " -I " + (cntlidMin + 998),
-                    "nvmf_subsystem_add_ns " + NQN + " Aio0 -u " + UUID + " -g " + UUID.replace("-", ""),
-                    "nvmf_subsystem_add_listener " + NQN + " -t tcp -a 127.0.0.1 -s " + port + " -f ipv4 -n " + ana);
-        }
-
-        @Override
-        public void kill() throws InterruptedException {
-            process.destroyForcibly().waitFor();
-        }
-
-        @Override
-        public void ana(String state) throws IOException, InterruptedException {
-            rpc("nvmf_subsystem_listener_set_ana_state " + NQN + " -n " + state.replace('-', '_')
-                    + " -t tcp -a 127.0.0.1 -s " + port + " -f ipv4");
         }
 
         /** Runs SPDK's rpc.py with these commands, one per line, waiting up to 30 s for the socket. */
-        private void rpc(String... commands) throws IOException, InterruptedException {
+        void rpc(String... commands) throws IOException, InterruptedException {
             Process p = new ProcessBuilder("python3", SPDK.resolve("scripts/rpc.py").toString(), "-s", sock.toString(), "-r", "150")
                     .redirectErrorStream(true).start();
             p.getOutputStream().write((String.join("\n", commands) + "\n").getBytes(StandardCharsets.UTF_8));
@@ -143,8 +196,8 @@ class SpdkMultipathTest {
             for (Process p : started) {
                 Path run = Path.of("/var/run/dpdk/spdk_pid" + p.pid());
                 if (Files.isDirectory(run)) {
-                    try (var files = Files.walk(run)) {
-                        for (Path q : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    try (Stream<Path> files = Files.walk(run)) {
+                        for (Path q : files.sorted(Comparator.reverseOrder()).toList()) {
                             Files.deleteIfExists(q);
                         }
                     }
