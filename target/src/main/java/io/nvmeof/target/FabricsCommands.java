@@ -81,8 +81,10 @@ final class FabricsCommands {
         Target target = q.target();
         String subnqn = data.subsystemNqn();
         String hostnqn = data.hostNqn();
-        // names are checked before any is looked up or logged: a control byte never reaches a log line
-        String bad = Nqn.unusable(hostnqn);
+        // names are checked before any is looked up or logged: a control byte never reaches a log line.
+        // An empty host NQN is let in where any host is, as Linux nvmet and SPDK let it in: SPDK's
+        // spdk_nvme_perf sends one unless its -r string names a hostnqn. No allow list can name it.
+        String bad = hostnqn.isEmpty() ? null : Nqn.unusable(hostnqn);
         if (bad != null) {
             invalidHost(r, q, "host " + bad);
             return;
@@ -93,7 +95,7 @@ final class FabricsCommands {
             return;
         }
         if (Nqn.problem(hostnqn) != null) {
-            ODD.log(System.Logger.Level.WARNING, "Connect from {0}: {1}", q.transport().peer(), Nqn.problem(hostnqn));
+            ODD.log(System.Logger.Level.WARNING, "Connect from {0}: host {1}", q.transport().peer(), Nqn.problem(hostnqn));
         }
         Subsystem subsystem = target.subsystem(subnqn);
         if (subsystem == null || !subsystem.isDiscovery() && !q.port().serves(subnqn)) {

@@ -562,4 +562,16 @@ class TrustTest {
             root.removeHandler(capture);
         }
     }
+
+    @Test
+    void anEmptyHostNqnIsLetInWhereAnyHostIsAndNowhereElse() throws Exception {
+        start(Target.Options.defaults(), List.of());
+        try (RawHost h = new RawHost(address)) {
+            assertEquals(Status.SUCCESS, connect(h, "", 0).status(), "as nvmet and SPDK: spdk_nvme_perf sends no host NQN");
+        }
+        target.subsystem(NQN).allowHost(VICTIM);
+        try (RawHost h = new RawHost(address)) {
+            assertEquals(Status.CONNECT_INVALID_HOST, connect(h, "", 0).status(), "no allow list names an empty host");
+        }
+    }
 }
