@@ -20,6 +20,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -87,6 +88,8 @@ public final class Multipath implements AutoCloseable {
         /** Whether the controller reports ANA at all (CMIC bit 3): if not, every namespace is optimized. */
         volatile boolean anaReported;
         volatile boolean anaPending;
+        /** A read of the ANA log is queued and not yet begun: more reasons to read it need no second one. */
+        final AtomicBoolean anaQueued = new AtomicBoolean();
         int seenReconnects = -1;
         final AtomicInteger inflight = new AtomicInteger();
         final LongAdder ios = new LongAdder();
@@ -462,7 +465,11 @@ public final class Multipath implements AutoCloseable {
     /** The path is out of use (for every namespace) until its ANA log has been read again, on its own thread. */
     private void refreshAna(Path p) {
         p.anaPending = true;
+        if (!p.anaQueued.compareAndSet(false, true)) {
+            return; // the queued read has not begun, so it sees whatever made this call
+        }
         onPathThread(p, () -> {
+            p.anaQueued.set(false);
             try {
                 refreshAnaNow(p);
             } catch (IOException | RuntimeException e) {

@@ -113,6 +113,13 @@ final class FakeFabric {
         volatile int ana = AnaLog.OPTIMIZED;
         volatile long anaChanges = 1;
         final AtomicInteger ios = new AtomicInteger();
+        /** Get Log Page requests for the ANA log, and those held unanswered while {@link #holdAnaLog}. */
+        final AtomicInteger anaLogReads = new AtomicInteger();
+        volatile boolean holdAnaLog;
+        private final List<Runnable> heldAnaLogs = new CopyOnWriteArrayList<>();
+        /** While on, I/O commands wait unanswered until {@link #releaseIo}. */
+        volatile boolean holdIo;
+        private final List<Runnable> heldIo = new CopyOnWriteArrayList<>();
 
         Port(String name, Volume volume, int cntlidBase) {
             this.name = name;
@@ -144,6 +151,25 @@ final class FakeFabric {
 
         void up() {
             down = false;
+        }
+
+        /** Answers every ANA log read held so far, and those to come. */
+        void releaseAnaLog() {
+            holdAnaLog = false;
+            release(heldAnaLogs);
+        }
+
+        /** Answers every I/O command held so far, at once, and those to come. */
+        void releaseIo() {
+            holdIo = false;
+            release(heldIo);
+        }
+
+        private static void release(List<Runnable> held) {
+            for (Runnable r : held) {
+                held.remove(r);
+                r.run();
+            }
         }
 
         /** Commands go unanswered (and keep-alives with them) while on; nothing is closed. */
@@ -239,6 +265,17 @@ final class FakeFabric {
             if (!open || port.partitioned) {
                 return; // unanswered
             }
+            if (qid > 0 && port.holdIo) {
+                port.heldIo.add(() -> loop.execute(() -> answer(c)));
+                return;
+            }
+            answer(c);
+        }
+
+        private void answer(Command c) {
+            if (!open) {
+                return;
+            }
             SubmissionQueueEntry s = c.sqe;
             int op = s.opcode();
             if (qid > 0) {
@@ -315,13 +352,24 @@ final class FakeFabric {
             } else if (op == AdminOpcode.GET_LOG_PAGE.code) {
                 ByteBuffer page = ByteBuffer.allocate(Math.max(c.length, 64)).order(ByteOrder.LITTLE_ENDIAN);
                 if (LogPage.lid(s) == LogPage.ANA) {
-                    AnaLog.header(page, port.anaChanges, 1);
-                    AnaLog.descriptor(page, AnaLog.HEADER_SIZE, 1, port.anaChanges, port.ana, new int[] {1}, 1);
+                    port.anaLogReads.incrementAndGet();
+                    if (port.holdAnaLog) {
+                        port.heldAnaLogs.add(() -> loop.execute(() -> anaLog(c, page)));
+                        return;
+                    }
+                    anaLog(c, page);
+                    return;
                 }
                 deliver(c, page);
             } else {
                 responded(c, Status.SUCCESS, 0); // Keep Alive, and whatever else a test does not look at
             }
+        }
+
+        private void anaLog(Command c, ByteBuffer page) {
+            AnaLog.header(page, port.anaChanges, 1);
+            AnaLog.descriptor(page, AnaLog.HEADER_SIZE, 1, port.anaChanges, port.ana, new int[] {1}, 1);
+            deliver(c, page);
         }
 
         private void io(Command c, SubmissionQueueEntry s, int op) {

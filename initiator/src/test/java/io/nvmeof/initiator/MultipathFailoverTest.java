@@ -10,8 +10,10 @@ import io.nvmeof.protocol.Status;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -102,6 +104,31 @@ class MultipathFailoverTest {
                 assertEquals(st.sc(), e.status().sc(), st.name());
             }
             assertEquals(3, m.failovers());
+        }
+    }
+
+    @Test
+    void aBurstOfAnaStatusesReadsTheAnaLogOnceMoreNotOncePerCommand() throws Exception {
+        try (Multipath m = connect(options())) {
+            BlockDevice d = m.namespace(1);
+            writeRead(d, 1);
+            int before = a.anaLogReads.get();
+            a.holdIo = true;          // 32 writes in flight on A, answered at once with ANA statuses
+            a.holdAnaLog = true;      // the first read stays in flight while the others' statuses come
+            a.failNext(NvmOpcode.WRITE.code, 32, Status.ANA_INACCESSIBLE);
+            List<CompletableFuture<Void>> writes = new ArrayList<>();
+            for (int i = 0; i < 32; i++) {
+                writes.add(d.writeAsync(i * 4096L, ByteBuffer.allocateDirect(4096)));
+            }
+            await("32 writes on A", () -> m.paths().get(0).inflight() == 32);
+            a.releaseIo();
+            CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
+            assertEquals(32, m.paths().get(0).failovers(), "every write failed over to B");
+            a.releaseAnaLog();
+            await("A read again", () -> m.paths().get(0).anaState(1).equals("optimized") && m.waiting() == 0);
+            Thread.sleep(200);
+            int reads = a.anaLogReads.get() - before;
+            assertTrue(reads >= 1 && reads <= 2, reads + " ANA log reads for 32 ANA statuses: one in flight, one queued behind it");
         }
     }
 
