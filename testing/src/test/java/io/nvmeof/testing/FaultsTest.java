@@ -18,6 +18,7 @@ import io.nvmeof.initiator.NvmeTimeoutException;
 import io.nvmeof.protocol.AdminOpcode;
 import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Status;
+import io.nvmeof.target.Faults;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -98,16 +99,20 @@ class FaultsTest {
             BlockDevice disk = c.namespace(1);
             ByteBuffer before = pattern(2, 64 * BLOCK);
             disk.write(0, before.duplicate());
-            // writes in flight while the connections go
+            // writes in flight while the connections go: held in the target (before their R2T) by a
+            // delay, so none can have completed before the drop, however fast this machine is
+            Faults.Rule hold = target.namespace(1).delay(Duration.ofSeconds(5));
             List<CompletableFuture<Void>> writes = new CopyOnWriteArrayList<>();
             for (int i = 0; i < 32; i++) {
                 writes.add(disk.writeAsync((64 + i) * (long) BLOCK, pattern(100 + i, BLOCK)));
             }
+            Thread.sleep(200);
             assertEquals(1, target.dropConnections());
+            hold.remove();
             for (CompletableFuture<Void> w : writes) {
                 w.get(20, TimeUnit.SECONDS);
             }
-            assertEquals(1, c.reconnects());
+            assertEquals(1, c.reconnects(), "the writes completed on the new association");
             assertArrayEquals(bytes(before), read(disk, 0, 64 * BLOCK));
             for (int i = 0; i < 32; i++) {
                 assertArrayEquals(bytes(pattern(100 + i, BLOCK)), read(disk, (64 + i) * (long) BLOCK, BLOCK));
