@@ -53,52 +53,11 @@ class MultipathGatewaysTest {
         int pb = MultipathTest.freePort();
         Path ca = Files.writeString(dir.resolve("a.json"), config(file, pa, "optimized", 1));
         Path cb = Files.writeString(dir.resolve("b.json"), config(file, pb, "non-optimized", 1000));
-        Path sock = dir.resolve("a.sock");
         List<TargetProcess> all = new ArrayList<>();
-        TargetProcess[] running = {start(all, dir, ca, sock), start(all, dir, cb, null)};
-        Gateway a = new Gateway() {
-            @Override
-            public int port() {
-                return pa;
-            }
-
-            @Override
-            public void kill() throws InterruptedException {
-                running[0].process.destroyForcibly().waitFor();
-            }
-
-            @Override
-            public void start() throws IOException, InterruptedException {
-                running[0] = MultipathGatewaysTest.start(all, dir, ca, sock);
-            }
-
-            @Override
-            public void ana(String state) throws IOException, InterruptedException {
-                assertEquals(0, TargetProcess.cli(60, "ana", "set", "--socket", sock.toString(), "--port", "1",
-                        "--group", "1", state).exit());
-            }
-        };
-        Gateway b = new Gateway() {
-            @Override
-            public int port() {
-                return pb;
-            }
-
-            @Override
-            public void kill() throws InterruptedException {
-                running[1].process.destroyForcibly().waitFor();
-            }
-
-            @Override
-            public void start() throws IOException, InterruptedException {
-                running[1] = MultipathGatewaysTest.start(all, dir, cb, null);
-            }
-
-            @Override
-            public void ana(String state) {
-                throw new UnsupportedOperationException("B's ANA state stays");
-            }
-        };
+        OurGateway a = new OurGateway(all, dir, pa, ca, dir.resolve("a.sock"));
+        OurGateway b = new OurGateway(all, dir, pb, cb, dir.resolve("b.sock"));
+        a.start();
+        b.start();
         try {
             rideThrough(a, b, NQN, Duration.ofMillis(1500));
         } finally {
@@ -108,6 +67,46 @@ class MultipathGatewaysTest {
         }
         for (TargetProcess p : all) {
             p.assertNoLeaks();
+        }
+    }
+
+    /** One of our gateway processes, started as users start it, with a management socket for its ANA state. */
+    private static final class OurGateway implements Gateway {
+        private final List<TargetProcess> all;
+        private final Path dir;
+        private final int port;
+        private final Path config;
+        private final Path sock;
+        private TargetProcess running;
+
+        OurGateway(List<TargetProcess> all, Path dir, int port, Path config, Path sock) {
+            this.all = all;
+            this.dir = dir;
+            this.port = port;
+            this.config = config;
+            this.sock = sock;
+        }
+
+        @Override
+        public int port() {
+            return port;
+        }
+
+        @Override
+        public void kill() throws InterruptedException {
+            running.process.destroyForcibly().waitFor();
+        }
+
+        @Override
+        public void start() throws IOException, InterruptedException {
+            running = TargetProcess.start(Fabric.TCP, dir, "--config", config.toString(), "--rpc-socket", sock.toString());
+            all.add(running);
+        }
+
+        @Override
+        public void ana(String state) throws IOException, InterruptedException {
+            assertEquals(0, TargetProcess.cli(60, "ana", "set", "--socket", sock.toString(), "--port", "1", "--group", "1",
+                    state).exit());
         }
     }
 
@@ -180,14 +179,6 @@ class MultipathGatewaysTest {
             assertTrue(Long.parseLong(p1.group(1)) > 0, "B served: " + r.out());
             assertTrue(r.out().contains("path0 tcp traddr=127.0.0.1,trsvcid=" + proxy.port() + " live optimized"), r.out());
         }
-    }
-
-    private static TargetProcess start(List<TargetProcess> all, Path dir, Path config, Path sock)
-            throws IOException, InterruptedException {
-        TargetProcess t = sock == null ? TargetProcess.start(Fabric.TCP, dir, "--config", config.toString())
-                : TargetProcess.start(Fabric.TCP, dir, "--config", config.toString(), "--rpc-socket", sock.toString());
-        all.add(t);
-        return t;
     }
 
     /**
