@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -439,8 +440,8 @@ public final class Multipath implements AutoCloseable {
     }
 
     private static String identity(IdentifyNamespace ns) {
-        return "NGUID " + java.util.HexFormat.of().formatHex(ns.nguid()) + ", EUI-64 "
-                + java.util.HexFormat.of().formatHex(ns.eui64());
+        HexFormat hex = HexFormat.of();
+        return "NGUID " + hex.formatHex(ns.nguid()) + ", EUI-64 " + hex.formatHex(ns.eui64());
     }
 
     /** The namespace through {@code p} must be the one the first path showed; else the path is refused. */

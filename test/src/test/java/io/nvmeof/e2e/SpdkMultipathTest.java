@@ -57,7 +57,8 @@ class SpdkMultipathTest {
             for (ProcessGateway g : gateways) {
                 g.start();
             }
-            MultipathGatewaysTest.rideThrough(gateways.get(0), gateways.get(1), NQN, Duration.ofMillis(1500));
+            MultipathGatewaysTest.rideThrough(gateways.get(0), gateways.get(1), NQN, Duration.ofSeconds(4),
+                    Duration.ofMillis(1500));
         } finally {
             for (ProcessGateway g : gateways) {
                 g.spdk.stop();
@@ -81,7 +82,7 @@ class SpdkMultipathTest {
             ListenerGateway b = new ListenerGateway(spdk, MultipathTest.freePort(), "non_optimized");
             a.start();
             b.start();
-            MultipathGatewaysTest.rideThrough(a, b, NQN, Duration.ofMillis(1500));
+            MultipathGatewaysTest.rideThrough(a, b, NQN, Duration.ofSeconds(4), Duration.ofMillis(1500));
             assertTrue(spdk.process.isAlive(), "SPDK's target still runs");
         } finally {
             spdk.stop();
