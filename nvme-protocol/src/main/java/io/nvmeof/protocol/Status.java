@@ -48,6 +48,7 @@ public final class Status {
     public static final Status LBA_OUT_OF_RANGE = define(SCT_GENERIC, 0x80, "LBA Out of Range", true);
     public static final Status CAPACITY_EXCEEDED = define(SCT_GENERIC, 0x81, "Capacity Exceeded", true);
     public static final Status NAMESPACE_NOT_READY = define(SCT_GENERIC, 0x82, "Namespace Not Ready", false);
+    public static final Status RESERVATION_CONFLICT = define(SCT_GENERIC, 0x83, "Reservation Conflict", true);
 
     // Command specific status (Base 2.0, Figure 102; NVMe-oF 1.1, Figure 30 for Fabrics commands).
     // Codes 80h-83h mean one thing for Connect and another for NVM commands (NVM Command Set

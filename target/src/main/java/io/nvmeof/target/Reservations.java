@@ -1,0 +1,367 @@
+package io.nvmeof.target;
+
+import io.nvmeof.protocol.NvmOpcode;
+import io.nvmeof.protocol.Status;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * One namespace's persistent reservation (NVMe Base 2.x, 8.19): its registrants, each a host
+ * known by its 128-bit Host Identifier (so every controller of one host is one registrant), their
+ * keys, the reservation's type and holder, and the generation. Commands change it under this
+ * object's lock; the data path reads an immutable {@link State} with no lock and, while there is
+ * no reservation, one field.
+ *
+ * <p>The rules follow the specification as Linux nvmet and SPDK apply it: keys are compared
+ * unless IEKEY allows otherwise (Register and Replace only; Acquire and Release with IEKEY are
+ * Invalid Field, as in SPDK), a zero new key is Invalid Field, registering again with the same
+ * key succeeds, Replace by a host not registered registers it when IEKEY is set, preempting
+ * oneself changes the type, and Release of another type than the reservation's is Invalid Field.
+ * Registrants are capped at {@link #MAX_REGISTRANTS}: a Register past the cap is refused with
+ * Internal Error and changes nothing.
+ */
+public final class Reservations {
+    /** How many hosts may be registered at once; SPDK's limit, whose overflow was CVE-2025-57275. */
+    public static final int MAX_REGISTRANTS = 16;
+
+    /** Reservation types (RTYPE). */
+    public static final int WRITE_EXCLUSIVE = 1;
+    public static final int EXCLUSIVE_ACCESS = 2;
+    public static final int WRITE_EXCLUSIVE_REGISTRANTS_ONLY = 3;
+    public static final int EXCLUSIVE_ACCESS_REGISTRANTS_ONLY = 4;
+    public static final int WRITE_EXCLUSIVE_ALL_REGISTRANTS = 5;
+    public static final int EXCLUSIVE_ACCESS_ALL_REGISTRANTS = 6;
+
+    /** Reservation Notification log page types. */
+    public static final int REGISTRATION_PREEMPTED = 1;
+    public static final int RESERVATION_RELEASED = 2;
+    public static final int RESERVATION_PREEMPTED = 3;
+
+    /** Reservation Register actions (RREGA), Acquire actions (RACQA), Release actions (RRELA). */
+    public static final int REGISTER = 0;
+    public static final int UNREGISTER = 1;
+    public static final int REPLACE = 2;
+    public static final int ACQUIRE = 0;
+    public static final int PREEMPT = 1;
+    public static final int PREEMPT_AND_ABORT = 2;
+    public static final int RELEASE = 0;
+    public static final int CLEAR = 1;
+
+    /** Change Persist Through Power Loss State (CPTPL) of Register: no change, reserved, clear, set. */
+    public static final int CPTPL_NO_CHANGE = 0;
+    public static final int CPTPL_CLEAR = 2;
+    public static final int CPTPL_SET = 3;
+
+    /** A registered host: its Host Identifier, the NQN it registered under, its key. */
+    public record Registrant(UUID hostId, String hostNqn, long key) {
+    }
+
+    /**
+     * The whole state at one moment, never changed once made.
+     *
+     * @param type   the reservation's type, 0 when there is none
+     * @param holder the holding registrant's Host Identifier (for the all-registrants types, the
+     *               one that acquired it); null when there is no reservation
+     */
+    public record State(int generation, int type, UUID holder, List<Registrant> registrants, boolean ptpl) {
+        public State {
+            registrants = List.copyOf(registrants);
+        }
+
+        /** The registrant with this Host Identifier, or null. */
+        public Registrant registrant(UUID hostId) {
+            for (Registrant r : registrants) {
+                if (r.hostId.equals(hostId)) {
+                    return r;
+                }
+            }
+            return null;
+        }
+
+        boolean allRegistrantsType() {
+            return type == WRITE_EXCLUSIVE_ALL_REGISTRANTS || type == EXCLUSIVE_ACCESS_ALL_REGISTRANTS;
+        }
+
+        /** Whether {@code hostId} holds the reservation (every registrant does, for the all-registrants types). */
+        public boolean holds(UUID hostId) {
+            if (type == 0) {
+                return false;
+            }
+            return allRegistrantsType() ? registrant(hostId) != null : holder.equals(hostId);
+        }
+    }
+
+    /** A notice owed to a host: a Reservation Notification log entry (and its event) of {@code type}. */
+    public record Notice(UUID hostId, int type) {
+    }
+
+    /**
+     * What a reservation command did.
+     *
+     * @param status    its status (success when null-free: {@link Status#SUCCESS})
+     * @param notices   the notices owed to other hosts
+     * @param preempted the hosts a preempt unregistered (whose commands a preempt-and-abort aborts)
+     * @param changed   whether the state changed (and, with PTPL on, must be stored)
+     */
+    public record Outcome(Status status, List<Notice> notices, Set<UUID> preempted, boolean changed) {
+        static Outcome of(Status s) {
+            return new Outcome(s, List.of(), Set.of(), false);
+        }
+    }
+
+    private static final State EMPTY = new State(0, 0, null, List.of(), false);
+
+    private final boolean ptplCapable;
+    private volatile State state;
+
+    /** A namespace's reservation, empty; {@code ptplCapable}: whether CPTPL may set persistence. */
+    public Reservations(boolean ptplCapable) {
+        this(ptplCapable, EMPTY);
+    }
+
+    /** A namespace's reservation as stored (Persist Through Power Loss). */
+    public Reservations(boolean ptplCapable, State stored) {
+        this.ptplCapable = ptplCapable;
+        this.state = stored;
+    }
+
+    public State state() {
+        return state;
+    }
+
+    /**
+     * Whether {@code hostId} may run the NVM command {@code opcode} on the namespace now: null, or
+     * Reservation Conflict (Base 2.x, Figure "Command Behavior in the Presence of a Reservation").
+     * Reads are Read, Compare and Verify; writes are Flush, Write, Write Uncorrectable, Write
+     * Zeroes, Dataset Management and Copy; other commands are never refused here.
+     */
+    public Status check(UUID hostId, int opcode) {
+        State s = state;
+        if (s.type == 0) {
+            return null;
+        }
+        boolean read = opcode == NvmOpcode.READ.code || opcode == NvmOpcode.COMPARE.code || opcode == NvmOpcode.VERIFY.code;
+        boolean write = !read && (opcode == NvmOpcode.FLUSH.code || opcode == NvmOpcode.WRITE.code
+                || opcode == NvmOpcode.WRITE_UNCORRECTABLE.code || opcode == NvmOpcode.WRITE_ZEROES.code
+                || opcode == NvmOpcode.DATASET_MANAGEMENT.code || opcode == NvmOpcode.COPY.code);
+        if (!read && !write || s.holds(hostId)) {
+            return null;
+        }
+        boolean registrant = s.registrant(hostId) != null;
+        boolean allowed = switch (s.type) {
+            case WRITE_EXCLUSIVE -> read;
+            case EXCLUSIVE_ACCESS -> false;
+            case WRITE_EXCLUSIVE_REGISTRANTS_ONLY, WRITE_EXCLUSIVE_ALL_REGISTRANTS -> read || registrant;
+            case EXCLUSIVE_ACCESS_REGISTRANTS_ONLY, EXCLUSIVE_ACCESS_ALL_REGISTRANTS -> registrant;
+            default -> true;
+        };
+        return allowed ? null : Status.RESERVATION_CONFLICT;
+    }
+
+    /** Reservation Register by {@code hostId} (known as {@code hostNqn}). */
+    public synchronized Outcome register(UUID hostId, String hostNqn, int action, boolean iekey, int cptpl, long crkey,
+                                         long nrkey) {
+        State s = state;
+        if (cptpl == 1 || cptpl == CPTPL_SET && !ptplCapable || action > REPLACE) {
+            return Outcome.of(Status.INVALID_FIELD);
+        }
+        Registrant me = s.registrant(hostId);
+        List<Registrant> regs = new ArrayList<>(s.registrants);
+        int type = s.type;
+        UUID holder = s.holder;
+        List<Notice> notices = List.of();
+        switch (action) {
+            case REGISTER -> {
+                if (nrkey == 0) {
+                    return Outcome.of(Status.INVALID_FIELD);
+                }
+                if (me != null) {
+                    if (me.key != nrkey) {
+                        return Outcome.of(Status.RESERVATION_CONFLICT);
+                    }
+                    return ptpl(s, cptpl); // registered already, with this key: not an error
+                }
+                if (regs.size() >= MAX_REGISTRANTS) {
+                    return Outcome.of(Status.INTERNAL_ERROR);
+                }
+                regs.add(new Registrant(hostId, hostNqn, nrkey));
+            }
+            case UNREGISTER -> {
+                if (me == null || !iekey && me.key != crkey) {
+                    return Outcome.of(Status.RESERVATION_CONFLICT);
+                }
+                regs.remove(me);
+                if (s.holds(hostId) && (!s.allRegistrantsType() || regs.isEmpty())) {
+                    // the holder leaving releases the reservation; the others hear of it where they had access by it
+                    if (type == WRITE_EXCLUSIVE_REGISTRANTS_ONLY || type == EXCLUSIVE_ACCESS_REGISTRANTS_ONLY) {
+                        notices = notices(regs, RESERVATION_RELEASED);
+                    }
+                    type = 0;
+                    holder = null;
+                } else if (s.allRegistrantsType() && hostId.equals(holder)) {
+                    holder = regs.get(0).hostId; // the reservation stays with the registrants
+                }
+            }
+            default -> { // REPLACE
+                if (nrkey == 0) {
+                    return Outcome.of(Status.INVALID_FIELD);
+                }
+                if (me == null) {
+                    if (!iekey) {
+                        return Outcome.of(Status.RESERVATION_CONFLICT);
+                    }
+                    if (regs.size() >= MAX_REGISTRANTS) {
+                        return Outcome.of(Status.INTERNAL_ERROR);
+                    }
+                    regs.add(new Registrant(hostId, hostNqn, nrkey));
+                } else {
+                    if (!iekey && me.key != crkey) {
+                        return Outcome.of(Status.RESERVATION_CONFLICT);
+                    }
+                    regs.set(regs.indexOf(me), new Registrant(hostId, me.hostNqn, nrkey));
+                }
+            }
+        }
+        boolean ptpl = cptpl == CPTPL_SET || cptpl != CPTPL_CLEAR && s.ptpl;
+        state = new State(s.generation + 1, type, holder, regs, ptpl);
+        return new Outcome(Status.SUCCESS, notices, Set.of(), true);
+    }
+
+    private Outcome ptpl(State s, int cptpl) {
+        boolean ptpl = cptpl == CPTPL_SET || cptpl != CPTPL_CLEAR && s.ptpl;
+        if (ptpl == s.ptpl) {
+            return new Outcome(Status.SUCCESS, List.of(), Set.of(), false);
+        }
+        state = new State(s.generation, s.type, s.holder, s.registrants, ptpl);
+        return new Outcome(Status.SUCCESS, List.of(), Set.of(), true);
+    }
+
+    /** Reservation Acquire by {@code hostId}: acquire, preempt, or preempt and abort. */
+    public synchronized Outcome acquire(UUID hostId, int action, boolean iekey, int rtype, long crkey, long prkey) {
+        State s = state;
+        if (iekey || rtype < WRITE_EXCLUSIVE || rtype > EXCLUSIVE_ACCESS_ALL_REGISTRANTS || action > PREEMPT_AND_ABORT) {
+            return Outcome.of(Status.INVALID_FIELD);
+        }
+        Registrant me = s.registrant(hostId);
+        if (me == null || me.key != crkey) {
+            return Outcome.of(Status.RESERVATION_CONFLICT);
+        }
+        if (action == ACQUIRE) {
+            if (s.type == 0) {
+                State n = new State(s.generation, rtype, hostId, s.registrants, s.ptpl);
+                state = n;
+                return new Outcome(Status.SUCCESS, List.of(), Set.of(), true);
+            }
+            // the holder acquiring its own type again is no error; anything else conflicts
+            return Outcome.of(s.holds(hostId) && s.type == rtype ? Status.SUCCESS : Status.RESERVATION_CONFLICT);
+        }
+        List<Registrant> regs = new ArrayList<>(s.registrants);
+        Set<UUID> preempted = new LinkedHashSet<>();
+        int type = s.type;
+        UUID holder = s.holder;
+        boolean released = false;
+        if (s.type == 0) {
+            // no reservation: unregister the holders of PRKEY (none: a conflict)
+            if (!removeByKey(regs, prkey, hostId, preempted)) {
+                return Outcome.of(Status.RESERVATION_CONFLICT);
+            }
+        } else if (!s.allRegistrantsType()) {
+            Registrant h = s.registrant(s.holder);
+            if (h != null && h.key == prkey) {
+                // preempting the holder: its reservation passes to us (with the new type); PRKEY's holders go
+                removeByKey(regs, prkey, hostId, preempted);
+                type = rtype;
+                holder = hostId;
+                released = true;
+            } else if (prkey == 0) {
+                return Outcome.of(Status.INVALID_FIELD);
+            } else if (!removeByKey(regs, prkey, hostId, preempted)) {
+                return Outcome.of(Status.RESERVATION_CONFLICT);
+            }
+        } else if (prkey == 0) {
+            // all registrants: PRKEY 0 preempts every other registrant and takes the reservation
+            for (Registrant r : s.registrants) {
+                if (!r.hostId.equals(hostId)) {
+                    regs.remove(r);
+                    preempted.add(r.hostId);
+                }
+            }
+            type = rtype;
+            holder = hostId;
+            released = true;
+        } else if (!removeByKey(regs, prkey, hostId, preempted)) {
+            return Outcome.of(Status.RESERVATION_CONFLICT);
+        }
+        List<Notice> notices = new ArrayList<>();
+        for (UUID p : preempted) {
+            notices.add(new Notice(p, REGISTRATION_PREEMPTED));
+        }
+        if (released) {
+            for (Registrant r : regs) {
+                if (!r.hostId.equals(hostId)) {
+                    notices.add(new Notice(r.hostId, RESERVATION_RELEASED));
+                }
+            }
+        }
+        state = new State(s.generation + 1, type, holder, regs, s.ptpl);
+        return new Outcome(Status.SUCCESS, notices, preempted, true);
+    }
+
+    /** Removes every registrant but {@code self} whose key is {@code key}; whether any was (self counts as found). */
+    private static boolean removeByKey(List<Registrant> regs, long key, UUID self, Set<UUID> removed) {
+        boolean found = false;
+        for (Registrant r : List.copyOf(regs)) {
+            if (r.key == key) {
+                found = true;
+                if (!r.hostId.equals(self)) {
+                    regs.remove(r);
+                    removed.add(r.hostId);
+                }
+            }
+        }
+        return found;
+    }
+
+    /** Reservation Release by {@code hostId}: release or clear. */
+    public synchronized Outcome release(UUID hostId, int action, boolean iekey, int rtype, long crkey) {
+        State s = state;
+        if (iekey || action > CLEAR) {
+            return Outcome.of(Status.INVALID_FIELD);
+        }
+        Registrant me = s.registrant(hostId);
+        if (me == null || me.key != crkey) {
+            return Outcome.of(Status.RESERVATION_CONFLICT);
+        }
+        if (action == CLEAR) {
+            List<Notice> notices = new ArrayList<>();
+            for (Registrant r : s.registrants) {
+                if (!r.hostId.equals(hostId)) {
+                    notices.add(new Notice(r.hostId, RESERVATION_PREEMPTED));
+                }
+            }
+            state = new State(s.generation + 1, 0, null, List.of(), s.ptpl);
+            return new Outcome(Status.SUCCESS, notices, Set.of(), true);
+        }
+        if (s.type == 0 || !s.holds(hostId)) {
+            return Outcome.of(Status.SUCCESS); // nothing of ours to release: not an error
+        }
+        if (s.type != rtype) {
+            return Outcome.of(Status.INVALID_FIELD);
+        }
+        List<Notice> notices = s.type == WRITE_EXCLUSIVE || s.type == EXCLUSIVE_ACCESS ? List.of()
+                : notices(s.registrants.stream().filter(r -> !r.hostId.equals(hostId)).toList(), RESERVATION_RELEASED);
+        state = new State(s.generation, 0, null, s.registrants, s.ptpl);
+        return new Outcome(Status.SUCCESS, notices, Set.of(), true);
+    }
+
+    private static List<Notice> notices(List<Registrant> to, int type) {
+        List<Notice> out = new ArrayList<>(to.size());
+        for (Registrant r : to) {
+            out.add(new Notice(r.hostId, type));
+        }
+        return out;
+    }
+}
