@@ -14,6 +14,8 @@ public final class IdentifyNamespace extends Flyweight {
     public static final int NLBAF_OFFSET = 25;
     public static final int FLBAS_OFFSET = 26;
     public static final int NMIC_OFFSET = 30;
+    /** Reservation Capabilities: bit 0 PTPL, bits 1-6 the six types, bit 7 IEKEY as NVMe 1.3 has it. */
+    public static final int RESCAP_OFFSET = 31;
     public static final int DLFEAT_OFFSET = 33;
     public static final int ANAGRPID_OFFSET = 92;
     public static final int NSATTR_OFFSET = 99;
@@ -41,6 +43,8 @@ public final class IdentifyNamespace extends Flyweight {
     public IdentifyNamespace flbas(int v) { put8(FLBAS_OFFSET, v); return this; }
     public int nmic() { return u8(NMIC_OFFSET); }
     public IdentifyNamespace nmic(int v) { put8(NMIC_OFFSET, v); return this; }
+    public int rescap() { return u8(RESCAP_OFFSET); }
+    public IdentifyNamespace rescap(int v) { put8(RESCAP_OFFSET, v); return this; }
     public int dlfeat() { return u8(DLFEAT_OFFSET); }
     public IdentifyNamespace dlfeat(int v) { put8(DLFEAT_OFFSET, v); return this; }
     /** NSATTR bit 0: the namespace is write protected. */

@@ -126,7 +126,7 @@ final class AdminCommands {
                 }
                 Namespace ns = s.namespace(nsid, c.hostNqn());
                 if (ns != null) { // an inactive NSID (or another host's) reads as zeros
-                    fillNamespace(new IdentifyNamespace().wrap(page, 0), ns);
+                    fillNamespace(new IdentifyNamespace().wrap(page, 0), ns, s);
                 }
                 break;
             }
@@ -194,7 +194,7 @@ final class AdminCommands {
                 .acl(3).aerl(AER_LIMIT - 1).frmw(1 << 1 | 1) // one slot, slot 1 read-only
                 .lpa(1 | 1 << 1 | 1 << 2).elpe(Controller.ERROR_LOG_ENTRIES - 1).kas(10) // SMART per namespace // effects log, extended Get Log Page; keep alive in 1 s steps
                 .sqes(0x66).cqes(0x44).maxcmd(t.maxQueueSize()).nn(maxNsid(s))
-                .oncs(1 | 1 << 2 | 1 << 3) // Compare, Dataset Management, Write Zeroes
+                .oncs(1 | 1 << 2 | 1 << 3 | (s.gateways() ? 0 : 1 << 5)) // Compare, Dataset Management, Write Zeroes, Reservations
                 // fused Compare and Write, atomic among this process's writers: not offered where
                 // other processes (gateways) write the same storage
                 .fuses(s.gateways() ? 0 : 1)
@@ -206,7 +206,7 @@ final class AdminCommands {
                 .msdbd(1);
     }
 
-    static void fillNamespace(IdentifyNamespace id, Namespace ns) {
+    static void fillNamespace(IdentifyNamespace id, Namespace ns, Subsystem s) {
         byte[] nguid = ns.nguid();
         byte[] eui = new byte[8];
         System.arraycopy(nguid, 8, eui, 0, 8);
@@ -215,6 +215,8 @@ final class AdminCommands {
         id.dlfeat((ns.backend().deallocatedReadsZeroes() ? 1 : 0) | 1 << 3);
         id.nsze(ns.blocks()).ncap(ns.blocks()).nuse(ns.blocks()).nsfeat(0).nlbaf(0).flbas(0)
                 .lbaFormat(0, 0, ns.blockShift(), 0).nmic(1).anagrpid(ns.anaGroup()).nsattr(ns.readOnly() ? 1 : 0).nguid(nguid).eui64(eui);
+        // every type and NVMe 1.3's IEKEY; none where gateways serve it (their registrants are not shared)
+        id.rescap(s.gateways() ? 0 : 0x7e | 1 << 7);
     }
 
     /** Checks Get Log Page's length and offset against the request; null when they fit. */

@@ -28,7 +28,18 @@ final class IoCommands {
             nvm(NvmOpcode.WRITE_ZEROES, "Write Zeroes", CommandSet.LBCC, IoCommands::checkWriteZeroes,
                     IoCommands::writeZeroes),
             nvm(NvmOpcode.DATASET_MANAGEMENT, "Dataset Management", CommandSet.LBCC, IoCommands::checkDatasetManagement,
-                    IoCommands::datasetManagement));
+                    IoCommands::datasetManagement),
+            reservation(NvmOpcode.RESERVATION_REGISTER, "Reservation Register", 16),
+            reservation(NvmOpcode.RESERVATION_REPORT, "Reservation Report", 0),
+            reservation(NvmOpcode.RESERVATION_ACQUIRE, "Reservation Acquire", 16),
+            reservation(NvmOpcode.RESERVATION_RELEASE, "Reservation Release", 8));
+
+    /** A reservation command: {@code keys} bytes of keys from the host; run on the event loop. */
+    private static CommandSet.Handler reservation(NvmOpcode op, String name, int keys) {
+        return new CommandSet.Handler(op.code, name, 0, ReservationCommands::execute,
+                (r, ns) -> r.queue.controller().subsystem().gateways() ? Status.INVALID_OPCODE // ONCS says none
+                        : r.length < keys ? Status.INVALID_FIELD : null, null);
+    }
 
     private static CommandSet.Handler nvm(NvmOpcode op, String name, int effects, CommandSet.Check check,
                                           CommandSet.BackendCall call) {
@@ -61,6 +72,10 @@ final class IoCommands {
             return path; // this path cannot serve the namespace now; another may (nvmet_check_ana_state)
         }
         Status s = r.handler.check().check(r, ns);
+        if (s != null) {
+            return s;
+        }
+        s = ns.reservations().check(r.queue.controller().hostId(), r.handler.opcode());
         if (s != null) {
             return s;
         }

@@ -63,6 +63,18 @@ public final class Namespace implements AutoCloseable {
         return nsid;
     }
 
+    /** Its persistent reservation: empty at first; a restart or a reload hands on the stored one. */
+    private volatile Reservations reservations = new Reservations(false);
+
+    public Reservations reservations() {
+        return reservations;
+    }
+
+    /** Takes over a reservation (the stored one at start, the replaced namespace's on reload). */
+    public void reservations(Reservations r) {
+        this.reservations = r;
+    }
+
     /** ANAGRPID: the ANA group whose state decides which paths serve it (1 unless set). */
     private volatile int anaGroup = 1;
 
