@@ -1,0 +1,86 @@
+package io.nvmeof.target;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.nvmeof.protocol.CompletionQueueEntry;
+import io.nvmeof.protocol.NvmOpcode;
+import io.nvmeof.protocol.Sgl;
+import io.nvmeof.protocol.Status;
+import io.nvmeof.protocol.tcp.PduType;
+import io.nvmeof.target.backend.RamBackend;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import org.junit.jupiter.api.Test;
+
+/** The reservation commands on the wire: a host registers, reads the report, acquires and releases. */
+class ReservationCommandsTest {
+    static final String NQN = "nqn.2026-11.io.nvmeof:resv";
+
+    private static byte[] keys(long a, long b) {
+        ByteBuffer k = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN);
+        k.putLong(a).putLong(b);
+        return k.array();
+    }
+
+    private static Status send(RawHost io, int opcode, int cdw10, byte[] data) throws IOException {
+        return io.command(q -> q.opcode(opcode).psdt(1).nsid(1).cdw(10, cdw10).sgl(0, data.length, Sgl.IN_CAPSULE), data).cqe().status();
+    }
+
+    /** Reservation Report (EDS when {@code eds}) of 4 KiB; the data, or null with the status in {@code status[0]}. */
+    private static ByteBuffer report(RawHost io, boolean eds, Status[] status) throws IOException {
+        io.send(io.capsule(q -> q.opcode(NvmOpcode.RESERVATION_REPORT.code).psdt(1).nsid(1).cdw(10, 4096 / 4 - 1)
+                .cdw(11, eds ? 1 : 0).sgl(0, 4096, Sgl.TCP_TRANSPORT), null));
+        ByteBuffer data = null;
+        while (true) {
+            RawHost.Received r = io.receive();
+            if (r.type() == PduType.C2H_DATA) {
+                data = ByteBuffer.allocate(4096).order(ByteOrder.LITTLE_ENDIAN);
+                data.put(0, r.bytes(), r.u8(3), 4096);
+                continue;
+            }
+            CompletionQueueEntry c = r.cqe();
+            status[0] = c.status();
+            return data;
+        }
+    }
+
+    @Test
+    void registerReportAcquireRelease() throws Exception {
+        try (Target target = new Target()) {
+            Subsystem s = new Subsystem(NQN, "R1", "resv", "1.0");
+            s.addNamespace(new Namespace(NQN, 1, new RamBackend(1 << 20, 4096), false, null));
+            target.addSubsystem(s);
+            InetSocketAddress address = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
+            try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+                int cntlid = admin.bringUpAdmin(NQN);
+                io.bringUpIo(NQN, 1, cntlid);
+                assertEquals(Status.SUCCESS, send(io, NvmOpcode.RESERVATION_REGISTER.code, 0, keys(0, 0xabcd)));
+                Status[] st = new Status[1];
+                assertEquals(null, report(io, false, st));
+                assertEquals(Status.HOST_ID_INCONSISTENT, st[0], "a fabrics host's ID needs the extended structure");
+                ByteBuffer d = report(io, true, st);
+                assertEquals(Status.SUCCESS, st[0]);
+                assertEquals(1, d.getInt(0), "generation");
+                assertEquals(0, d.get(4), "no reservation yet");
+                assertEquals(1, d.getShort(5), "one registrant");
+                assertEquals(0xabcdL, d.getLong(64 + 8));
+                ByteBuffer id = ByteBuffer.allocate(16);
+                id.putLong(RawHost.HOST_ID.getMostSignificantBits()).putLong(RawHost.HOST_ID.getLeastSignificantBits());
+                assertEquals(id.flip(), d.slice(64 + 16, 16), "the Host Identifier as the host sent it");
+                // Acquire Exclusive Access (RTYPE 2), then the report shows us holding it
+                assertEquals(Status.SUCCESS, send(io, NvmOpcode.RESERVATION_ACQUIRE.code, 2 << 8, keys(0xabcd, 0)));
+                d = report(io, true, st);
+                assertEquals(2, d.get(4));
+                assertEquals(1, d.get(64 + 2), "RCSTS: holds it");
+                assertEquals(Status.RESERVATION_CONFLICT,
+                        send(io, NvmOpcode.RESERVATION_RELEASE.code, 2 << 8, keys(0x1234, 0)), "the wrong key");
+                assertEquals(Status.SUCCESS, send(io, NvmOpcode.RESERVATION_RELEASE.code, 2 << 8, keys(0xabcd, 0)));
+                assertEquals(0, report(io, true, st).get(4));
+                assertEquals(Status.INVALID_FIELD, send(io, NvmOpcode.RESERVATION_REGISTER.code, 0, new byte[8]),
+                        "Register with 8 bytes of keys");
+            }
+        }
+    }
+}
