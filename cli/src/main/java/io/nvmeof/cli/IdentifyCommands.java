@@ -23,7 +23,7 @@ final class IdentifyCommands {
     /** The fields nvme-cli prints in hex; the rest are decimal or text. */
     static final Set<String> HEX = Set.of("vid", "ssvid", "cmic", "cntlid", "ver", "oaes", "ctratt",
             "oacs", "frmw", "lpa", "sqes", "cqes", "oncs", "fuses", "vwc", "sgls", "fcatt", "nsze", "ncap", "nuse",
-            "nsfeat", "nmic", "dlfeat", "nsattr");
+            "nsfeat", "nmic", "rescap", "dlfeat", "nsattr");
 
     private IdentifyCommands() {
     }
@@ -103,6 +103,7 @@ final class IdentifyCommands {
         f.put("nlbaf", id.nlbaf());
         f.put("flbas", id.flbas());
         f.put("nmic", id.nmic());
+        f.put("rescap", id.rescap());
         f.put("dlfeat", id.dlfeat());
         f.put("nsattr", id.nsattr());
         f.put("nguid", HexFormat.of().formatHex(id.nguid()));

@@ -84,12 +84,19 @@ public final class Daemon implements AutoCloseable {
         Daemon d = new Daemon(source, out, target, Systemd.fromEnvironment(), store);
         try {
             synchronized (d) {
+                if (store != null) {
+                    // before any namespace: those it kept find their reservations as they attach
+                    target.reservationStore().persistence(new ReservationFile(reservationFile(store)));
+                }
                 d.loaded = loaded;
                 d.state = state;
                 d.applier.apply(initial);
                 d.current = initial;
                 d.generation = 1;
                 d.describe();
+                if (store != null) {
+                    out.println("  reservations that persist through power loss kept in " + reservationFile(store));
+                }
                 d.metricsAt(initial.metrics());
                 if (socket != null) {
                     d.rpc = io.nvmeof.daemon.rpc.RpcServer.start(socket, new io.nvmeof.daemon.rpc.Management(d));
@@ -103,6 +110,11 @@ public final class Daemon implements AutoCloseable {
         }
         out.flush();
         return d;
+    }
+
+    /** Where reservations with Persist Through Power Loss are kept: beside the state file. */
+    static Path reservationFile(StateStore store) {
+        return store.file().resolveSibling("reservations.json");
     }
 
     /** The configuration {@code loaded} with the management API's {@code state} over it. */

@@ -86,6 +86,15 @@ final class AsyncEventHandler {
                     changed.add(page.getInt(at));
                 }
                 controller.refreshNamespaces();
+            } else if (lid == LogPage.RESERVATION_NOTIFICATION) {
+                // one notice per read: read on while the page says more are waiting (it keeps 64 at most)
+                ByteBuffer page = Flyweight.allocate(LogPage.RESERVATION_NOTIFICATION_SIZE);
+                for (int i = 0; i < 64; i++) {
+                    controller.admin(Command.getLogPage(lid, 0, page.clear(), LogPage.RESERVATION_NOTIFICATION_SIZE, false));
+                    if (page.get(8) == 0 || page.get(9) == 0) {
+                        break;
+                    }
+                }
             } else if (lid != 0 && lid != LogPage.DISCOVERY) {
                 // read the page the event names, without RAE, so the controller reports such events again
                 int len = lid == LogPage.ERROR_INFORMATION ? LogPage.ERROR_ENTRY_SIZE : lid == LogPage.ANA ? 4096 : 512;

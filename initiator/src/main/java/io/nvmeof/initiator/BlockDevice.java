@@ -68,6 +68,14 @@ public interface BlockDevice {
     /** The largest transfer of one command (MDTS); larger transfers are split. */
     int maxTransferSize();
 
+    /**
+     * The namespace's persistent reservation (register, acquire, release, report), for software
+     * that fences hosts through it; through every path of a multipath device.
+     */
+    default Reservations reservations() {
+        throw new UnsupportedOperationException("reservations are not available on " + this);
+    }
+
     /** A reusable request for the allocation-free callback form. */
     IoRequest newRequest();
 

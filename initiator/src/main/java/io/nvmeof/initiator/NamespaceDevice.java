@@ -117,6 +117,11 @@ final class NamespaceDevice implements BlockDevice {
     }
 
     @Override
+    public Reservations reservations() {
+        return new Reservations(controller, nsid);
+    }
+
+    @Override
     public IoRequest newRequest() {
         return new IoRequest(this);
     }

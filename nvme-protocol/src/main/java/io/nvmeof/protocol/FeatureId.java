@@ -13,6 +13,10 @@ public final class FeatureId {
     public static final int ASYNC_EVENT_CONFIG = 0x0B;
     public static final int KEEP_ALIVE_TIMER = 0x0F;
     public static final int HOST_IDENTIFIER = 0x81;
+    /** Reservation Notification Mask (per namespace): CDW11 bits 1..3 mask the three notice types. */
+    public static final int RESERVATION_NOTIFICATION_MASK = 0x82;
+    /** Reservation Persistence (per namespace): CDW11 bit 0, Persist Through Power Loss. */
+    public static final int RESERVATION_PERSISTENCE = 0x83;
 
     private FeatureId() {
     }

@@ -14,6 +14,9 @@ public final class LogPage {
     /** Asymmetric Namespace Access (Base 2.0, 5.16.1.12). */
     public static final int ANA = 0x0C;
     public static final int DISCOVERY = 0x70;
+    /** Reservation Notification (Base 2.x, 5.16.1.x): one 64-byte entry per read. */
+    public static final int RESERVATION_NOTIFICATION = 0x80;
+    public static final int RESERVATION_NOTIFICATION_SIZE = 64;
 
     /** Error Information entries are 64 bytes; SMART and firmware slot pages 512; the others 4096. */
     public static final int ERROR_ENTRY_SIZE = 64;

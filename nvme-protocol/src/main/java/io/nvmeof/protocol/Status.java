@@ -42,6 +42,7 @@ public final class Status {
     public static final Status HOST_ID_INCONSISTENT = define(SCT_GENERIC, 0x18, "Host Identifier Inconsistent Format", true);
     public static final Status KEEP_ALIVE_EXPIRED = define(SCT_GENERIC, 0x19, "Keep Alive Timer Expired", false);
     public static final Status KEEP_ALIVE_INVALID = define(SCT_GENERIC, 0x1A, "Keep Alive Timeout Invalid", true);
+    public static final Status PREEMPT_ABORTED = define(SCT_GENERIC, 0x1B, "Command Aborted due to Preempt and Abort", true);
     public static final Status NAMESPACE_WRITE_PROTECTED = define(SCT_GENERIC, 0x20, "Namespace is Write Protected", true);
     public static final Status COMMAND_INTERRUPTED = define(SCT_GENERIC, 0x21, "Command Interrupted", false);
     public static final Status TRANSIENT_TRANSPORT_ERROR = define(SCT_GENERIC, 0x22, "Transient Transport Error", false);

@@ -186,6 +186,7 @@ final class AdminCommands {
         id.vid(0).ssvid(0).serialNumber(s.serial()).modelNumber(s.model()).firmwareRevision(s.firmware())
                 .rab(6).ieeeOui(s.ieeeOui()).cmic(1 << 1 | 1 << 3) // more than one controller may attach; ANA reporting
                 .mdts(t.mdts()).cntlid(c.cntlid()).version(Registers.VERSION_1_4)
+                .ctratt(1) // 128-bit Host Identifier: what reservations know a host by
                 .oaes(Controller.AEC_NAMESPACE_ATTRIBUTE | Controller.AEC_ANA_CHANGE)
                 // every ANA state reported; groups 1..128 (nvmet's); MNAN sizes the host's ANA log buffer
                 .anatt(Target.ANA_TRANSITION_SECONDS).anacap(0x1f).anagrpmax(Port.MAX_ANA_GROUP)
@@ -215,8 +216,9 @@ final class AdminCommands {
         id.dlfeat((ns.backend().deallocatedReadsZeroes() ? 1 : 0) | 1 << 3);
         id.nsze(ns.blocks()).ncap(ns.blocks()).nuse(ns.blocks()).nsfeat(0).nlbaf(0).flbas(0)
                 .lbaFormat(0, 0, ns.blockShift(), 0).nmic(1).anagrpid(ns.anaGroup()).nsattr(ns.readOnly() ? 1 : 0).nguid(nguid).eui64(eui);
-        // every type and NVMe 1.3's IEKEY; none where gateways serve it (their registrants are not shared)
-        id.rescap(s.gateways() ? 0 : 0x7e | 1 << 7);
+        // every type and NVMe 1.3's IEKEY, and Persist Through Power Loss where the target keeps
+        // reservations; none where gateways serve it (their registrants are not shared)
+        id.rescap(s.gateways() ? 0 : 0x7e | 1 << 7 | (ns.reservations().ptplCapable() ? 1 : 0));
     }
 
     /** Checks Get Log Page's length and offset against the request; null when they fit. */
@@ -267,6 +269,9 @@ final class AdminCommands {
                 break;
             case LogPage.COMMANDS_SUPPORTED_AND_EFFECTS:
                 page = commandsSupportedAndEffects();
+                break;
+            case LogPage.RESERVATION_NOTIFICATION:
+                page = c.reservationNotificationLog(LogPage.retainAsyncEvent(sqe));
                 break;
             case LogPage.ANA:
                 page = anaLog(c, r.queue.port(), (LogPage.lsp(sqe) & AnaLog.LSP_RGO) != 0);
@@ -412,6 +417,10 @@ final class AdminCommands {
                 q.complete(r, Status.SUCCESS);
                 return;
             }
+            case FeatureId.RESERVATION_NOTIFICATION_MASK:
+            case FeatureId.RESERVATION_PERSISTENCE:
+                ReservationCommands.setFeature(r, c);
+                return;
             case FeatureId.ERROR_RECOVERY:
                 if ((cdw11 & 1 << 16) != 0) { // DULBE: deallocated blocks are not errors here
                     q.complete(r, Status.INVALID_FIELD);
@@ -428,6 +437,7 @@ final class AdminCommands {
     /** Get Features SEL 011b: the capabilities of a feature (Base 2.0, Figure 318). */
     private static final int SEL_SUPPORTED_CAPABILITIES = 3;
     private static final int CAPABILITY_CHANGEABLE = 1 << 2;
+    private static final int CAPABILITY_NAMESPACE_SPECIFIC = 1 << 1;
 
     static void getFeatures(Request r, Controller c) {
         SubmissionQueueEntry sqe = r.sqe;
@@ -448,6 +458,10 @@ final class AdminCommands {
                 case FeatureId.VOLATILE_WRITE_CACHE:
                 case FeatureId.HOST_IDENTIFIER:
                     r.result = 0;
+                    break;
+                case FeatureId.RESERVATION_NOTIFICATION_MASK:
+                case FeatureId.RESERVATION_PERSISTENCE:
+                    r.result = CAPABILITY_CHANGEABLE | CAPABILITY_NAMESPACE_SPECIFIC;
                     break;
                 default:
                     q.complete(r, Status.INVALID_FIELD);
@@ -490,6 +504,10 @@ final class AdminCommands {
             case FeatureId.ERROR_RECOVERY:
                 r.result = c.errorRecovery;
                 break;
+            case FeatureId.RESERVATION_NOTIFICATION_MASK:
+            case FeatureId.RESERVATION_PERSISTENCE:
+                ReservationCommands.getFeature(r, c);
+                return;
             case FeatureId.HOST_IDENTIFIER: {
                 if ((sqe.cdw11() & 1) == 0) {
                     q.complete(r, Status.INVALID_FIELD); // fabrics host IDs are 128-bit: EXHID must be set

@@ -12,7 +12,9 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.RejectedExecutionException;
@@ -83,6 +85,18 @@ public final class Controller {
     static final int EVENT_NAMESPACE_CHANGED = 2 | 0x00 << 8 | 0x04 << 16;
     static final int EVENT_DISCOVERY_CHANGED = 2 | 0xf0 << 8 | 0x70 << 16;
     static final int EVENT_ANA_CHANGED = 2 | 0x03 << 8 | 0x0c << 16;
+    /** Event type 6 (I/O command specific status), information 0: Reservation Log Page Available. */
+    static final int EVENT_RESERVATION_LOG = 6 | 0x00 << 8 | LogPage.RESERVATION_NOTIFICATION << 16;
+    /** Reservation notices kept for the host before the oldest are lost (nvmet keeps as many). */
+    static final int RESERVATION_LOG_ENTRIES = 64;
+
+    /** Reservation notices not yet read, oldest first: {count, nsid << 8 | type} (guarded by this). */
+    private final ArrayDeque<long[]> reservationLog = new ArrayDeque<>();
+    /** The Log Page Count of the newest notice: 1, 2, ..., never 0 (guarded by this). */
+    private long reservationLogCount;
+    private boolean reservationEventMasked;
+    /** Reservation Notification Mask per NSID (Set Features 82h); absent: 0, every notice (guarded by this). */
+    private final Map<Integer, Integer> reservationMasks = new HashMap<>();
 
     Controller(Target target, Subsystem subsystem, int cntlid, String hostNqn, UUID hostId, long katoMillis) {
         this.target = target;
@@ -320,6 +334,59 @@ public final class Controller {
         if (!retain) {
             anaEventMasked = false;
         }
+    }
+
+    /**
+     * A reservation notice of {@code type} (1 registration preempted, 2 reservation released, 3
+     * reservation preempted) for namespace {@code nsid}: logged unless the host masked it, and
+     * announced unless an announcement is unread. Past {@link #RESERVATION_LOG_ENTRIES} unread the
+     * notice is lost, but counted: the Log Page Count skips it, as the specification asks.
+     */
+    void reservationNotice(int nsid, int type) {
+        boolean send;
+        synchronized (this) {
+            if ((reservationMasks.getOrDefault(nsid, 0) & 1 << type) != 0 || destroyed) {
+                return;
+            }
+            reservationLogCount = reservationLogCount == -1L ? 1 : reservationLogCount + 1;
+            if (reservationLog.size() < RESERVATION_LOG_ENTRIES) {
+                reservationLog.addLast(new long[] {reservationLogCount, (long) (nsid & 0xffffffffL) << 8 | type});
+            }
+            send = !reservationEventMasked;
+            reservationEventMasked = true;
+        }
+        if (send) {
+            event(EVENT_RESERVATION_LOG);
+        }
+    }
+
+    /**
+     * The Reservation Notification log page: the oldest unread notice (Log Page Count, type, the
+     * number of others still unread, NSID), or an empty entry. Read without RAE, it is consumed
+     * and the next notice may be announced.
+     */
+    synchronized ByteBuffer reservationNotificationLog(boolean retain) {
+        ByteBuffer page = Flyweight.allocate(LogPage.RESERVATION_NOTIFICATION_SIZE);
+        long[] e = retain ? reservationLog.peekFirst() : reservationLog.pollFirst();
+        if (e != null) {
+            page.putLong(0, e[0]);
+            page.put(8, (byte) (e[1] & 0xff));
+            page.put(9, (byte) Math.min(255, reservationLog.size() - (retain ? 1 : 0)));
+            page.putInt(12, (int) (e[1] >>> 8));
+        }
+        if (!retain) {
+            reservationEventMasked = false;
+        }
+        return page;
+    }
+
+    /** Reservation Notification Mask of namespace {@code nsid}. */
+    synchronized int reservationMask(int nsid) {
+        return reservationMasks.getOrDefault(nsid, 0);
+    }
+
+    synchronized void reservationMask(int nsid, int mask) {
+        reservationMasks.put(nsid, mask);
     }
 
     /** The discovery log changed: tell a discovery controller's host if it asked. */

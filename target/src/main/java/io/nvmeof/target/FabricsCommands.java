@@ -145,8 +145,12 @@ final class FabricsCommands {
             Controller c = subsystem.newController(target, hostnqn, data.hostId(),
                     target.grantedKato(sqe.connectKato(), subsystem.isDiscovery()), !authenticates);
             if (c == null) {
+                String holder = subsystem.hostIdHolder(data.hostId(), hostnqn);
                 if (!subsystem.allows(hostnqn)) {
                     invalidHost(r, q, "host " + hostnqn + " not allowed in " + subnqn);
+                } else if (holder != null) {
+                    invalidParameter(r, q, ConnectData.HOSTID_OFFSET, IN_DATA, "host ID " + data.hostId()
+                            + " is held by host " + holder + " in " + subnqn);
                 } else {
                     q.complete(r, Status.CONNECT_CONTROLLER_BUSY);
                 }

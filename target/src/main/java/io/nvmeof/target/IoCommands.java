@@ -75,7 +75,9 @@ final class IoCommands {
         if (s != null) {
             return s;
         }
-        s = ns.reservations().check(r.queue.controller().hostId(), r.handler.opcode());
+        Reservations res = ns.reservations();
+        r.abortEpoch = res.abortEpoch(); // before the check: a preempt after it aborts the command
+        s = res.check(r.queue.controller().hostId(), r.handler.opcode());
         if (s != null) {
             return s;
         }

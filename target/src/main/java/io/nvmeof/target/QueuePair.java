@@ -459,6 +459,12 @@ final class QueuePair {
             complete(r, Status.ABORTED_SQ_DELETION);
             return;
         }
+        if (r.preemptedAndAborted()) {
+            // held here (its data arriving, or waiting for a buffer or the window) when another
+            // host preempted this one with abort: it never reaches the storage
+            complete(r, Status.PREEMPT_ABORTED);
+            return;
+        }
         r.state = Request.State.EXECUTING;
         r.handler.execute().run(r, controller);
     }

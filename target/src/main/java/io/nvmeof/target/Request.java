@@ -55,6 +55,8 @@ final class Request implements Runnable {
     Status failWith;
 
     Namespace namespace;
+    /** The namespace's preempt-and-abort count when the command was accepted (see {@link Reservations#abortedSince}). */
+    long abortEpoch;
     long byteOffset;
     public Status status = Status.SUCCESS;
     /** CQE DW0-DW1. */
@@ -156,6 +158,12 @@ final class Request implements Runnable {
      * Twice per offloaded command: first on the I/O executor, the backend call; then, handed back,
      * on the event loop, the finish.
      */
+    /** Whether a preempt-and-abort removed this command's host since it was accepted: it must not run. */
+    boolean preemptedAndAborted() {
+        Namespace ns = namespace;
+        return ns != null && ns.reservations().abortedSince(queue.controller().hostId(), abortEpoch);
+    }
+
     @Override
     public void run() {
         if (backendDone) {
@@ -167,6 +175,8 @@ final class Request implements Runnable {
                 // its controller is gone (keep-alive expiry, say): the host may have retried the
                 // command on another path, so it must not reach the storage now
                 status = Status.ABORTED_SQ_DELETION;
+            } else if (preemptedAndAborted()) {
+                status = Status.PREEMPT_ABORTED; // queued for the backend when its host was preempted
             } else {
                 IoCommands.runBackend(this);
             }

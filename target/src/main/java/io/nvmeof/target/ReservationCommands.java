@@ -1,12 +1,16 @@
 package io.nvmeof.target;
 
 import io.netty.buffer.ByteBuf;
+import io.nvmeof.protocol.FeatureId;
 import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Status;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * The four reservation commands on an I/O queue (NVM Command Set 1.0 and Base 2.x, 7.x): they
@@ -14,6 +18,7 @@ import java.util.UUID;
  * event loop (nothing in them blocks), and answer.
  */
 final class ReservationCommands {
+    private static final System.Logger LOG = System.getLogger(ReservationCommands.class.getName());
     /** Reservation Report's extended data structure: a 64-byte header, then 64 bytes per registrant. */
     static final int EXTENDED_HEADER = 64;
     static final int EXTENDED_ENTRY = 64;
@@ -44,7 +49,121 @@ final class ReservationCommands {
         } else {
             o = res.release(host, action, iekey, rtype, key1);
         }
-        r.queue.complete(r, o.status());
+        finish(r, c, res, o);
+    }
+
+    /**
+     * Sends the outcome's notices to the controllers of the hosts owed them, then completes the
+     * command once the state is as durable as its PTPL asks (at once, unless a store must write).
+     */
+    private static void finish(Request r, Controller c, Reservations res, Reservations.Outcome o) {
+        for (Reservations.Notice n : o.notices()) {
+            c.subsystem().reservationNotice(n.hostId(), r.namespace.nsid(), n.type());
+        }
+        if (!o.changed()) {
+            r.queue.complete(r, o.status());
+            return;
+        }
+        CompletableFuture<Void> stored = res.stored();
+        if (stored.isDone() && !stored.isCompletedExceptionally()) {
+            r.queue.complete(r, o.status());
+            return;
+        }
+        stored.whenComplete((v, e) -> {
+            if (e != null) {
+                LOG.log(System.Logger.Level.ERROR, "reservation of namespace " + r.namespace.nsid() + " of "
+                        + c.subsystem().nqn() + " changed but could not be kept: " + e.getMessage());
+            }
+            Status s = e == null ? o.status() : Status.INTERNAL_ERROR;
+            try {
+                r.queue.transport().eventLoop().execute(() -> {
+                    if (!r.queue.dropIfClosed(r)) {
+                        r.queue.complete(r, s);
+                    }
+                });
+            } catch (RejectedExecutionException x) {
+                r.releaseData(); // the loops are gone, and the connection with them
+            }
+        });
+    }
+
+    /** Set Features Reservation Notification Mask (82h) and Reservation Persistence (83h), for one namespace or all. */
+    static void setFeature(Request r, Controller c) {
+        int nsid = r.sqe.nsid();
+        int cdw11 = r.sqe.cdw11();
+        List<Namespace> targets = namespaces(r, c, nsid);
+        if (targets == null) {
+            return;
+        }
+        if (r.sqe.featureId() == FeatureId.RESERVATION_NOTIFICATION_MASK) {
+            for (Namespace ns : targets) {
+                c.reservationMask(ns.nsid(), cdw11 & NOTICE_MASK);
+            }
+            r.queue.complete(r, Status.SUCCESS);
+            return;
+        }
+        if (targets.size() != 1) {
+            r.queue.complete(r, Status.INVALID_FIELD); // persistence is set one namespace at a time
+            return;
+        }
+        Namespace ns = targets.get(0);
+        Reservations res = ns.reservations();
+        Reservations.Outcome o = res.persistence((cdw11 & 1) != 0);
+        if (!o.changed()) {
+            r.queue.complete(r, o.status());
+            return;
+        }
+        r.namespace = ns;
+        if (!ns.acquire()) {
+            r.namespace = null;
+            r.queue.complete(r, Status.INVALID_NAMESPACE);
+            return;
+        }
+        finish(r, c, res, o);
+    }
+
+    /** Get Features 82h and 83h: one namespace's mask or PTPL. */
+    static void getFeature(Request r, Controller c) {
+        int nsid = r.sqe.nsid();
+        List<Namespace> targets = namespaces(r, c, nsid);
+        if (targets == null) {
+            return;
+        }
+        if (targets.size() != 1) {
+            r.queue.complete(r, Status.INVALID_FIELD);
+            return;
+        }
+        Namespace ns = targets.get(0);
+        r.result = r.sqe.featureId() == FeatureId.RESERVATION_NOTIFICATION_MASK ? c.reservationMask(ns.nsid())
+                : ns.reservations().state().ptpl() ? 1 : 0;
+        r.queue.complete(r, Status.SUCCESS);
+    }
+
+    /** Bits 1..3 of CDW11: registration preempted, reservation released, reservation preempted. */
+    private static final int NOTICE_MASK = 0xe;
+
+    /** The namespaces {@code nsid} names for the host (all it sees for FFFFFFFFh); null once answered with an error. */
+    private static List<Namespace> namespaces(Request r, Controller c, int nsid) {
+        Subsystem s = c.subsystem();
+        if (s.gateways()) {
+            r.queue.complete(r, Status.INVALID_FIELD); // no reservations where gateways serve it
+            return null;
+        }
+        if (nsid == 0xffffffff) {
+            List<Namespace> l = new ArrayList<>();
+            for (Namespace ns : s.namespaces().values()) {
+                if (ns.visibleTo(c.hostNqn())) {
+                    l.add(ns);
+                }
+            }
+            return l;
+        }
+        Namespace ns = s.namespace(nsid, c.hostNqn());
+        if (ns == null) {
+            r.queue.complete(r, Status.INVALID_NAMESPACE);
+            return null;
+        }
+        return List.of(ns);
     }
 
     /**

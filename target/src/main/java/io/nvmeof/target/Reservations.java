@@ -3,10 +3,13 @@ package io.nvmeof.target;
 import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Status;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * One namespace's persistent reservation (NVMe Base 2.x, 8.19): its registrants, each a host
@@ -114,22 +117,81 @@ public final class Reservations {
 
     private static final State EMPTY = new State(0, 0, null, List.of(), false);
 
+    private final ReservationStore store;
+    private final String key;
     private final boolean ptplCapable;
     private volatile State state;
+    /** Preempt-and-abort count, and the count at which each host was last preempted so (copied on change). */
+    private volatile long aborts;
+    private volatile Map<UUID, Long> abortedAt = Map.of();
 
-    /** A namespace's reservation, empty; {@code ptplCapable}: whether CPTPL may set persistence. */
+    /** A reservation kept nowhere, empty; {@code ptplCapable}: whether CPTPL may set persistence. */
     public Reservations(boolean ptplCapable) {
-        this(ptplCapable, EMPTY);
+        this(null, null, ptplCapable, EMPTY);
     }
 
-    /** A namespace's reservation as stored (Persist Through Power Loss). */
-    public Reservations(boolean ptplCapable, State stored) {
+    /** The reservation {@code store} keeps under {@code key}, empty or as kept. */
+    Reservations(ReservationStore store, String key, State stored) {
+        this(store, key, false, stored);
+    }
+
+    Reservations(ReservationStore store, String key) {
+        this(store, key, false, EMPTY);
+    }
+
+    private Reservations(ReservationStore store, String key, boolean ptplCapable, State state) {
+        this.store = store;
+        this.key = key;
         this.ptplCapable = ptplCapable;
-        this.state = stored;
+        this.state = state;
     }
 
     public State state() {
         return state;
+    }
+
+    String key() {
+        return key;
+    }
+
+    /** Whether Persist Through Power Loss can be set: where the target keeps reservations (RESCAP bit 0). */
+    public boolean ptplCapable() {
+        return store != null ? store.persistent() : ptplCapable;
+    }
+
+    /** After a change: completes once the state is as durable as its PTPL asks. */
+    CompletableFuture<Void> stored() {
+        return store != null ? store.changed(this) : CompletableFuture.completedFuture(null);
+    }
+
+    /** The preempt-and-abort count now: a command notes it as it is accepted. */
+    public long abortEpoch() {
+        return aborts;
+    }
+
+    /**
+     * Whether a preempt-and-abort removed {@code hostId} after a command of its that noted
+     * {@code epoch}: such a command, still held by the target, must not reach the storage.
+     */
+    public boolean abortedSince(UUID hostId, long epoch) {
+        if (aborts == epoch) {
+            return false;
+        }
+        Long at = abortedAt.get(hostId);
+        return at != null && at > epoch;
+    }
+
+    /** Set Features Reservation Persistence: turns PTPL on or off (Invalid Field for on, where it cannot be). */
+    public synchronized Outcome persistence(boolean ptpl) {
+        if (ptpl && !ptplCapable()) {
+            return Outcome.of(Status.INVALID_FIELD);
+        }
+        State s = state;
+        if (s.ptpl == ptpl) {
+            return Outcome.of(Status.SUCCESS);
+        }
+        state = new State(s.generation, s.type, s.holder, s.registrants, ptpl);
+        return new Outcome(Status.SUCCESS, List.of(), Set.of(), true);
     }
 
     /**
@@ -165,7 +227,7 @@ public final class Reservations {
     public synchronized Outcome register(UUID hostId, String hostNqn, int action, boolean iekey, int cptpl, long crkey,
                                          long nrkey) {
         State s = state;
-        if (cptpl == 1 || cptpl == CPTPL_SET && !ptplCapable || action > REPLACE) {
+        if (cptpl == 1 || cptpl == CPTPL_SET && !ptplCapable() || action > REPLACE) {
             return Outcome.of(Status.INVALID_FIELD);
         }
         Registrant me = s.registrant(hostId);
@@ -307,6 +369,15 @@ public final class Reservations {
             }
         }
         state = new State(s.generation + 1, type, holder, regs, s.ptpl);
+        if (action == PREEMPT_AND_ABORT && !preempted.isEmpty()) {
+            long epoch = aborts + 1;
+            Map<UUID, Long> at = new HashMap<>(abortedAt);
+            for (UUID p : preempted) {
+                at.put(p, epoch);
+            }
+            abortedAt = Map.copyOf(at);
+            aborts = epoch;
+        }
         return new Outcome(Status.SUCCESS, notices, preempted, true);
     }
 

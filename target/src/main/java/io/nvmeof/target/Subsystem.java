@@ -39,6 +39,8 @@ public final class Subsystem implements AutoCloseable {
     private volatile boolean gateways;
     private final boolean discovery;
     private volatile Runnable onChange = () -> { };
+    /** Where its namespaces' reservations live beyond their objects (the target's), or null. */
+    private volatile ReservationStore reservationStore;
 
     public Subsystem(String nqn, String serial, String model, String firmware) {
         this(nqn, serial, model, firmware, false);
@@ -100,6 +102,14 @@ public final class Subsystem implements AutoCloseable {
         return discovery;
     }
 
+    /** The target's reservations, set as the subsystem is added to it. */
+    void reservationStore(ReservationStore store) {
+        this.reservationStore = store;
+        for (Namespace ns : namespaces.values()) {
+            ns.reservations(store.of(ReservationStore.key(nqn, ns.nsid(), ns.nguid())));
+        }
+    }
+
     /** Called when the hosts allowed in change (the target bumps its discovery generation). */
     void onChange(Runnable r) {
         this.onChange = r;
@@ -125,6 +135,10 @@ public final class Subsystem implements AutoCloseable {
     public void addNamespace(Namespace ns) {
         if (discovery) {
             throw new IllegalArgumentException("the discovery subsystem has no namespaces");
+        }
+        ReservationStore store = reservationStore;
+        if (store != null) {
+            ns.reservations(store.of(ReservationStore.key(nqn, ns.nsid(), ns.nguid())));
         }
         if (namespaces.putIfAbsent(ns.nsid(), ns) != null) {
             throw new IllegalArgumentException("subsystem " + nqn + " already has nsid " + Integer.toUnsignedString(ns.nsid()));
@@ -287,7 +301,7 @@ public final class Subsystem implements AutoCloseable {
      */
     synchronized Controller newController(Target target, String hostNqn, UUID hostId, long katoMillis,
                                           boolean admitNow) {
-        if (!allows(hostNqn)) {
+        if (!allows(hostNqn) || !discovery && hostIdHolder(hostId, hostNqn) != null) {
             return null;
         }
         if (admittedControllers(hostNqn) >= target.maxControllersPerHost()) {
@@ -311,6 +325,32 @@ public final class Subsystem implements AutoCloseable {
             }
         }
         return null;
+    }
+
+    /**
+     * The NQN of another host whose controller here holds Host Identifier {@code hostId}, or null.
+     * Reservations know a host by its Host Identifier: a second NQN presenting the same one would act
+     * as that host's registrant, so its Connect is refused (as SPDK's {@code dup_host_policy}).
+     */
+    synchronized String hostIdHolder(UUID hostId, String hostNqn) {
+        for (Controller c : controllers.values()) {
+            if (c.hostId().equals(hostId) && !c.hostNqn().equals(hostNqn) && !c.destroyed()) {
+                return c.hostNqn();
+            }
+        }
+        return null;
+    }
+
+    /** A reservation notice for host {@code hostId}: each of its controllers that sees namespace {@code nsid} logs it. */
+    void reservationNotice(UUID hostId, int nsid, int type) {
+        for (Controller c : controllers.values()) {
+            if (c.hostId().equals(hostId) && !c.isDiscovery()) {
+                Namespace ns = namespaces.get(nsid);
+                if (ns == null || ns.visibleTo(c.hostNqn())) {
+                    c.reservationNotice(nsid, type);
+                }
+            }
+        }
     }
 
     private int admittedControllers(String hostNqn) {

@@ -194,6 +194,13 @@ public final class Target implements AutoCloseable {
         return kept;
     }
 
+    /** Namespaces' reservations, beyond their objects and (with persistence set) across restarts. */
+    private final ReservationStore reservationStore = new ReservationStore();
+
+    public ReservationStore reservationStore() {
+        return reservationStore;
+    }
+
     public synchronized void addSubsystem(Subsystem s) {
         if (s.isDiscovery() || s.nqn().equals(Nqn.DISCOVERY)) {
             throw new IllegalArgumentException(Nqn.DISCOVERY + " is the target's own discovery subsystem");
@@ -202,6 +209,7 @@ public final class Target implements AutoCloseable {
             throw new IllegalArgumentException("subsystem " + s.nqn() + " is defined twice");
         }
         s.onChange(this::discoveryChanged);
+        s.reservationStore(reservationStore);
         discoveryChanged();
     }
 
@@ -646,6 +654,7 @@ public final class Target implements AutoCloseable {
             return;
         }
         closed = true;
+        reservationStore.close();
         for (PortListener l : ports.values()) {
             l.close();
         }
