@@ -169,9 +169,23 @@ public final class RawHost implements AutoCloseable {
         return receive();
     }
 
+    /** The host this one connects as (bringUpAdmin and bringUpIo): {@link #HOST_NQN} and {@link #HOST_ID} unless set. */
+    private String hostNqn = HOST_NQN;
+    private UUID hostId = HOST_ID;
+
+    public RawHost as(String nqn, UUID id) {
+        this.hostNqn = nqn;
+        this.hostId = id;
+        return this;
+    }
+
     public static byte[] connectData(String subnqn, String hostnqn, int cntlid) {
+        return connectData(subnqn, hostnqn, cntlid, HOST_ID);
+    }
+
+    public static byte[] connectData(String subnqn, String hostnqn, int cntlid, UUID hostId) {
         ByteBuffer d = Flyweight.allocate(1024);
-        new ConnectData().<ConnectData>wrap(d, 0).hostId(HOST_ID).cntlid(cntlid).subsystemNqn(subnqn).hostNqn(hostnqn);
+        new ConnectData().<ConnectData>wrap(d, 0).hostId(hostId).cntlid(cntlid).subsystemNqn(subnqn).hostNqn(hostnqn);
         byte[] b = new byte[1024];
         d.get(0, b);
         return b;
@@ -183,13 +197,13 @@ public final class RawHost implements AutoCloseable {
 
     public Received connect(int qid, int queueSize, String subnqn, String hostnqn, int cntlid) throws IOException {
         return command(s -> s.connect(qid, queueSize, 0, qid == 0 ? 5000 : 0).sgl(0, 1024, Sgl.IN_CAPSULE),
-                connectData(subnqn, hostnqn, cntlid));
+                connectData(subnqn, hostnqn, cntlid, hostnqn.equals(this.hostNqn) ? hostId : HOST_ID));
     }
 
     /** ICReq, admin Connect, CC.EN and CSTS.RDY; returns the cntlid. */
     public int bringUpAdmin(String subnqn) throws IOException {
         icreq();
-        CompletionQueueEntry cqe = connect(0, subnqn, HOST_NQN, 0xffff).cqe();
+        CompletionQueueEntry cqe = connect(0, subnqn, hostNqn, 0xffff).cqe();
         if (!cqe.status().isSuccess()) {
             throw new IOException("Connect failed: " + cqe.status());
         }
@@ -209,7 +223,7 @@ public final class RawHost implements AutoCloseable {
     /** ICReq and I/O queue Connect, {@code queueSize} entries, for an existing controller. */
     public void bringUpIo(String subnqn, int qid, int cntlid, int queueSize) throws IOException {
         icreq();
-        CompletionQueueEntry cqe = connect(qid, queueSize, subnqn, HOST_NQN, cntlid).cqe();
+        CompletionQueueEntry cqe = connect(qid, queueSize, subnqn, hostNqn, cntlid).cqe();
         if (!cqe.status().isSuccess()) {
             throw new IOException("I/O Connect failed: " + cqe.status());
         }

@@ -2,10 +2,13 @@ package io.nvmeof.target;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.nvmeof.protocol.AdminOpcode;
 import io.nvmeof.protocol.CompletionQueueEntry;
+import io.nvmeof.protocol.LogPage;
 import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.Status;
+import io.nvmeof.protocol.tcp.Pdu;
 import io.nvmeof.protocol.tcp.PduType;
 import io.nvmeof.target.backend.RamBackend;
 import java.io.IOException;
@@ -80,6 +83,74 @@ class ReservationCommandsTest {
                 assertEquals(0, report(io, true, st).get(4));
                 assertEquals(Status.INVALID_FIELD, send(io, NvmOpcode.RESERVATION_REGISTER.code, 0, new byte[8]),
                         "Register with 8 bytes of keys");
+            }
+        }
+    }
+
+    static ByteBuffer reservationLog(RawHost admin) throws IOException {
+        admin.send(admin.capsule(q -> {
+            q.opcode(AdminOpcode.GET_LOG_PAGE.code).psdt(1).sgl(0, 64, Sgl.TCP_TRANSPORT);
+            LogPage.request(q, LogPage.RESERVATION_NOTIFICATION, 0, 64, false);
+        }, null));
+        RawHost.Received data = admin.receive();
+        assertEquals(PduType.C2H_DATA, data.type());
+        ByteBuffer out = ByteBuffer.allocate(64).order(ByteOrder.LITTLE_ENDIAN);
+        out.put(0, data.bytes(), data.u8(Pdu.PDO_OFFSET), 64);
+        assertEquals(Status.SUCCESS, admin.receive().cqe().status());
+        return out;
+    }
+
+    /**
+     * A write whose data is still on its way when another host preempts this one with abort never
+     * reaches the storage: its data arrives, and it completes with Command Aborted due to Preempt
+     * and Abort. The preempted host then finds a Registration Preempted notice, announced by an
+     * asynchronous event, in its Reservation Notification log; the log empties as it is read.
+     */
+    @Test
+    void preemptAndAbortStopsAWriteWaitingForItsDataAndTellsTheHost() throws Exception {
+        try (Target target = new Target()) {
+            Subsystem s = new Subsystem(NQN, "R1", "resv", "1.0");
+            RamBackend ram = new RamBackend(1 << 20, 4096);
+            s.addNamespace(new Namespace(NQN, 1, ram, false, null));
+            target.addSubsystem(s);
+            InetSocketAddress address = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
+            java.util.UUID otherId = java.util.UUID.fromString("0b0b0b0b-0000-4000-8000-00000000000b");
+            try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address);
+                 RawHost otherAdmin = new RawHost(address).as("nqn.2026-11.io.nvmeof:other", otherId);
+                 RawHost other = new RawHost(address).as("nqn.2026-11.io.nvmeof:other", otherId)) {
+                int cntlid = admin.bringUpAdmin(NQN);
+                io.bringUpIo(NQN, 1, cntlid);
+                other.bringUpIo(NQN, 1, otherAdmin.bringUpAdmin(NQN));
+                admin.send(admin.capsule(q -> q.opcode(AdminOpcode.ASYNC_EVENT_REQUEST.code).psdt(1), null));
+                assertEquals(Status.SUCCESS, send(io, NvmOpcode.RESERVATION_REGISTER.code, 0, keys(0, 0xaaaa)));
+                assertEquals(Status.SUCCESS, send(other, NvmOpcode.RESERVATION_REGISTER.code, 0, keys(0, 0xbbbb)));
+                // this host holds Write Exclusive (RTYPE 1): its write is let in
+                assertEquals(Status.SUCCESS, send(io, NvmOpcode.RESERVATION_ACQUIRE.code, 1 << 8, keys(0xaaaa, 0)));
+
+                io.send(io.capsule(q -> q.blocks(NvmOpcode.WRITE, 0, 1).psdt(1).nsid(1).sgl(0, 4096, Sgl.TCP_TRANSPORT), null));
+                RawHost.Received r2t = io.receive();
+                assertEquals(PduType.R2T, r2t.type());
+                // the other host preempts the holder and aborts (RACQA 2), taking Exclusive Access (RTYPE 2)
+                assertEquals(Status.SUCCESS, send(other, NvmOpcode.RESERVATION_ACQUIRE.code, 2 | 2 << 8, keys(0xbbbb, 0xaaaa)));
+                byte[] ones = new byte[4096];
+                java.util.Arrays.fill(ones, (byte) 1);
+                io.answer(r2t, ones);
+                assertEquals(Status.PREEMPT_ABORTED, io.receive().cqe().status());
+                ByteBuffer block = ByteBuffer.allocate(4096);
+                ram.read(0, block);
+                assertEquals(0, block.get(0), "the aborted write did not land");
+
+                CompletionQueueEntry aen = admin.receive().cqe();
+                assertEquals(6 | 0x80 << 16, aen.dw0(), "I/O command specific event: reservation log page available");
+                ByteBuffer log = reservationLog(admin);
+                assertEquals(1, log.getLong(0), "log page count");
+                assertEquals(Reservations.REGISTRATION_PREEMPTED, log.get(8));
+                assertEquals(0, log.get(9), "no more waiting");
+                assertEquals(1, log.getInt(12), "NSID");
+                assertEquals(0, reservationLog(admin).get(8), "read: the log is empty");
+                // a new command from the fenced host meets the reservation
+                assertEquals(Status.RESERVATION_CONFLICT, io.command(q -> q.blocks(NvmOpcode.READ, 0, 1).psdt(1).nsid(1)
+                        .sgl(0, 4096, Sgl.TCP_TRANSPORT), null).cqe().status());
             }
         }
     }
