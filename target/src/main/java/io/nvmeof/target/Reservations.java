@@ -227,8 +227,13 @@ public final class Reservations {
     public synchronized Outcome register(UUID hostId, String hostNqn, int action, boolean iekey, int cptpl, long crkey,
                                          long nrkey) {
         State s = state;
-        if (cptpl == 1 || cptpl == CPTPL_SET && !ptplCapable() || action > REPLACE) {
+        if (cptpl == 1 || action > REPLACE) {
             return Outcome.of(Status.INVALID_FIELD);
+        }
+        if (cptpl == CPTPL_SET && !ptplCapable()) {
+            // The Linux host asks for PTPL on every Register: where it cannot be had, the
+            // registration still counts (nvmet ignores CPTPL), and the report says PTPLS 0.
+            cptpl = CPTPL_NO_CHANGE;
         }
         Registrant me = s.registrant(hostId);
         List<Registrant> regs = new ArrayList<>(s.registrants);

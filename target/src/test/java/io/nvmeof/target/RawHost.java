@@ -179,8 +179,13 @@ public final class RawHost implements AutoCloseable {
         return this;
     }
 
+    /** Connect data of host {@code hostnqn}: its Host Identifier is {@link #HOST_ID} for {@link #HOST_NQN}, one of its own for another. */
     public static byte[] connectData(String subnqn, String hostnqn, int cntlid) {
-        return connectData(subnqn, hostnqn, cntlid, HOST_ID);
+        return connectData(subnqn, hostnqn, cntlid, idOf(hostnqn));
+    }
+
+    static UUID idOf(String hostnqn) {
+        return hostnqn.equals(HOST_NQN) ? HOST_ID : UUID.nameUUIDFromBytes(hostnqn.getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 
     public static byte[] connectData(String subnqn, String hostnqn, int cntlid, UUID hostId) {
@@ -197,7 +202,7 @@ public final class RawHost implements AutoCloseable {
 
     public Received connect(int qid, int queueSize, String subnqn, String hostnqn, int cntlid) throws IOException {
         return command(s -> s.connect(qid, queueSize, 0, qid == 0 ? 5000 : 0).sgl(0, 1024, Sgl.IN_CAPSULE),
-                connectData(subnqn, hostnqn, cntlid, hostnqn.equals(this.hostNqn) ? hostId : HOST_ID));
+                connectData(subnqn, hostnqn, cntlid, hostnqn.equals(this.hostNqn) ? hostId : idOf(hostnqn)));
     }
 
     /** ICReq, admin Connect, CC.EN and CSTS.RDY; returns the cntlid. */
