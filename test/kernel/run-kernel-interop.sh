@@ -204,6 +204,12 @@ else echo "BLKTESTS (quick selection): FAIL"; status=1; fi
 if bash "$top/test/kernel/run-multipath-interop.sh"; then echo "MULTIPATH (two gateways, Linux 6.12): PASS"
 else echo "MULTIPATH (two gateways, Linux 6.12): FAIL"; status=1; fi
 
+# ---- part 10: reservations: Linux 6.12's nvme-cli and blkpr and our initiator as two hosts on our
+# target (nvme/054's sequence, fencing, PTPL through a SIGKILL), SPDK's reserve program, and our
+# initiator against nvmet's reservations (trixie-backports' kernel) ----
+if bash "$top/test/kernel/run-reservations-interop.sh"; then echo "RESERVATIONS (Linux 6.12, blkpr, SPDK, nvmet): PASS"
+else echo "RESERVATIONS (Linux 6.12, blkpr, SPDK, nvmet): FAIL"; status=1; fi
+
 if [ $status = 0 ]; then echo "kernel interop: every part passed"; else echo "kernel interop: FAILED"; fi
 exit $status
 
