@@ -6,8 +6,9 @@
 # Needs $vm (test/vm) and $top (the repository).
 guest_boot() {
   local job=$1; shift
-  GUEST_JOB=$job GUEST_N=0
+  GUEST_JOB=$job
   mkdir -p "$job"
+  echo 0 >"$job.n"
   "$vm/run-guest.sh" --job "$job" "$@" "$top/test/kernel/guest-shell.sh" >"$job.console" 2>&1 &
   GUEST_PID=$!
   for _ in $(seq 1800); do
@@ -20,7 +21,8 @@ guest_boot() {
 gsh() {
   local t=300 n rc
   [ "$1" = -t ] && { t=$2; shift 2; }
-  GUEST_N=$((GUEST_N + 1)); n=$GUEST_N
+  # the count is kept in a file: gsh also runs in command substitutions (subshells)
+  n=$(( $(cat "$GUEST_JOB.n") + 1 )); echo $n >"$GUEST_JOB.n"
   printf '%s\n' "$*" >"$GUEST_JOB/.cmd" && mv "$GUEST_JOB/.cmd" "$GUEST_JOB/cmd.$n"
   for _ in $(seq $((t * 10))); do
     rc=$(sed -n "s/^ACK $n \([0-9]*\)\r\{0,1\}$/\1/p" "$GUEST_JOB/out.log" 2>/dev/null)

@@ -95,7 +95,7 @@ echo "== our target on 127.0.0.1:$P (a 64 MiB file, PTPL kept in its state direc
 NVMF_VM_CACHE=$TRIXIE guest_boot "$work/gjob" --timeout 1800 --mem 1024 --share "$work/share" \
   --gfwd "10.0.2.100:4420=$P" || exit 1
 gsh "modprobe nvme-tcp && nvme connect -t tcp -a 10.0.2.100 -s 4420 -n $NQN --ctrl-loss-tmo=-1 --reconnect-delay=1 \
-  && . /job/lib.sh && nvme_dev $NQN >/tmp/dev && cat /tmp/dev && cat /etc/nvme/hostid" >"$work/connect.txt" \
+  >/dev/null && . /job/lib.sh && nvme_dev $NQN >/tmp/dev && cat /tmp/dev && cat /etc/nvme/hostid" >"$work/connect.txt" \
   || { cat "$work/connect.txt"; fail "the Linux host did not connect"; exit 1; }
 DEV=$(sed -n 1p "$work/connect.txt")
 IDG_HEX=$(sed -n 2p "$work/connect.txt" | tr -d '-')
@@ -128,6 +128,7 @@ head3() { printf 'gen       : %s\nrtype     : %s\nregctl    : %s\n' "$1" "$2" "$
   echo Clear; echo "NVME Reservation Acquire success"; head3 5 1 1; entry 1 4; echo "NVME Reservation Release success"
 } >"$work/054.expected"
 gsh "bash /mnt/share/054.sh" >"$work/054.out" || true
+sed 's/^/   /' "$work/054.out"
 if diff -u "$work/054.expected" "$work/054.out"; then check "nvme/054's sequence: every report as 054.out has it"
 else fail "nvme/054's sequence differs from 054.out (above)"; fi
 
