@@ -564,6 +564,32 @@ final class QueuePair {
             r.namespace = null;
             ns.release();
         }
+        Drain d = r.drain;
+        if (d != null) {
+            r.drain = null;
+            d.done();
+        }
+    }
+
+    /**
+     * On this queue's loop: marks the commands on namespace {@code ns} that are executing (in a
+     * blocking backend, where nothing can stop them) so that {@code d} waits for them; then counts
+     * this queue's look done. Commands not yet executing never will (see {@link Request#preemptedAndAborted}).
+     */
+    void markForDrain(Namespace ns, Drain d) {
+        try {
+            transport.eventLoop().execute(() -> {
+                for (Request x : all) {
+                    if (x.namespace == ns && x.state == Request.State.EXECUTING && x.drain == null) {
+                        x.drain = d;
+                        d.add();
+                    }
+                }
+                d.done();
+            });
+        } catch (RejectedExecutionException e) {
+            d.done(); // the loop is gone, and the queue's commands with it
+        }
     }
 
     /** The host disabled SQ flow control at Connect (CATTR bit 2). */

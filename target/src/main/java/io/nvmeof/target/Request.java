@@ -57,6 +57,8 @@ final class Request implements Runnable {
     Namespace namespace;
     /** The namespace's preempt-and-abort count when the command was accepted (see {@link Reservations#abortedSince}). */
     long abortEpoch;
+    /** A preempt-and-abort waiting for this command to finish in its backend (see {@link Drain}), or null. */
+    Drain drain;
     long byteOffset;
     public Status status = Status.SUCCESS;
     /** CQE DW0-DW1. */

@@ -46,6 +46,13 @@ final class ReservationCommands {
             o = res.register(host, c.hostNqn(), action, iekey, cdw10 >>> 30, key1, d.getLongLE(r.dataOffset + 8));
         } else if (opcode == NvmOpcode.RESERVATION_ACQUIRE.code) {
             o = res.acquire(host, action, iekey, rtype, key1, d.getLongLE(r.dataOffset + 8));
+            if (action == Reservations.PREEMPT_AND_ABORT && !o.preempted().isEmpty()) {
+                // Commands of theirs not yet executing never will; those in a backend are waited
+                // for, so that once this completes nothing of the preempted hosts' can still land.
+                Reservations.Outcome done = o;
+                c.subsystem().drain(r.namespace, o.preempted(), () -> onLoop(r, () -> finish(r, c, res, done)));
+                return;
+            }
         } else {
             o = res.release(host, action, iekey, rtype, key1);
         }
@@ -75,16 +82,21 @@ final class ReservationCommands {
                         + c.subsystem().nqn() + " changed but could not be kept: " + e.getMessage());
             }
             Status s = e == null ? o.status() : Status.INTERNAL_ERROR;
-            try {
-                r.queue.transport().eventLoop().execute(() -> {
-                    if (!r.queue.dropIfClosed(r)) {
-                        r.queue.complete(r, s);
-                    }
-                });
-            } catch (RejectedExecutionException x) {
-                r.releaseData(); // the loops are gone, and the connection with them
-            }
+            onLoop(r, () -> r.queue.complete(r, s));
         });
+    }
+
+    /** Runs {@code then} for {@code r} on its queue's loop, unless the queue closed meanwhile. */
+    private static void onLoop(Request r, Runnable then) {
+        try {
+            r.queue.transport().eventLoop().execute(() -> {
+                if (!r.queue.dropIfClosed(r)) {
+                    then.run();
+                }
+            });
+        } catch (RejectedExecutionException x) {
+            r.releaseData(); // the loops are gone, and the connection with them
+        }
     }
 
     /** Set Features Reservation Notification Mask (82h) and Reservation Persistence (83h), for one namespace or all. */

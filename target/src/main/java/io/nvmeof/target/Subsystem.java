@@ -341,6 +341,25 @@ public final class Subsystem implements AutoCloseable {
         return null;
     }
 
+    /**
+     * Runs {@code then} once the I/O queues of the hosts {@code hostIds} have no command on
+     * {@code ns} still executing (a preempt-and-abort's wait).
+     */
+    void drain(Namespace ns, Set<UUID> hostIds, Runnable then) {
+        Drain d = new Drain(then);
+        for (Controller c : controllers.values()) {
+            if (hostIds.contains(c.hostId())) {
+                for (QueuePair q : c.queues()) {
+                    if (q.qid() > 0) {
+                        d.add();
+                        q.markForDrain(ns, d);
+                    }
+                }
+            }
+        }
+        d.done();
+    }
+
     /** A reservation notice for host {@code hostId}: each of its controllers that sees namespace {@code nsid} logs it. */
     void reservationNotice(UUID hostId, int nsid, int type) {
         for (Controller c : controllers.values()) {

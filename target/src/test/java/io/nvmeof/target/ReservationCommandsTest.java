@@ -1,6 +1,7 @@
 package io.nvmeof.target;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.nvmeof.protocol.AdminOpcode;
 import io.nvmeof.protocol.CompletionQueueEntry;
@@ -151,6 +152,74 @@ class ReservationCommandsTest {
                 // a new command from the fenced host meets the reservation
                 assertEquals(Status.RESERVATION_CONFLICT, io.command(q -> q.blocks(NvmOpcode.READ, 0, 1).psdt(1).nsid(1)
                         .sgl(0, 4096, Sgl.TCP_TRANSPORT), null).cqe().status());
+            }
+        }
+    }
+
+    /** A backend whose writes wait until released, as a slow disk's would, and say when they are done. */
+    static final class SlowWrites implements io.nvmeof.target.backend.Backend {
+        final RamBackend ram = new RamBackend(1 << 20, 4096);
+        final java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        volatile boolean writeDone;
+
+        @Override public long size() { return ram.size(); }
+        @Override public int blockSize() { return ram.blockSize(); }
+        @Override public boolean blocking() { return true; }
+        @Override public void read(long offset, ByteBuffer dst) { ram.read(offset, dst); }
+        @Override public void write(long offset, ByteBuffer src) throws IOException {
+            entered.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                throw new IOException(e);
+            }
+            ram.write(offset, src);
+            writeDone = true;
+        }
+        @Override public void flush() { }
+        @Override public String describe() { return "slow writes"; }
+        @Override public void close() { }
+    }
+
+    /**
+     * A write already inside a blocking backend cannot be stopped: the preempt-and-abort that
+     * fences its host completes only once that write has finished, so that nothing of the
+     * preempted host's lands after the preemptor hears it succeeded (nvmet waits the same way).
+     */
+    @Test
+    void preemptAndAbortCompletesOnlyAfterThePreemptedHostsWriteInTheBackendFinished() throws Exception {
+        SlowWrites backend = new SlowWrites();
+        try (Target target = new Target()) {
+            Subsystem s = new Subsystem(NQN, "R2", "resv", "1.0");
+            s.addNamespace(new Namespace(NQN, 1, backend, false, null));
+            target.addSubsystem(s);
+            InetSocketAddress address = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
+            java.util.UUID otherId = java.util.UUID.fromString("0b0b0b0b-0000-4000-8000-00000000000b");
+            try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address);
+                 RawHost otherAdmin = new RawHost(address).as("nqn.2026-11.io.nvmeof:other", otherId);
+                 RawHost other = new RawHost(address).as("nqn.2026-11.io.nvmeof:other", otherId)) {
+                io.bringUpIo(NQN, 1, admin.bringUpAdmin(NQN));
+                other.bringUpIo(NQN, 1, otherAdmin.bringUpAdmin(NQN));
+                assertEquals(Status.SUCCESS, send(io, NvmOpcode.RESERVATION_REGISTER.code, 0, keys(0, 0xaaaa)));
+                assertEquals(Status.SUCCESS, send(other, NvmOpcode.RESERVATION_REGISTER.code, 0, keys(0, 0xbbbb)));
+                io.send(io.capsule(q -> q.blocks(NvmOpcode.WRITE, 0, 1).psdt(1).nsid(1).sgl(0, 4096, Sgl.IN_CAPSULE),
+                        new byte[4096]));
+                assertTrue(backend.entered.await(10, java.util.concurrent.TimeUnit.SECONDS), "the write is in the backend");
+                Thread releaser = new Thread(() -> {
+                    try {
+                        Thread.sleep(300);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    backend.release.countDown();
+                });
+                releaser.start();
+                Status preempt = send(other, NvmOpcode.RESERVATION_ACQUIRE.code, 2 | 2 << 8, keys(0xbbbb, 0xaaaa));
+                assertEquals(Status.SUCCESS, preempt);
+                assertTrue(backend.writeDone, "the preempt-and-abort completed while the preempted host's write still ran");
+                assertEquals(Status.SUCCESS, io.receive().cqe().status(), "a write already in the backend completes as it ran");
+                releaser.join();
             }
         }
     }
