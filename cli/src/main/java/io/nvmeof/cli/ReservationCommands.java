@@ -51,6 +51,27 @@ final class ReservationCommands {
         }
     }
 
+    /** The three that change the reservation: a current key, and IEKEY. */
+    abstract static class KeyedCommand extends ResvCommand {
+        @Option(names = {"-c", "--crkey"}, defaultValue = "0", description = "Current reservation key.")
+        String crkey;
+
+        @Option(names = "--iekey", description = "Ignore the current key (Register only: Acquire and Release refuse it).")
+        boolean iekey;
+
+        long crkey() {
+            return number("--crkey", crkey);
+        }
+
+        @Override
+        void checkOptions() {
+            crkey();
+            check();
+        }
+
+        abstract void check();
+    }
+
     /** Parses a key or type as nvme-cli does: decimal, or hex after 0x. */
     static long number(String option, String v) {
         try {
@@ -79,10 +100,7 @@ final class ReservationCommands {
 
     @Command(name = "resv-register", mixinStandardHelpOptions = true,
             description = "Register, unregister or replace this host's reservation key (Reservation Register).")
-    static final class Register extends ResvCommand {
-        @Option(names = {"-c", "--crkey"}, defaultValue = "0", description = "Current reservation key.")
-        String crkey;
-
+    static final class Register extends KeyedCommand {
         @Option(names = {"-k", "--nrkey"}, defaultValue = "0", description = "New reservation key.")
         String nrkey;
 
@@ -93,20 +111,16 @@ final class ReservationCommands {
                 description = "Persist through power loss: 0 no change, 2 clear, 3 set.")
         int cptpl;
 
-        @Option(names = "--iekey", description = "Ignore the current key.")
-        boolean iekey;
-
         @Override
-        void checkOptions() {
+        void check() {
             field("--rrega", rrega, 2);
             field("--cptpl", cptpl, 3);
-            number("--crkey", crkey);
             number("--nrkey", nrkey);
         }
 
         @Override
         void run(BlockDevice dev, PrintWriter out) throws Exception {
-            await(dev.reservations().registerAsync(rrega, iekey, cptpl, number("--crkey", crkey),
+            await(dev.reservations().registerAsync(rrega, iekey, cptpl, crkey(),
                     number("--nrkey", nrkey)));
             out.println("NVME Reservation  success");
             out.flush();
@@ -115,10 +129,7 @@ final class ReservationCommands {
 
     @Command(name = "resv-acquire", mixinStandardHelpOptions = true,
             description = "Acquire a reservation, or preempt other hosts' registrations (Reservation Acquire).")
-    static final class Acquire extends ResvCommand {
-        @Option(names = {"-c", "--crkey"}, defaultValue = "0", description = "Current reservation key.")
-        String crkey;
-
+    static final class Acquire extends KeyedCommand {
         @Option(names = {"-p", "--prkey"}, defaultValue = "0", description = "Key of the registrants to preempt.")
         String prkey;
 
@@ -128,20 +139,16 @@ final class ReservationCommands {
         @Option(names = {"-a", "--racqa"}, defaultValue = "0", description = "Action: 0 acquire, 1 preempt, 2 preempt and abort.")
         int racqa;
 
-        @Option(names = "--iekey", description = "Ignore the current key (the target refuses it here).")
-        boolean iekey;
-
         @Override
-        void checkOptions() {
+        void check() {
             field("--racqa", racqa, 2);
             type(rtype);
-            number("--crkey", crkey);
             number("--prkey", prkey);
         }
 
         @Override
         void run(BlockDevice dev, PrintWriter out) throws Exception {
-            await(dev.reservations().acquireAsync(racqa, iekey, type(rtype), number("--crkey", crkey),
+            await(dev.reservations().acquireAsync(racqa, iekey, type(rtype), crkey(),
                     number("--prkey", prkey)));
             out.println("NVME Reservation Acquire success");
             out.flush();
@@ -150,30 +157,23 @@ final class ReservationCommands {
 
     @Command(name = "resv-release", mixinStandardHelpOptions = true,
             description = "Release the reservation, or clear it and every registration (Reservation Release).")
-    static final class Release extends ResvCommand {
-        @Option(names = {"-c", "--crkey"}, defaultValue = "0", description = "Current reservation key.")
-        String crkey;
-
+    static final class Release extends KeyedCommand {
         @Option(names = {"-t", "--rtype"}, defaultValue = "0", description = "Type of the reservation to release, 1..6.")
         int rtype;
 
         @Option(names = {"-a", "--rrela"}, defaultValue = "0", description = "Action: 0 release, 1 clear.")
         int rrela;
 
-        @Option(names = "--iekey", description = "Ignore the current key (the target refuses it here).")
-        boolean iekey;
-
         @Override
-        void checkOptions() {
+        void check() {
             field("--rrela", rrela, 1);
             field("--rtype", rtype, 6);
-            number("--crkey", crkey);
         }
 
         @Override
         void run(BlockDevice dev, PrintWriter out) throws Exception {
             await(dev.reservations().releaseAsync(rrela, iekey, Reservations.Type.of(rtype),
-                    number("--crkey", crkey)));
+                    crkey()));
             out.println("NVME Reservation Release success");
             out.flush();
         }

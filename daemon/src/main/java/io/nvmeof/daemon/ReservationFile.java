@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.nvmeof.protocol.Reservation;
 import io.nvmeof.target.ReservationStore;
 import io.nvmeof.target.Reservations;
 import java.io.IOException;
@@ -81,7 +82,7 @@ public final class ReservationFile implements ReservationStore.Persistence {
             throw new IllegalArgumentException("not an object with \"registrants\"");
         }
         int type = n.path("type").asInt(-1);
-        if (type < 0 || type > Reservations.EXCLUSIVE_ACCESS_ALL_REGISTRANTS) {
+        if (type < 0 || type > Reservation.EXCLUSIVE_ACCESS_ALL_REGISTRANTS) {
             throw new IllegalArgumentException("\"type\" must be 0..6");
         }
         List<Reservations.Registrant> regs = new ArrayList<>();

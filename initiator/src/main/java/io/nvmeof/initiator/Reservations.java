@@ -1,6 +1,7 @@
 package io.nvmeof.initiator;
 
 import io.nvmeof.protocol.NvmOpcode;
+import io.nvmeof.protocol.Reservation;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -38,20 +39,6 @@ public final class Reservations {
         }
     }
 
-    /** Register actions (RREGA), Acquire actions (RACQA), Release actions (RRELA). */
-    public static final int REGISTER = 0;
-    public static final int UNREGISTER = 1;
-    public static final int REPLACE = 2;
-    public static final int ACQUIRE = 0;
-    public static final int PREEMPT = 1;
-    public static final int PREEMPT_AND_ABORT = 2;
-    public static final int RELEASE = 0;
-    public static final int CLEAR = 1;
-    /** CPTPL of Register: leave Persist Through Power Loss as it is, turn it off, turn it on. */
-    public static final int PTPL_NO_CHANGE = 0;
-    public static final int PTPL_OFF = 2;
-    public static final int PTPL_ON = 3;
-
     /**
      * A registrant in the report.
      *
@@ -78,8 +65,8 @@ public final class Reservations {
 
     /** Registrants one report reads at most. */
     public static final int MAX_REPORTED = 63;
-    private static final int HEADER = 64;
-    private static final int ENTRY = 64;
+    private static final int HEADER = Reservation.EXTENDED_HEADER;
+    private static final int ENTRY = Reservation.EXTENDED_ENTRY;
 
     private final IoSink sink;
     private final int nsid;
@@ -91,18 +78,20 @@ public final class Reservations {
 
     /** Reservation Register: {@code rrega} 0 register {@code nrkey}, 1 unregister, 2 replace {@code crkey} by {@code nrkey}. */
     public CompletableFuture<Void> registerAsync(int rrega, boolean iekey, int cptpl, long crkey, long nrkey) {
-        return keys(NvmOpcode.RESERVATION_REGISTER, "Reservation Register", rrega | (iekey ? 8 : 0) | cptpl << 30, crkey, nrkey);
+        return keys(NvmOpcode.RESERVATION_REGISTER, "Reservation Register",
+                Reservation.cdw10(rrega, iekey, cptpl, true), crkey, nrkey);
     }
 
     /** Reservation Acquire: {@code racqa} 0 acquire, 1 preempt the holders of {@code prkey}, 2 preempt and abort. */
     public CompletableFuture<Void> acquireAsync(int racqa, boolean iekey, Type type, long crkey, long prkey) {
-        return keys(NvmOpcode.RESERVATION_ACQUIRE, "Reservation Acquire", racqa | (iekey ? 8 : 0) | type.code << 8, crkey, prkey);
+        return keys(NvmOpcode.RESERVATION_ACQUIRE, "Reservation Acquire",
+                Reservation.cdw10(racqa, iekey, type.code, false), crkey, prkey);
     }
 
     /** Reservation Release: {@code rrela} 0 release the reservation of {@code type}, 1 clear it and every registration. */
     public CompletableFuture<Void> releaseAsync(int rrela, boolean iekey, Type type, long crkey) {
-        return keys(NvmOpcode.RESERVATION_RELEASE, "Reservation Release", rrela | (iekey ? 8 : 0)
-                | (type == null ? 0 : type.code << 8), crkey);
+        return keys(NvmOpcode.RESERVATION_RELEASE, "Reservation Release",
+                Reservation.cdw10(rrela, iekey, type == null ? 0 : type.code, false), crkey);
     }
 
     private CompletableFuture<Void> keys(NvmOpcode op, String name, int cdw10, long... keys) {
@@ -145,22 +134,22 @@ public final class Reservations {
 
     /** Registers this host with {@code key}. */
     public void register(long key) throws IOException {
-        sync(() -> registerAsync(REGISTER, false, PTPL_NO_CHANGE, 0, key), "register");
+        sync(() -> registerAsync(Reservation.REGISTER, false, Reservation.CPTPL_NO_CHANGE, 0, key), "register");
     }
 
     /** Unregisters this host (releasing a reservation it holds alone). */
     public void unregister(long key) throws IOException {
-        sync(() -> registerAsync(UNREGISTER, false, PTPL_NO_CHANGE, key, 0), "unregister");
+        sync(() -> registerAsync(Reservation.UNREGISTER, false, Reservation.CPTPL_NO_CHANGE, key, 0), "unregister");
     }
 
     /** Replaces this host's key. */
     public void replace(long oldKey, long newKey) throws IOException {
-        sync(() -> registerAsync(REPLACE, false, PTPL_NO_CHANGE, oldKey, newKey), "replace key");
+        sync(() -> registerAsync(Reservation.REPLACE, false, Reservation.CPTPL_NO_CHANGE, oldKey, newKey), "replace key");
     }
 
     /** Acquires a reservation of {@code type}, registered with {@code key}. */
     public void acquire(long key, Type type) throws IOException {
-        sync(() -> acquireAsync(ACQUIRE, false, type, key, 0), "acquire");
+        sync(() -> acquireAsync(Reservation.ACQUIRE, false, type, key, 0), "acquire");
     }
 
     /**
@@ -169,17 +158,18 @@ public final class Reservations {
      * {@code abort}, the target also aborts the commands it still holds for them: fencing.
      */
     public void preempt(long key, long victimKey, Type type, boolean abort) throws IOException {
-        sync(() -> acquireAsync(abort ? PREEMPT_AND_ABORT : PREEMPT, false, type, key, victimKey), "preempt");
+        sync(() -> acquireAsync(abort ? Reservation.PREEMPT_AND_ABORT : Reservation.PREEMPT, false, type, key, victimKey),
+                "preempt");
     }
 
     /** Releases the reservation of {@code type} this host holds. */
     public void release(long key, Type type) throws IOException {
-        sync(() -> releaseAsync(RELEASE, false, type, key), "release");
+        sync(() -> releaseAsync(Reservation.RELEASE, false, type, key), "release");
     }
 
     /** Clears the reservation and every registration. */
     public void clear(long key) throws IOException {
-        sync(() -> releaseAsync(CLEAR, false, null, key), "clear");
+        sync(() -> releaseAsync(Reservation.CLEAR, false, null, key), "clear");
     }
 
     public Report report() throws IOException {

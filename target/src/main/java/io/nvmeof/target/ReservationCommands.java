@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.nvmeof.protocol.FeatureId;
 import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.NvmOpcode;
+import io.nvmeof.protocol.Reservation;
 import io.nvmeof.protocol.Status;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -19,9 +20,6 @@ import java.util.concurrent.RejectedExecutionException;
  */
 final class ReservationCommands {
     private static final System.Logger LOG = System.getLogger(ReservationCommands.class.getName());
-    /** Reservation Report's extended data structure: a 64-byte header, then 64 bytes per registrant. */
-    static final int EXTENDED_HEADER = 64;
-    static final int EXTENDED_ENTRY = 64;
 
     private ReservationCommands() {
     }
@@ -46,7 +44,7 @@ final class ReservationCommands {
             o = res.register(host, c.hostNqn(), action, iekey, cdw10 >>> 30, key1, d.getLongLE(r.dataOffset + 8));
         } else if (opcode == NvmOpcode.RESERVATION_ACQUIRE.code) {
             o = res.acquire(host, action, iekey, rtype, key1, d.getLongLE(r.dataOffset + 8));
-            if (action == Reservations.PREEMPT_AND_ABORT && !o.preempted().isEmpty()) {
+            if (action == Reservation.PREEMPT_AND_ABORT && !o.preempted().isEmpty()) {
                 // Commands of theirs not yet executing never will; those in a backend are waited
                 // for, so that once this completes nothing of the preempted hosts' can still land.
                 Reservations.Outcome done = o;
@@ -189,12 +187,12 @@ final class ReservationCommands {
             return;
         }
         List<Reservations.Registrant> regs = s.registrants();
-        ByteBuffer page = Flyweight.allocate(EXTENDED_HEADER + EXTENDED_ENTRY * regs.size());
+        ByteBuffer page = Flyweight.allocate(Reservation.EXTENDED_HEADER + Reservation.EXTENDED_ENTRY * regs.size());
         page.putInt(0, s.generation());
         page.put(4, (byte) s.type());
         page.putShort(5, (short) regs.size());
         page.put(9, (byte) (s.ptpl() ? 1 : 0));
-        int at = EXTENDED_HEADER;
+        int at = Reservation.EXTENDED_HEADER;
         for (Reservations.Registrant g : regs) {
             page.putShort(at, (short) 0xffff); // a registrant is a host, not one of its controllers (dynamic model)
             page.put(at + 2, (byte) (s.holds(g.hostId()) ? 1 : 0));
@@ -202,7 +200,7 @@ final class ReservationCommands {
             // the Host Identifier in the byte order it came in (Connect data)
             page.putLong(at + 16, Long.reverseBytes(g.hostId().getMostSignificantBits()));
             page.putLong(at + 24, Long.reverseBytes(g.hostId().getLeastSignificantBits()));
-            at += EXTENDED_ENTRY;
+            at += Reservation.EXTENDED_ENTRY;
         }
         AdminCommands.reply(r, page, 0);
     }

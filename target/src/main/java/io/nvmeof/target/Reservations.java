@@ -1,5 +1,24 @@
 package io.nvmeof.target;
 
+import static io.nvmeof.protocol.Reservation.ACQUIRE;
+import static io.nvmeof.protocol.Reservation.CLEAR;
+import static io.nvmeof.protocol.Reservation.CPTPL_CLEAR;
+import static io.nvmeof.protocol.Reservation.CPTPL_NO_CHANGE;
+import static io.nvmeof.protocol.Reservation.CPTPL_SET;
+import static io.nvmeof.protocol.Reservation.EXCLUSIVE_ACCESS;
+import static io.nvmeof.protocol.Reservation.EXCLUSIVE_ACCESS_ALL_REGISTRANTS;
+import static io.nvmeof.protocol.Reservation.EXCLUSIVE_ACCESS_REGISTRANTS_ONLY;
+import static io.nvmeof.protocol.Reservation.PREEMPT_AND_ABORT;
+import static io.nvmeof.protocol.Reservation.REGISTER;
+import static io.nvmeof.protocol.Reservation.REGISTRATION_PREEMPTED;
+import static io.nvmeof.protocol.Reservation.REPLACE;
+import static io.nvmeof.protocol.Reservation.RESERVATION_PREEMPTED;
+import static io.nvmeof.protocol.Reservation.RESERVATION_RELEASED;
+import static io.nvmeof.protocol.Reservation.UNREGISTER;
+import static io.nvmeof.protocol.Reservation.WRITE_EXCLUSIVE;
+import static io.nvmeof.protocol.Reservation.WRITE_EXCLUSIVE_ALL_REGISTRANTS;
+import static io.nvmeof.protocol.Reservation.WRITE_EXCLUSIVE_REGISTRANTS_ONLY;
+
 import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Status;
 import java.util.ArrayList;
@@ -29,34 +48,6 @@ import java.util.concurrent.CompletableFuture;
 public final class Reservations {
     /** How many hosts may be registered at once; SPDK's limit, whose overflow was CVE-2025-57275. */
     public static final int MAX_REGISTRANTS = 16;
-
-    /** Reservation types (RTYPE). */
-    public static final int WRITE_EXCLUSIVE = 1;
-    public static final int EXCLUSIVE_ACCESS = 2;
-    public static final int WRITE_EXCLUSIVE_REGISTRANTS_ONLY = 3;
-    public static final int EXCLUSIVE_ACCESS_REGISTRANTS_ONLY = 4;
-    public static final int WRITE_EXCLUSIVE_ALL_REGISTRANTS = 5;
-    public static final int EXCLUSIVE_ACCESS_ALL_REGISTRANTS = 6;
-
-    /** Reservation Notification log page types. */
-    public static final int REGISTRATION_PREEMPTED = 1;
-    public static final int RESERVATION_RELEASED = 2;
-    public static final int RESERVATION_PREEMPTED = 3;
-
-    /** Reservation Register actions (RREGA), Acquire actions (RACQA), Release actions (RRELA). */
-    public static final int REGISTER = 0;
-    public static final int UNREGISTER = 1;
-    public static final int REPLACE = 2;
-    public static final int ACQUIRE = 0;
-    public static final int PREEMPT = 1;
-    public static final int PREEMPT_AND_ABORT = 2;
-    public static final int RELEASE = 0;
-    public static final int CLEAR = 1;
-
-    /** Change Persist Through Power Loss State (CPTPL) of Register: no change, reserved, clear, set. */
-    public static final int CPTPL_NO_CHANGE = 0;
-    public static final int CPTPL_CLEAR = 2;
-    public static final int CPTPL_SET = 3;
 
     /** A registered host: its Host Identifier, the NQN it registered under, its key. */
     public record Registrant(UUID hostId, String hostNqn, long key) {

@@ -7,6 +7,7 @@ import io.nvmeof.protocol.AdminOpcode;
 import io.nvmeof.protocol.CompletionQueueEntry;
 import io.nvmeof.protocol.LogPage;
 import io.nvmeof.protocol.NvmOpcode;
+import io.nvmeof.protocol.Reservation;
 import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.tcp.Pdu;
@@ -53,10 +54,7 @@ class ReservationCommandsTest {
     @Test
     void registerReportAcquireRelease() throws Exception {
         try (Target target = new Target()) {
-            Subsystem s = new Subsystem(NQN, "R1", "resv", "1.0");
-            s.addNamespace(new Namespace(NQN, 1, new RamBackend(1 << 20, 4096), false, null));
-            target.addSubsystem(s);
-            InetSocketAddress address = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
+            InetSocketAddress address = serve(target, new RamBackend(1 << 20, 4096));
             try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
                 int cntlid = admin.bringUpAdmin(NQN);
                 io.bringUpIo(NQN, 1, cntlid);
@@ -109,19 +107,12 @@ class ReservationCommandsTest {
      */
     @Test
     void preemptAndAbortStopsAWriteWaitingForItsDataAndTellsTheHost() throws Exception {
+        RamBackend ram = new RamBackend(1 << 20, 4096);
         try (Target target = new Target()) {
-            Subsystem s = new Subsystem(NQN, "R1", "resv", "1.0");
-            RamBackend ram = new RamBackend(1 << 20, 4096);
-            s.addNamespace(new Namespace(NQN, 1, ram, false, null));
-            target.addSubsystem(s);
-            InetSocketAddress address = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
-            java.util.UUID otherId = java.util.UUID.fromString("0b0b0b0b-0000-4000-8000-00000000000b");
-            try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address);
-                 RawHost otherAdmin = new RawHost(address).as("nqn.2026-11.io.nvmeof:other", otherId);
-                 RawHost other = new RawHost(address).as("nqn.2026-11.io.nvmeof:other", otherId)) {
-                int cntlid = admin.bringUpAdmin(NQN);
-                io.bringUpIo(NQN, 1, cntlid);
-                other.bringUpIo(NQN, 1, otherAdmin.bringUpAdmin(NQN));
+            try (TwoHosts h = new TwoHosts(serve(target, ram))) {
+                RawHost admin = h.admin;
+                RawHost io = h.io;
+                RawHost other = h.other;
                 admin.send(admin.capsule(q -> q.opcode(AdminOpcode.ASYNC_EVENT_REQUEST.code).psdt(1), null));
                 assertEquals(Status.SUCCESS, send(io, NvmOpcode.RESERVATION_REGISTER.code, 0, keys(0, 0xaaaa)));
                 assertEquals(Status.SUCCESS, send(other, NvmOpcode.RESERVATION_REGISTER.code, 0, keys(0, 0xbbbb)));
@@ -145,7 +136,7 @@ class ReservationCommandsTest {
                 assertEquals(6 | 0x80 << 16, aen.dw0(), "I/O command specific event: reservation log page available");
                 ByteBuffer log = reservationLog(admin);
                 assertEquals(1, log.getLong(0), "log page count");
-                assertEquals(Reservations.REGISTRATION_PREEMPTED, log.get(8));
+                assertEquals(Reservation.REGISTRATION_PREEMPTED, log.get(8));
                 assertEquals(0, log.get(9), "no more waiting");
                 assertEquals(1, log.getInt(12), "NSID");
                 assertEquals(0, reservationLog(admin).get(8), "read: the log is empty");
@@ -191,16 +182,9 @@ class ReservationCommandsTest {
     void preemptAndAbortCompletesOnlyAfterThePreemptedHostsWriteInTheBackendFinished() throws Exception {
         SlowWrites backend = new SlowWrites();
         try (Target target = new Target()) {
-            Subsystem s = new Subsystem(NQN, "R2", "resv", "1.0");
-            s.addNamespace(new Namespace(NQN, 1, backend, false, null));
-            target.addSubsystem(s);
-            InetSocketAddress address = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
-            java.util.UUID otherId = java.util.UUID.fromString("0b0b0b0b-0000-4000-8000-00000000000b");
-            try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address);
-                 RawHost otherAdmin = new RawHost(address).as("nqn.2026-11.io.nvmeof:other", otherId);
-                 RawHost other = new RawHost(address).as("nqn.2026-11.io.nvmeof:other", otherId)) {
-                io.bringUpIo(NQN, 1, admin.bringUpAdmin(NQN));
-                other.bringUpIo(NQN, 1, otherAdmin.bringUpAdmin(NQN));
+            try (TwoHosts h = new TwoHosts(serve(target, backend))) {
+                RawHost io = h.io;
+                RawHost other = h.other;
                 assertEquals(Status.SUCCESS, send(io, NvmOpcode.RESERVATION_REGISTER.code, 0, keys(0, 0xaaaa)));
                 assertEquals(Status.SUCCESS, send(other, NvmOpcode.RESERVATION_REGISTER.code, 0, keys(0, 0xbbbb)));
                 io.send(io.capsule(q -> q.blocks(NvmOpcode.WRITE, 0, 1).psdt(1).nsid(1).sgl(0, 4096, Sgl.IN_CAPSULE),
@@ -220,6 +204,39 @@ class ReservationCommandsTest {
                 assertTrue(backend.writeDone, "the preempt-and-abort completed while the preempted host's write still ran");
                 assertEquals(Status.SUCCESS, io.receive().cqe().status(), "a write already in the backend completes as it ran");
                 releaser.join();
+            }
+        }
+    }
+
+    /** Serves {@code backend} as namespace 1 of {@link #NQN} on a loopback port of {@code target}. */
+    static InetSocketAddress serve(Target target, io.nvmeof.target.backend.Backend backend) throws IOException {
+        Subsystem s = new Subsystem(NQN, "R1", "resv", "1.0");
+        s.addNamespace(new Namespace(NQN, 1, backend, false, null));
+        target.addSubsystem(s);
+        return target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
+    }
+
+    /** This host (RawHost's identity) and another, each with its admin queue and one I/O queue. */
+    static final class TwoHosts implements AutoCloseable {
+        static final java.util.UUID OTHER_ID = java.util.UUID.fromString("0b0b0b0b-0000-4000-8000-00000000000b");
+        final RawHost admin;
+        final RawHost io;
+        final RawHost otherAdmin;
+        final RawHost other;
+
+        TwoHosts(InetSocketAddress address) throws IOException {
+            admin = new RawHost(address);
+            io = new RawHost(address);
+            otherAdmin = new RawHost(address).as("nqn.2026-11.io.nvmeof:other", OTHER_ID);
+            other = new RawHost(address).as("nqn.2026-11.io.nvmeof:other", OTHER_ID);
+            io.bringUpIo(NQN, 1, admin.bringUpAdmin(NQN));
+            other.bringUpIo(NQN, 1, otherAdmin.bringUpAdmin(NQN));
+        }
+
+        @Override
+        public void close() throws IOException {
+            for (RawHost r : new RawHost[] {other, otherAdmin, io, admin}) {
+                r.close();
             }
         }
     }
