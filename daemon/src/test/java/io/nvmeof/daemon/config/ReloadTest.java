@@ -183,4 +183,33 @@ class ReloadTest {
             assertTrue(c.toString().contains("now in ANA group 7"), c.toString());
         }
     }
+
+    /**
+     * A reload that replaces a namespace's storage (here its size) keeps its reservation: the
+     * reservation belongs to the subsystem, NSID and NGUID, not to the object. A namespace of
+     * another identity under the same NSID starts with none.
+     */
+    @Test
+    void aReloadThatReplacesANamespaceKeepsItsReservation() throws Exception {
+        String uuid = "\"uuid\": \"8d2f4c1a-3b5e-4f60-9a7b-1c2d3e4f5a6b\"";
+        java.util.UUID host = java.util.UUID.fromString("0c0c0c0c-0000-4000-8000-00000000000c");
+        try (Target target = new Target()) {
+            ConfigApplier applier = new ConfigApplier(target);
+            applier.apply(ConfigLoader.parse(config("{\"nsid\": 1, \"backend\": \"ram\", \"size\": \"1M\", " + uuid + "}", "")));
+            io.nvmeof.target.Namespace before = target.subsystem(NQN).namespace(1);
+            assertEquals(Status.SUCCESS, before.reservations().register(host, "nqn.2026-11.io.nvmeof:h", 0, false, 0, 0, 7).status());
+            assertEquals(Status.SUCCESS, before.reservations().acquire(host, 0, false, 1, 7, 0).status());
+
+            applier.apply(ConfigLoader.parse(config("{\"nsid\": 1, \"backend\": \"ram\", \"size\": \"2M\", " + uuid + "}", "")));
+            io.nvmeof.target.Namespace after = target.subsystem(NQN).namespace(1);
+            assertTrue(after != before, "the reload replaced the namespace");
+            assertEquals(1, after.reservations().state().type(), "its reservation stays");
+            assertEquals(7, after.reservations().state().registrant(host).key());
+
+            applier.apply(ConfigLoader.parse(config("{\"nsid\": 1, \"backend\": \"ram\", \"size\": \"2M\", "
+                    + "\"uuid\": \"9e3a5d2b-4c6f-4071-8b8c-2d3e4f5a6b7c\"}", "")));
+            assertEquals(0, target.subsystem(NQN).namespace(1).reservations().state().registrants().size(),
+                    "another namespace (another NGUID) under NSID 1 has no reservation");
+        }
+    }
 }
