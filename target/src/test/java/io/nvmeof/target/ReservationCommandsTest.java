@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.nvmeof.protocol.AdminOpcode;
 import io.nvmeof.protocol.CompletionQueueEntry;
+import io.nvmeof.protocol.FeatureId;
 import io.nvmeof.protocol.LogPage;
 import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Reservation;
@@ -144,6 +145,39 @@ class ReservationCommandsTest {
                 assertEquals(Status.RESERVATION_CONFLICT, io.command(q -> q.blocks(NvmOpcode.READ, 0, 1).psdt(1).nsid(1)
                         .sgl(0, 4096, Sgl.TCP_TRANSPORT), null).cqe().status());
             }
+        }
+    }
+
+    /**
+     * Set Features Reservation Notification Mask: a masked kind of notice is never logged; the
+     * next unmasked one is the first entry, with the log page count 1. Get Features reads the mask.
+     */
+    @Test
+    void aMaskedNoticeIsNotLogged() throws Exception {
+        try (Target target = new Target(); TwoHosts h = new TwoHosts(serve(target, new RamBackend(1 << 20, 4096)))) {
+            RawHost admin = h.admin;
+            // mask Registration Preempted (bit 1) on namespace 1
+            assertEquals(Status.SUCCESS, admin.command(q -> q.opcode(AdminOpcode.SET_FEATURES.code).psdt(1).nsid(1)
+                    .cdw(10, FeatureId.RESERVATION_NOTIFICATION_MASK).cdw(11, 1 << 1), null).cqe().status());
+            CompletionQueueEntry mask = admin.command(q -> q.opcode(AdminOpcode.GET_FEATURES.code).psdt(1).nsid(1)
+                    .cdw(10, FeatureId.RESERVATION_NOTIFICATION_MASK), null).cqe();
+            assertEquals(1 << 1, mask.dw0());
+            assertEquals(Status.INVALID_FIELD, admin.command(q -> q.opcode(AdminOpcode.SET_FEATURES.code).psdt(1).nsid(1)
+                    .cdw(10, FeatureId.RESERVATION_PERSISTENCE).cdw(11, 1), null).cqe().status(), "no PTPL without a store");
+            admin.send(admin.capsule(q -> q.opcode(AdminOpcode.ASYNC_EVENT_REQUEST.code).psdt(1), null));
+            assertEquals(Status.SUCCESS, send(h.io, NvmOpcode.RESERVATION_REGISTER.code, 0, keys(0, 0xaaaa)));
+            assertEquals(Status.SUCCESS, send(h.other, NvmOpcode.RESERVATION_REGISTER.code, 0, keys(0, 0xbbbb)));
+            // the other host preempts this one (masked here), then this host registers again and the
+            // other releases a Write Exclusive Registrants Only reservation: Reservation Released
+            assertEquals(Status.SUCCESS, send(h.other, NvmOpcode.RESERVATION_ACQUIRE.code, 1 | 1 << 8, keys(0xbbbb, 0xaaaa)));
+            assertEquals(Status.SUCCESS, send(h.io, NvmOpcode.RESERVATION_REGISTER.code, 0, keys(0, 0xaaaa)));
+            assertEquals(Status.SUCCESS, send(h.other, NvmOpcode.RESERVATION_RELEASE.code, 1 << 8, keys(0xbbbb, 0)));
+            assertEquals(Status.SUCCESS, send(h.other, NvmOpcode.RESERVATION_ACQUIRE.code, 3 << 8, keys(0xbbbb, 0)));
+            assertEquals(Status.SUCCESS, send(h.other, NvmOpcode.RESERVATION_RELEASE.code, 3 << 8, keys(0xbbbb, 0)));
+            assertEquals(6 | 0x80 << 16, admin.receive().cqe().dw0());
+            ByteBuffer log = reservationLog(admin);
+            assertEquals(Reservation.RESERVATION_RELEASED, log.get(8), "the masked preemption was not logged");
+            assertEquals(1, log.getLong(0), "the first notice logged");
         }
     }
 
