@@ -220,7 +220,7 @@ JSON
     -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$P2 subnqn:$NQN" >"$work/reserve.out" 2>&1 || rc=$?
   echo "$huge_before" >/proc/sys/vm/nr_hugepages
   if [ $mounted_huge = 1 ]; then umount /dev/hugepages; fi
-  rm -rf /var/run/dpdk/reserve 2>/dev/null || true
+  rm -rf /var/run/dpdk/spdk0 2>/dev/null || true   # the runtime directory of shm id 0, which reserve uses
   sed 's/^/   /' "$work/reserve.out"
   if [ $rc = 0 ] && grep -q "Reservations: *Supported" "$work/reserve.out" && ! grep -q "Failed" "$work/reserve.out" \
      && grep -q "Using 128-bit extended host identifier" "$work/reserve.out"; then
