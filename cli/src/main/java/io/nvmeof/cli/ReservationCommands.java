@@ -9,8 +9,6 @@ import io.nvmeof.initiator.Multipath;
 import io.nvmeof.initiator.Reservations;
 import java.io.PrintWriter;
 import java.util.HexFormat;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -40,15 +38,6 @@ final class ReservationCommands {
         }
 
         abstract void run(BlockDevice dev, PrintWriter out) throws Exception;
-    }
-
-    /** Waits for a command; its failure (a status, say) is thrown as itself. */
-    static <T> T await(CompletableFuture<T> f) throws Exception {
-        try {
-            return f.get();
-        } catch (ExecutionException e) {
-            throw e.getCause() instanceof Exception x ? x : e;
-        }
     }
 
     /** The three that change the reservation: a current key, and IEKEY. */
@@ -120,8 +109,8 @@ final class ReservationCommands {
 
         @Override
         void run(BlockDevice dev, PrintWriter out) throws Exception {
-            await(dev.reservations().registerAsync(rrega, iekey, cptpl, crkey(),
-                    number("--nrkey", nrkey)));
+            dev.reservations().registerAsync(rrega, iekey, cptpl, crkey(),
+                    number("--nrkey", nrkey)).get();
             out.println("NVME Reservation  success");
             out.flush();
         }
@@ -148,8 +137,8 @@ final class ReservationCommands {
 
         @Override
         void run(BlockDevice dev, PrintWriter out) throws Exception {
-            await(dev.reservations().acquireAsync(racqa, iekey, type(rtype), crkey(),
-                    number("--prkey", prkey)));
+            dev.reservations().acquireAsync(racqa, iekey, type(rtype), crkey(),
+                    number("--prkey", prkey)).get();
             out.println("NVME Reservation Acquire success");
             out.flush();
         }
@@ -172,8 +161,8 @@ final class ReservationCommands {
 
         @Override
         void run(BlockDevice dev, PrintWriter out) throws Exception {
-            await(dev.reservations().releaseAsync(rrela, iekey, Reservations.Type.of(rtype),
-                    crkey()));
+            dev.reservations().releaseAsync(rrela, iekey, Reservations.Type.of(rtype),
+                    crkey()).get();
             out.println("NVME Reservation Release success");
             out.flush();
         }
@@ -197,7 +186,7 @@ final class ReservationCommands {
 
         @Override
         void run(BlockDevice dev, PrintWriter out) throws Exception {
-            Reservations.Report r = await(dev.reservations().reportAsync());
+            Reservations.Report r = dev.reservations().reportAsync().get();
             int rtype = r.type() == null ? 0 : r.type().code;
             if (format.equals("json")) {
                 ObjectNode o = new ObjectMapper().createObjectNode();

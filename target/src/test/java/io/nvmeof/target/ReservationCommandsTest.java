@@ -224,9 +224,15 @@ class ReservationCommandsTest {
                 io.send(io.capsule(q -> q.blocks(NvmOpcode.WRITE, 0, 1).psdt(1).nsid(1).sgl(0, 4096, Sgl.IN_CAPSULE),
                         new byte[4096]));
                 assertTrue(backend.entered.await(10, java.util.concurrent.TimeUnit.SECONDS), "the write is in the backend");
+                // the write is let go only once the preemption has been applied (and then 100 ms more,
+                // time for a completion that did not wait to arrive first)
+                Reservations res = target.subsystem(NQN).namespace(1).reservations();
                 Thread releaser = new Thread(() -> {
                     try {
-                        Thread.sleep(300);
+                        while (res.state().registrant(RawHost.HOST_ID) != null) { // this host not yet preempted
+                            Thread.sleep(1);
+                        }
+                        Thread.sleep(100);
                     } catch (InterruptedException e) {
                         return;
                     }
