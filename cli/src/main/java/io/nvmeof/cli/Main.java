@@ -17,7 +17,7 @@ import picocli.CommandLine.Command;
         description = "User-space NVMe over Fabrics: serve namespaces, copy data, benchmark remote disks.",
         subcommands = {TargetCommand.class, DiscoverCommand.class, IdentifyCommands.IdCtrl.class,
                 IdentifyCommands.IdNs.class, IdentifyCommands.ListNamespaces.class, ListSubsysCommand.class, ReadCommand.class,
-                WriteCommand.class, ReservationCommands.Register.class, ReservationCommands.Acquire.class,
+                WriteCommand.class, CopyCommand.class, ReservationCommands.Register.class, ReservationCommands.Acquire.class,
                 ReservationCommands.Release.class, ReservationCommands.Report.class,
                 BenchCommand.class, PlotCommand.class, TopCommand.class, DemoCommand.class, KeyCommands.Gen.class, KeyCommands.Check.class,
                 KeyCommands.GenTls.class, KeyCommands.CheckTls.class, GrantDevicesCommand.class, RpcCommands.Rpc.class,

@@ -69,6 +69,20 @@ public interface BlockDevice {
     int maxTransferSize();
 
     /**
+     * Copies {@code length} bytes from {@code from} to {@code to} within the namespace (the NVMe
+     * Copy command: the data does not cross the network; as a memmove where the ranges overlap).
+     * Where the namespace offers no Copy, the host reads and writes the data itself.
+     */
+    default CompletableFuture<Void> copyAsync(long from, long to, long length) {
+        throw new UnsupportedOperationException("copy is not available on " + this);
+    }
+
+    /** Synchronous {@link #copyAsync}. */
+    default void copy(long from, long to, long length) throws IOException {
+        throw new UnsupportedOperationException("copy is not available on " + this);
+    }
+
+    /**
      * The namespace's persistent reservation (register, acquire, release, report), for software
      * that fences hosts through it; through every path of a multipath device.
      */

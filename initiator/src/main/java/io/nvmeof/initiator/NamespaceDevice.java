@@ -2,6 +2,7 @@ package io.nvmeof.initiator;
 
 import io.nvmeof.protocol.IdentifyNamespace;
 import io.nvmeof.protocol.NvmOpcode;
+import io.nvmeof.protocol.CopyRange;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -35,10 +36,101 @@ final class NamespaceDevice implements BlockDevice {
 
     private volatile boolean readOnly;
 
-    /** What Identify Namespace says now: its size (0 blocks: gone) and write protection. */
+    /** Copy limits from Identify Namespace: blocks per range (MSSRL), per command (MCL), ranges (MSRC + 1); 0: no Copy. */
+    private volatile int maxRangeBlocks;
+    private volatile long maxCopyBlocks;
+    private volatile int maxRanges;
+
+    /** What Identify Namespace says now: its size (0 blocks: gone), write protection, Copy limits. */
     void update(IdentifyNamespace ns) {
         this.blocks = ns.nsze();
         this.readOnly = (ns.nsattr() & 1) != 0;
+        this.maxRangeBlocks = ns.mssrl();
+        this.maxCopyBlocks = ns.mcl();
+        this.maxRanges = ns.msrc() + 1;
+    }
+
+    /** Bytes one Copy command may move here; 0 where the namespace offers no Copy. */
+    long maxCopyBytes() {
+        return maxRangeBlocks == 0 ? 0 : Math.min(maxCopyBlocks, (long) maxRangeBlocks * maxRanges) << blockShift;
+    }
+
+    /**
+     * Copy commands (source range format 0), each as many ranges of at most MSSRL blocks as MSRC
+     * and MCL allow; one after another where source and destination overlap (so the result is a
+     * memmove's), all at once otherwise. Where the namespace offers no Copy, the host reads and
+     * writes the data itself, a chunk of MDTS at a time.
+     */
+    @Override
+    public CompletableFuture<Void> copyAsync(long from, long to, long length) {
+        checkRange(from, length, "copy source");
+        checkRange(to, length, "copy destination");
+        long perCommand = maxCopyBytes();
+        boolean overlap = from < to + length && to < from + length;
+        if (perCommand == 0) {
+            return copyThroughHost(from, to, length);
+        }
+        boolean backward = overlap && to > from;
+        List<long[]> pieces = new ArrayList<>();
+        for (long done = 0; done < length; ) {
+            long n = Math.min(perCommand, length - done);
+            pieces.add(new long[] {backward ? length - done - n : done, n});
+            done += n;
+        }
+        if (!overlap) {
+            List<CompletableFuture<?>> parts = new ArrayList<>();
+            for (long[] p : pieces) {
+                parts.add(copyCommand(from + p[0], to + p[0], p[1]));
+            }
+            return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]));
+        }
+        CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+        for (long[] p : pieces) {
+            chain = chain.thenCompose(x -> copyCommand(from + p[0], to + p[0], p[1]));
+        }
+        return chain;
+    }
+
+    /** One Copy of {@code length} bytes (at most {@link #maxCopyBytes}) as consecutive ranges of at most MSSRL blocks. */
+    private CompletableFuture<Void> copyCommand(long from, long to, long length) {
+        long blocksLeft = length >>> blockShift;
+        int ranges = (int) ((blocksLeft + maxRangeBlocks - 1) / maxRangeBlocks);
+        ByteBuffer d = ByteBuffer.allocateDirect(ranges * CopyRange.SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        long slba = from >>> blockShift;
+        for (int i = 0; i < ranges; i++) {
+            int nlb = (int) Math.min(maxRangeBlocks, blocksLeft);
+            d.putLong(i * CopyRange.SIZE + CopyRange.SLBA_OFFSET, slba)
+                    .putShort(i * CopyRange.SIZE + CopyRange.NLB_OFFSET, (short) (nlb - 1));
+            slba += nlb;
+            blocksLeft -= nlb;
+        }
+        long sdlba = to >>> blockShift;
+        int n = ranges;
+        Command c = new Command("Copy").opcode(NvmOpcode.COPY.code).nsid(nsid).cdw(10, (int) sdlba)
+                .cdw(11, (int) (sdlba >>> 32)).cdw(12, n - 1).dataOut(d, d.capacity());
+        controller.submitIo(c);
+        return c.thenAccept(x -> { });
+    }
+
+    /** A copy through this host: read a chunk, write it; backward where the ranges overlap that way. */
+    private CompletableFuture<Void> copyThroughHost(long from, long to, long length) {
+        int chunk = (int) Math.min(length, Math.max(blockSize, maxTransfer / blockSize * (long) blockSize));
+        ByteBuffer buf = ByteBuffer.allocateDirect(Math.max(chunk, blockSize));
+        boolean backward = to > from && to < from + length;
+        CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+        for (long done = 0; done < length; ) {
+            int n = (int) Math.min(chunk, length - done);
+            long at = backward ? length - done - n : done;
+            chain = chain.thenCompose(x -> readAsync(from + at, buf.clear().limit(n)))
+                    .thenCompose(x -> writeAsync(to + at, buf.flip()));
+            done += n;
+        }
+        return chain;
+    }
+
+    @Override
+    public void copy(long from, long to, long length) throws IOException {
+        sync(() -> copyAsync(from, to, length), "copy of " + length + " bytes from " + from + " to " + to);
     }
 
     @Override

@@ -44,6 +44,8 @@ public final class IdentifyController extends Flyweight {
     public static final int FUSES_OFFSET = 522;
     public static final int VWC_OFFSET = 525;
     public static final int ACWU_OFFSET = 532;
+    /** OCFS: Copy source range descriptor formats supported (bit n: format n). */
+    public static final int OCFS_OFFSET = 534;
     public static final int SGLS_OFFSET = 536;
     public static final int MNAN_OFFSET = 540;
     public static final int SUBNQN_OFFSET = 768;
@@ -140,6 +142,8 @@ public final class IdentifyController extends Flyweight {
     /** NN: the largest namespace identifier. */
     public long nn() { return u32(NN_OFFSET); }
     public IdentifyController nn(long v) { put32(NN_OFFSET, v); return this; }
+    public int ocfs() { return u16(OCFS_OFFSET); }
+    public IdentifyController ocfs(int v) { put16(OCFS_OFFSET, v); return this; }
     public int oncs() { return u16(ONCS_OFFSET); }
     public IdentifyController oncs(int v) { put16(ONCS_OFFSET, v); return this; }
     public int fuses() { return u16(FUSES_OFFSET); }

@@ -17,6 +17,10 @@ public final class IdentifyNamespace extends Flyweight {
     /** Reservation Capabilities: bit 0 PTPL, bits 1-6 the six types, bit 7 IEKEY as NVMe 1.3 has it. */
     public static final int RESCAP_OFFSET = 31;
     public static final int DLFEAT_OFFSET = 33;
+    /** Copy limits: MSSRL (blocks per source range), MCL (blocks per command), MSRC (ranges, 0's based). */
+    public static final int MSSRL_OFFSET = 74;
+    public static final int MCL_OFFSET = 76;
+    public static final int MSRC_OFFSET = 80;
     public static final int ANAGRPID_OFFSET = 92;
     public static final int NSATTR_OFFSET = 99;
     public static final int NGUID_OFFSET = 104;
@@ -43,6 +47,12 @@ public final class IdentifyNamespace extends Flyweight {
     public IdentifyNamespace flbas(int v) { put8(FLBAS_OFFSET, v); return this; }
     public int nmic() { return u8(NMIC_OFFSET); }
     public IdentifyNamespace nmic(int v) { put8(NMIC_OFFSET, v); return this; }
+    public int mssrl() { return u16(MSSRL_OFFSET); }
+    public IdentifyNamespace mssrl(int v) { put16(MSSRL_OFFSET, v); return this; }
+    public long mcl() { return u32(MCL_OFFSET); }
+    public IdentifyNamespace mcl(long v) { put32(MCL_OFFSET, v); return this; }
+    public int msrc() { return u8(MSRC_OFFSET); }
+    public IdentifyNamespace msrc(int v) { put8(MSRC_OFFSET, v); return this; }
     public int rescap() { return u8(RESCAP_OFFSET); }
     public IdentifyNamespace rescap(int v) { put8(RESCAP_OFFSET, v); return this; }
     public int dlfeat() { return u8(DLFEAT_OFFSET); }

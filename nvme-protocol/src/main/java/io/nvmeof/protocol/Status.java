@@ -65,6 +65,8 @@ public final class Status {
     public static final Status CONNECT_CONTROLLER_BUSY = define(SCT_COMMAND_SPECIFIC, 0x81, "Connect Controller Busy / Invalid Protection Information", false);
     public static final Status CONNECT_INVALID_PARAMETERS = define(SCT_COMMAND_SPECIFIC, 0x82, "Connect Invalid Parameters / Attempted Write to Read Only Range", true);
     public static final Status CONNECT_RESTART_DISCOVERY = define(SCT_COMMAND_SPECIFIC, 0x83, "Connect Restart Discovery / Command Size Limit Exceeded", true);
+    /** SCT 1h, 83h for the Copy command: a range, the range count or the total past MSSRL, MSRC or MCL. */
+    public static final Status COMMAND_SIZE_LIMIT_EXCEEDED = CONNECT_RESTART_DISCOVERY;
     public static final Status CONNECT_INVALID_HOST = define(SCT_COMMAND_SPECIFIC, 0x84, "Connect Invalid Host", true);
     public static final Status AUTHENTICATION_REQUIRED = define(SCT_COMMAND_SPECIFIC, 0x91, "Authentication Required", true);
 

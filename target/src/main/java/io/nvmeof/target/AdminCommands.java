@@ -195,7 +195,8 @@ final class AdminCommands {
                 .acl(3).aerl(AER_LIMIT - 1).frmw(1 << 1 | 1) // one slot, slot 1 read-only
                 .lpa(1 | 1 << 1 | 1 << 2).elpe(Controller.ERROR_LOG_ENTRIES - 1).kas(10) // SMART per namespace // effects log, extended Get Log Page; keep alive in 1 s steps
                 .sqes(0x66).cqes(0x44).maxcmd(t.maxQueueSize()).nn(maxNsid(s))
-                .oncs(1 | 1 << 2 | 1 << 3 | (s.gateways() ? 0 : 1 << 5)) // Compare, Dataset Management, Write Zeroes, Reservations
+                // Compare, Dataset Management, Write Zeroes, Reservations, Copy (source range format 0)
+                .oncs(1 | 1 << 2 | 1 << 3 | (s.gateways() ? 0 : 1 << 5) | 1 << 8).ocfs(1)
                 // fused Compare and Write, atomic among this process's writers: not offered where
                 // other processes (gateways) write the same storage
                 .fuses(s.gateways() ? 0 : 1)
@@ -219,6 +220,8 @@ final class AdminCommands {
         // every type and NVMe 1.3's IEKEY, and Persist Through Power Loss where the target keeps
         // reservations; none where gateways serve it (their registrants are not shared)
         id.rescap(s.gateways() ? 0 : 0x7e | 1 << 7 | (ns.reservations().ptplCapable() ? 1 : 0));
+        id.mssrl(CopyCommand.maxRangeBlocks(ns.blockShift())).mcl(CopyCommand.maxCopyBlocks(ns.blockShift()))
+                .msrc(CopyCommand.MAX_RANGES - 1);
     }
 
     /** Checks Get Log Page's length and offset against the request; null when they fit. */

@@ -29,6 +29,8 @@ final class IoCommands {
                     IoCommands::writeZeroes),
             nvm(NvmOpcode.DATASET_MANAGEMENT, "Dataset Management", CommandSet.LBCC, IoCommands::checkDatasetManagement,
                     IoCommands::datasetManagement),
+            new CommandSet.Handler(NvmOpcode.COPY.code, "Copy", CommandSet.LBCC, CopyCommand::execute, CopyCommand::check,
+                    CopyCommand::run),
             reservation(NvmOpcode.RESERVATION_REGISTER, "Reservation Register", 16),
             reservation(NvmOpcode.RESERVATION_REPORT, "Reservation Report", 0),
             reservation(NvmOpcode.RESERVATION_ACQUIRE, "Reservation Acquire", 16),

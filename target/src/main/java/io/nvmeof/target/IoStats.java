@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.LongAdder;
 public final class IoStats {
     /** The kinds commands are counted by; their names are the metrics' {@code op} label. */
     public enum Op {
-        READ("read"), WRITE("write"), FLUSH("flush"), OTHER("other");
+        READ("read"), WRITE("write"), COPY("copy"), FLUSH("flush"), OTHER("other");
 
         public final String label;
 
@@ -28,6 +28,9 @@ public final class IoStats {
             }
             if (opcode == NvmOpcode.WRITE.code) {
                 return WRITE;
+            }
+            if (opcode == NvmOpcode.COPY.code) {
+                return COPY;
             }
             return opcode == NvmOpcode.FLUSH.code ? FLUSH : OTHER;
         }
@@ -60,7 +63,7 @@ public final class IoStats {
         latency[op].record(nanos);
         if (status.isSuccess()) {
             succeeded[op].increment();
-            if (op <= Op.WRITE.ordinal()) {
+            if (op <= Op.COPY.ordinal()) { // read, written, copied
                 bytes[op].add(length);
             }
         } else {

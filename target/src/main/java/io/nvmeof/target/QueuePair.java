@@ -538,7 +538,9 @@ final class QueuePair {
             controller.subsystem().errors().count(status);
         }
         if (r.stats != null) {
-            r.stats.completed(r.sqe.opcode(), r.length, status, System.nanoTime() - r.startNanos);
+            // a Copy counts the bytes it copied, not its descriptors
+            r.stats.completed(r.sqe.opcode(), r.copyCount > 0 ? (int) r.copyBytes : r.length, status,
+                    System.nanoTime() - r.startNanos);
             r.stats = null;
         }
         releaseNamespace(r);

@@ -57,6 +57,10 @@ final class Request implements Runnable {
     Namespace namespace;
     /** The namespace's preempt-and-abort count when the command was accepted (see {@link Reservations#abortedSince}). */
     long abortEpoch;
+    /** A Copy's source ranges once parsed: start byte and length of each (array kept for the request's next Copy). */
+    long[] copyRanges;
+    int copyCount;
+    long copyBytes;
     /** A preempt-and-abort waiting for this command to finish in its backend (see {@link Drain}), or null. */
     Drain drain;
     long byteOffset;
@@ -137,6 +141,8 @@ final class Request implements Runnable {
         status = Status.SUCCESS;
         result = 0;
         c2hLength = 0;
+        copyCount = 0;
+        copyBytes = 0;
     }
 
     /** Releases the data buffer if the request still owns it. */

@@ -63,7 +63,7 @@ public final class TargetMetrics implements MultiCollector {
                 for (IoStats.Op op : IoStats.Op.values()) {
                     Labels l = Labels.of("subsystem", s.nqn(), "nsid", nsid, "op", op.label);
                     commands.dataPoint(counterPoint(st.commands(op), l));
-                    if (op == IoStats.Op.READ || op == IoStats.Op.WRITE) {
+                    if (op == IoStats.Op.READ || op == IoStats.Op.WRITE || op == IoStats.Op.COPY) {
                         bytes.dataPoint(counterPoint(st.bytes(op), l));
                     }
                     LatencyHistogram h = st.latency(op);

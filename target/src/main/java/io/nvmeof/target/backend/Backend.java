@@ -39,6 +39,27 @@ public interface Backend extends AutoCloseable {
         }
     }
 
+    /**
+     * Copies {@code length} bytes from {@code from} to {@code to} within the backend (the Copy
+     * command), as a memmove would where the ranges overlap. The default reads and writes through
+     * {@code bounce} (a direct buffer of whole blocks, aligned for the backend), backward when the
+     * destination lies after an overlapping source; backends with a better way override it.
+     */
+    default void copy(long from, long to, long length, ByteBuffer bounce) throws IOException {
+        int chunk = bounce.capacity();
+        boolean backward = to > from && to < from + length;
+        long done = 0;
+        while (done < length) {
+            int n = (int) Math.min(chunk, length - done);
+            long at = backward ? length - done - n : done;
+            bounce.clear().limit(n);
+            read(from + at, bounce);
+            bounce.flip();
+            write(to + at, bounce);
+            done += n;
+        }
+    }
+
     /** Deallocates a range (Dataset Management, deallocate). Advisory: the default does nothing. */
     default void deallocate(long offset, long length) throws IOException {
     }

@@ -123,6 +123,28 @@ public final class FileBackend extends ChannelBackend {
         super.writeZeroes(offset, length);
     }
 
+    /**
+     * Copy by copy_file_range(2): the kernel moves the data (or the file system shares the
+     * extents), none of it through the JVM. Where the kernel refuses (overlapping ranges in one
+     * file give EINVAL; some file systems), the rest goes through {@code bounce}.
+     */
+    @Override
+    public void copy(long from, long to, long length, ByteBuffer bounce) throws IOException {
+        long done = 0;
+        if (fd >= 0 && copyFileRange) {
+            done = LinuxIo.copyFileRange(fd, from, to, length);
+            if (done < length && !(to > from && to < from + length) && !(from > to && from < to + length)) {
+                copyFileRange = false; // refused for no reason of these ranges: this file system cannot
+            }
+        }
+        if (done < length) {
+            super.copy(from + done, to + done, length - done, bounce);
+        }
+    }
+
+    /** Whether copy_file_range may work here; false once the file system refused it. */
+    private volatile boolean copyFileRange = true;
+
     @Override
     public String describe() {
         return "file:" + path + (direct ? ",direct" : "");

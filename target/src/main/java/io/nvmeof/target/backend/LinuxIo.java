@@ -49,6 +49,9 @@ final class LinuxIo {
         @SaveError
         int fallocate(int fd, int mode, long offset, long length);
 
+        @SaveError
+        long copy_file_range(int fdIn, LongLongByReference offIn, int fdOut, LongLongByReference offOut, long len, int flags);
+
         String strerror(int errno);
 
         int madvise(long address, long length, int advice);
@@ -116,6 +119,40 @@ final class LinuxIo {
             throw error("open " + path);
         }
         return fd;
+    }
+
+    /** errno values for which copy_file_range is refused rather than failed: copy another way. */
+    private static final int EXDEV = 18;
+    private static final int EINVAL = 22;
+    private static final int ENOSYS = 38;
+    private static final int EOPNOTSUPP = 95;
+
+    /**
+     * copy_file_range(2) within one file, all of {@code length} bytes from {@code from} to {@code to}
+     * (the kernel may move fewer per call: it loops). Returns the bytes copied before the kernel
+     * refused the call (EINVAL, as for overlapping ranges in one file; EXDEV, ENOSYS, EOPNOTSUPP),
+     * {@code length} when it copied everything; an I/O error is thrown.
+     */
+    static long copyFileRange(int fd, long from, long to, long length) throws IOException {
+        LibC l = libc();
+        LongLongByReference in = new LongLongByReference(from);
+        LongLongByReference out = new LongLongByReference(to);
+        long done = 0;
+        while (done < length) {
+            long n = l.copy_file_range(fd, in, fd, out, length - done, 0);
+            if (n < 0) {
+                int errno = Runtime.getRuntime(l).getLastError();
+                if (errno == EINVAL || errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP) {
+                    return done;
+                }
+                throw new IOException("copy_file_range: " + l.strerror(errno) + " (errno " + errno + ")");
+            }
+            if (n == 0) {
+                return done; // end of file: the rest the other way
+            }
+            done += n;
+        }
+        return done;
     }
 
     static void close(int fd) throws IOException {

@@ -21,6 +21,11 @@ public final class NullBackend extends MemoryBackend {
     }
 
     @Override
+    public void copy(long from, long to, long length, ByteBuffer bounce) {
+        // nothing is kept: nothing to copy
+    }
+
+    @Override
     public void writeZeroes(long offset, long length) {
     }
 

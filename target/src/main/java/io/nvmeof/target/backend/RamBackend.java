@@ -122,6 +122,42 @@ public final class RamBackend extends MemoryBackend {
         }
     }
 
+    /**
+     * Copy by memory copy, segment piece by segment piece (absolute bulk puts, which move
+     * overlapping memory correctly); backward where the destination lies after an overlapping
+     * source, so that it is a memmove. No bounce buffer.
+     */
+    @Override
+    public void copy(long from, long to, long length, ByteBuffer bounce) {
+        ByteBuffer[] segments = layout.segments;
+        boolean backward = to > from && to < from + length;
+        long done = 0;
+        while (done < length) {
+            long left = length - done;
+            long src;
+            long dst;
+            int n;
+            if (backward) {
+                // the last piece of what is left that lies within one segment at both ends
+                long srcEnd = from + left;
+                long dstEnd = to + left;
+                int inSrc = (int) (((srcEnd - 1) & (SEGMENT - 1)) + 1);
+                int inDst = (int) (((dstEnd - 1) & (SEGMENT - 1)) + 1);
+                n = (int) Math.min(left, Math.min(inSrc, inDst));
+                src = srcEnd - n;
+                dst = dstEnd - n;
+            } else {
+                src = from + done;
+                dst = to + done;
+                n = (int) Math.min(left, Math.min(SEGMENT - (src & (SEGMENT - 1)), SEGMENT - (dst & (SEGMENT - 1))));
+            }
+            ByteBuffer s = segments[(int) (src >>> SEGMENT_SHIFT)];
+            ByteBuffer d = segments[(int) (dst >>> SEGMENT_SHIFT)];
+            d.put((int) (dst & (SEGMENT - 1)), s, (int) (src & (SEGMENT - 1)), n);
+            done += n;
+        }
+    }
+
     @Override
     public void writeZeroes(long offset, long length) {
         ByteBuffer[] segments = layout.segments;
