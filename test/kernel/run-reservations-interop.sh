@@ -19,6 +19,7 @@ vm=$top/test/vm
 jar=$top/cli/build/nvmeof.jar
 [ -f "$jar" ] || { echo "reservations interop: build first (mvn -DskipTests package)" >&2; exit 1; }
 . "$top/test/kernel/guest.sh"
+. "$top/test/kernel/spdk.sh"
 TRIXIE=${NVMF_VM_CACHE_TRIXIE:-/var/tmp/nvmf-vm-trixie}
 BPO=${NVMF_VM_CACHE_BPO:-/var/tmp/nvmf-vm-trixie-bpo}
 SPDK_DIR=${SPDK_DIR:-/var/tmp/spdk}
@@ -211,16 +212,9 @@ JSON
     >"$work/t2.out" 2>"$work/t2.err" &
   t2=$!; pids+=($t2)
   for _ in $(seq 600); do grep -q "listening on tcp://127.0.0.1:$P2" "$work/t2.out" 2>/dev/null && break; sleep 0.1; done
-  huge_before=$(cat /proc/sys/vm/nr_hugepages)
-  mounted_huge=0
-  mountpoint -q /dev/hugepages || { mkdir -p /dev/hugepages; mount -t hugetlbfs nodev /dev/hugepages; mounted_huge=1; }
-  [ "$huge_before" -ge 1024 ] || echo 1024 >/proc/sys/vm/nr_hugepages
   rc=0
-  LD_LIBRARY_PATH=$SPDK_DIR/build/lib:$SPDK_DIR/isa-l/.libs timeout 120 "$SPDK_DIR/test/nvme/reserve/reserve" \
-    -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$P2 subnqn:$NQN" >"$work/reserve.out" 2>&1 || rc=$?
-  echo "$huge_before" >/proc/sys/vm/nr_hugepages
-  if [ $mounted_huge = 1 ]; then umount /dev/hugepages; fi
-  rm -rf /var/run/dpdk/spdk0 2>/dev/null || true   # the runtime directory of shm id 0, which reserve uses
+  spdk_run "$work/reserve.out" "$SPDK_DIR/test/nvme/reserve/reserve" \
+    -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$P2 subnqn:$NQN" || rc=$?
   sed 's/^/   /' "$work/reserve.out"
   if [ $rc = 0 ] && grep -q "Reservations: *Supported" "$work/reserve.out" && ! grep -q "Failed" "$work/reserve.out" \
      && grep -q "Using 128-bit extended host identifier" "$work/reserve.out"; then

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Copy interop (issue: Copy, resize in place, and QoS):
+#   part 1  SPDK's test/nvme/simple_copy against our target (where SPDK is built: $SPDK_DIR,
+#           default /var/tmp/spdk; 2 MiB hugepages set up and put back)
+#   part 2  Linux 6.12 (a trixie guest) with nvme-cli's `nvme copy` on our target: the Identify
+#           fields, one range and two ranges copied, each read back and compared in the guest
+#   part 3  our initiator's copy against Linux nvmet, which has no Copy: the host reads and writes
+# Needs root, QEMU, the built jar (mvn -DskipTests package); the trixie image is built on first
+# use in $NVMF_VM_CACHE_TRIXIE (default /var/tmp/nvmf-vm-trixie). COPY_PARTS="1 2 3" chooses parts.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+vm=$top/test/vm
+jar=$top/cli/build/nvmeof.jar
+[ -f "$jar" ] || { echo "copy interop: build first (mvn -DskipTests package)" >&2; exit 1; }
+. "$top/test/kernel/guest.sh"
+. "$top/test/kernel/spdk.sh"
+TRIXIE=${NVMF_VM_CACHE_TRIXIE:-/var/tmp/nvmf-vm-trixie}
+SPDK_DIR=${SPDK_DIR:-/var/tmp/spdk}
+PARTS=${COPY_PARTS:-1 2 3}
+if [ ! -f "$TRIXIE/rootfs.ext4" ]; then
+  echo "== building the trixie guest image in $TRIXIE"
+  NVMF_VM_CACHE=$TRIXIE "$vm/build-guest.sh" --suite trixie --java
+fi
+work=$(mktemp -d -p /var/tmp nvmeof-copy.XXXXXX)
+pids=()
+status=0
+cleanup() {
+  for j in "$work"/*job; do [ -d "$j" ] && { "$vm/run-guest.sh" --stop "$j" >/dev/null 2>&1 || true; }; done
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  if [ $status = 0 ]; then rm -rf "$work"; else echo "(logs kept in $work)"; fi
+}
+trap cleanup EXIT
+fail() { echo "FAILED: $*"; status=1; }
+check() { echo "check: $*"; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+nvmeof() { java -jar "$jar" "$@"; }
+NQN=nqn.2026-11.io.nvmeof:copy
+# start_target CONFIG: our target as users run it; sets tpid
+start_target() {
+  java -Dio.netty.leakDetection.level=paranoid -jar "$jar" target --config "$1" >"$1.out" 2>"$1.err" &
+  tpid=$!
+  pids+=($tpid)
+  for _ in $(seq 600); do
+    grep -q "listening on tcp://" "$1.out" 2>/dev/null && return 0
+    kill -0 $tpid 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "our target did not start:"; cat "$1.err"; return 1
+}
+stop_target() {
+  kill -TERM $tpid 2>/dev/null || true; wait $tpid 2>/dev/null || true
+  grep -q "LEAK:" "$1.err" && fail "our target reported leaked buffers" || true
+}
+set +e
+
+if [[ " $PARTS " == *" 1 "* ]]; then
+if [ -x "$SPDK_DIR/test/nvme/simple_copy/simple_copy" ]; then
+  echo "== SPDK's test/nvme/simple_copy against our target"
+  P=$(free_port)
+  cat >"$work/spdk.json" <<JSON
+{"ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": $P, "subsystems": ["$NQN"]}],
+ "subsystems": [{"nqn": "$NQN", "namespaces": [{"nsid": 1, "backend": "file", "path": "$work/spdk.img", "size": "64M",
+                 "direct_io": true}]}]}
+JSON
+  start_target "$work/spdk.json"
+  spdk_run "$work/simple_copy.out" "$SPDK_DIR/test/nvme/simple_copy/simple_copy" \
+    -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$P subnqn:$NQN"
+  rc=$?
+  sed 's/^/   /' "$work/simple_copy.out"
+  if [ $rc = 0 ] && grep -q "LBAs matching Written Data: 64" "$work/simple_copy.out"; then
+    check "SPDK's simple_copy: 64 blocks written, copied by one Copy, read back equal"
+  else fail "SPDK's simple_copy (exit $rc)"; fi
+  stop_target "$work/spdk.json"
+else
+  echo "== part 1 SKIPPED: no SPDK build at $SPDK_DIR (bench/spdk/build-spdk.sh builds one)"
+fi
+fi
+
+if [[ " $PARTS " == *" 2 "* ]]; then
+P=$(free_port)
+cat >"$work/linux.json" <<JSON
+{"ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": $P, "subsystems": ["$NQN"]}],
+ "subsystems": [{"nqn": "$NQN", "namespaces": [{"nsid": 1, "backend": "file", "path": "$work/linux.img", "size": "64M",
+                 "direct_io": true}]}]}
+JSON
+start_target "$work/linux.json"
+echo "== Linux 6.12's nvme copy on our target"
+NVMF_VM_CACHE=$TRIXIE guest_boot "$work/gjob" --timeout 900 --mem 1024 --gfwd "10.0.2.100:4420=$P" || exit 1
+gsh "modprobe nvme-tcp && nvme connect -t tcp -a 10.0.2.100 -s 4420 -n $NQN >/dev/null && . /job/lib.sh \
+  && nvme_dev $NQN >/tmp/dev && cat /tmp/dev" || fail "the Linux host did not connect"
+out=$(gsh 'D=$(cat /tmp/dev); nvme id-ctrl $D | grep -E "^(oncs|ocfs)"; nvme id-ns $D | grep -E "^(mssrl|mcl|msrc)"')
+echo "$out" | sed 's/^/   /'
+echo "$out" | grep -q "^msrc *: 127" && echo "$out" | grep -q "^mcl *: 16384" && echo "$out" | grep -q "^ocfs *: 0x1" \
+  && check "Identify: ONCS Copy, OCFS format 0, MSSRL/MCL 16384 blocks, MSRC 127" || fail "the Copy fields in Identify"
+out=$(gsh 'D=$(cat /tmp/dev); head -c $((64 * 4096)) /dev/urandom >/tmp/src
+  dd if=/tmp/src of=$D bs=4096 oflag=direct status=none &&
+  nvme copy $D --sdlba=256 --slbs=0 --blocks=63 && nvme copy $D --sdlba=512 --slbs=10,40 --blocks=4,2 &&
+  dd if=$D of=/tmp/a bs=4096 skip=256 count=64 iflag=direct status=none &&
+  dd if=$D of=/tmp/b bs=4096 skip=512 count=8 iflag=direct status=none &&
+  cmp /tmp/src /tmp/a && { dd if=/tmp/src bs=4096 skip=10 count=5 status=none; dd if=/tmp/src bs=4096 skip=40 count=3 status=none; } | cmp - /tmp/b &&
+  echo copied-and-equal')
+echo "$out" | sed 's/^/   /'
+echo "$out" | grep -q "copied-and-equal" && check "nvme copy: one range and two ranges, read back equal in the guest" \
+  || fail "nvme copy"
+gsh "nvme disconnect -n $NQN" >/dev/null
+guest_stop "$work/gjob"
+stop_target "$work/linux.json"
+fi
+
+if [[ " $PARTS " == *" 3 "* ]]; then
+P3=$(free_port)
+echo "== our initiator's copy against Linux nvmet (no Copy there: the host moves the data)"
+NVMF_VM_CACHE=$TRIXIE guest_boot "$work/njob" --timeout 900 --mem 1024 --fwd "tcp:127.0.0.1:$P3-:4420" || exit 1
+gsh "modprobe -a nvmet nvmet-tcp && truncate -s 64M /tmp/ns.img && . /job/lib.sh && nvmet_subsys $NQN /tmp/ns.img \
+  && nvmet_port 1 tcp 0.0.0.0 4420 $NQN" || fail "nvmet"
+for _ in $(seq 100); do python3 "$vm/tools/nvme-tcp-icreq.py" 127.0.0.1 "$P3" >/dev/null 2>&1 && break; sleep 0.2; done
+URI="nvme+tcp://127.0.0.1:$P3/$NQN"
+head -c $((64 * 4096)) /dev/urandom >"$work/src"
+nvmeof write "$URI" -o 0 -d "$work/src" >/dev/null || fail "write to nvmet"
+r=$(nvmeof copy "$URI" --sdlba 256 --slbs 0 --blocks 63 2>&1) && echo "   $r" || fail "nvmeof copy against nvmet: $r"
+nvmeof read "$URI" -o $((256 * 4096)) -l $((64 * 4096)) -d "$work/back" >/dev/null && cmp "$work/src" "$work/back" \
+  && check "our copy against nvmet (MSSRL 0: read and written by the host), read back equal" || fail "copy against nvmet"
+guest_stop "$work/njob"
+fi
+
+[ $status = 0 ] && echo "copy interop: PASS" || echo "copy interop: FAILED"
+exit $status
