@@ -81,11 +81,11 @@ final class CopyCommand {
         }
         boolean blocking = ns.backend().blocking();
         if (blocking) {
-            if (r.reserved == 0 && !q.reserveData(r, BOUNCE)) {
+            if (r.reserved == 0 && !q.reserveData(r, bounceSize(r))) {
                 return; // waits for its buffer; runs again once it has one
             }
             if (r.data == null) {
-                r.data = q.transport().allocateData(r, BOUNCE);
+                r.data = q.transport().allocateData(r, bounceSize(r));
                 if (r.data == null) {
                     q.complete(r, Status.COMMAND_INTERRUPTED);
                     return;
@@ -98,6 +98,11 @@ final class CopyCommand {
             IoCommands.runBackend(r);
             q.complete(r, r.status);
         }
+    }
+
+    /** The bounce buffer of {@code r}: {@link #BOUNCE}, or less for a smaller copy (whole blocks either way). */
+    static int bounceSize(Request r) {
+        return (int) Math.min(BOUNCE, r.copyBytes);
     }
 
     private static Status parse(Request r, Namespace ns) {
@@ -140,7 +145,7 @@ final class CopyCommand {
     static Status run(Request r) throws IOException {
         Namespace ns = r.namespace;
         // a buffer of its own over the bounce memory: the backend moves its position and limit
-        ByteBuffer bounce = r.data != null ? r.dataNio(BOUNCE).slice() : null;
+        ByteBuffer bounce = r.data != null ? r.dataNio(bounceSize(r)).slice() : null;
         long to = r.byteOffset;
         ns.writersSharedLock().lock();
         try {
