@@ -272,6 +272,10 @@ public final class ConfigApplier {
         for (NamespaceConfig n : s.namespaces()) {
             wanted.add(n.nsid());
             NamespaceConfig prev = before.get(n.nsid());
+            if (prev != null && prev.sameStorageButSize(n) && sub.namespace(n.nsid()) != null
+                    && resize(sub, s.nqn(), n, changes)) {
+                prev = n; // its size is the one asked for (or the change failed, saying why): the rest as for the same storage
+            }
             if (prev != null && prev.sameStorage(n) && sub.namespace(n.nsid()) != null) {
                 if (!java.util.Objects.equals(sub.namespace(n.nsid()).visibility(), n.visibility())) {
                     sub.visibility(n.nsid(), n.visibility());
@@ -311,6 +315,39 @@ public final class ConfigApplier {
                 sub.removeNamespace(nsid);
                 changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(nsid) + " removed");
             }
+        }
+    }
+
+    /**
+     * A namespace whose storage stays: if its size is not the one configured (or, for a file or
+     * block namespace that takes its storage's own size, the storage grew outside the target: a
+     * reload or any change finds it), it is resized in place under running I/O, and hosts get the
+     * namespace attribute notice. Shrinking only with {@code allow_shrink}: otherwise the change
+     * fails, naming the field, and the size stays. False where it cannot be done in place (the
+     * namespace is then replaced, as before).
+     */
+    private static boolean resize(Subsystem sub, String nqn, NamespaceConfig n, List<String> changes) {
+        Namespace ns = sub.namespace(n.nsid());
+        String which = nqn + ": namespace " + Integer.toUnsignedString(n.nsid());
+        try {
+            long now = ns.backend().size();
+            long want = n.size() != 0 ? n.size() : ns.backend().storageSize();
+            if (want == now) {
+                return true;
+            }
+            if (want < now && !n.allowShrink()) {
+                changes.add("FAILED " + which + ": size " + want + " is smaller than its " + now
+                        + " bytes; shrinking loses the data past the new end: set \"allow_shrink\": true on it to shrink");
+                return true;
+            }
+            sub.resize(n.nsid(), want);
+            changes.add(which + " resized in place from " + now + " to " + want + " bytes");
+            return true;
+        } catch (UnsupportedOperationException e) {
+            return false;
+        } catch (IOException | RuntimeException e) {
+            changes.add("FAILED " + which + " resize: " + e.getMessage());
+            return true;
         }
     }
 

@@ -451,7 +451,7 @@ public final class ConfigLoader {
     private static NamespaceConfig namespace(JsonNode node, String at) {
         JsonNode n = object(node, at);
         known(n, at, "nsid", "backend", "path", "size", "block_size", "read_only", "uuid", "direct_io", "enable",
-                "visible_to", "ana_grpid");
+                "visible_to", "ana_grpid", "allow_shrink");
         int nsid = nsid(n.get("nsid"), at + ".nsid");
         String backend = string(n, "backend", at, null);
         if (backend == null) {
@@ -489,7 +489,8 @@ public final class ConfigLoader {
             throw new ConfigException(at + ".direct_io", "applies to file and block namespaces only");
         }
         List<String> visible = n.has("visible_to") ? list(n, "visible_to", at, ConfigLoader::name) : null;
-        return new NamespaceConfig(nsid, backend, path, size, bs, ro, uuid, direct, visible, anaGroupId(n, at));
+        boolean shrink = n.has("allow_shrink") && bool(n.get("allow_shrink"), at + ".allow_shrink");
+        return new NamespaceConfig(nsid, backend, path, size, bs, ro, uuid, direct, visible, anaGroupId(n, at), shrink);
     }
 
     /** A port: {@code p} at {@code at}, its address fields in {@code addr} at {@code addrAt} (nvmetcli's addr object, or p itself). */

@@ -182,6 +182,9 @@ public final class ConfigWriter {
         if (ns.anaGroup() != 1) {
             n.put("ana_grpid", ns.anaGroup());
         }
+        if (ns.allowShrink()) {
+            n.put("allow_shrink", true);
+        }
         return n;
     }
 

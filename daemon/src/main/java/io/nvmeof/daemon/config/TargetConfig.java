@@ -119,12 +119,18 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
      * A namespace. {@code backend} is ram, null, file or block; {@code size} is bytes (0: the
      * file's or device's own); {@code blockSize} 512 or 4096 (0: the device's own);
      * {@code visibleTo} the hosts that see it (null: every host the subsystem lets in);
-     * {@code anaGroup} its ANA group (nvmet's {@code ana_grpid}, 1 unless set).
+     * {@code anaGroup} its ANA group (nvmet's {@code ana_grpid}, 1 unless set); {@code allowShrink}:
+     * a reload or change that makes it smaller resizes it in place (otherwise that is refused).
      */
     public record NamespaceConfig(int nsid, String backend, String path, long size, int blockSize, boolean readOnly,
-                                  UUID uuid, boolean directIo, List<String> visibleTo, int anaGroup) {
+                                  UUID uuid, boolean directIo, List<String> visibleTo, int anaGroup, boolean allowShrink) {
         public NamespaceConfig {
             visibleTo = visibleTo == null ? null : List.copyOf(visibleTo);
+        }
+
+        public NamespaceConfig(int nsid, String backend, String path, long size, int blockSize, boolean readOnly, UUID uuid,
+                               boolean directIo, List<String> visibleTo, int anaGroup) {
+            this(nsid, backend, path, size, blockSize, readOnly, uuid, directIo, visibleTo, anaGroup, false);
         }
 
         public NamespaceConfig(int nsid, String backend, String path, long size, int blockSize, boolean readOnly, UUID uuid,
@@ -151,6 +157,12 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
         /** The hosts that see it, as a set, or null for every host the subsystem lets in. */
         public java.util.Set<String> visibility() {
             return visibleTo == null ? null : java.util.Set.copyOf(visibleTo);
+        }
+
+        /** Whether two configs describe the same storage but for its size (a reload resizes such a namespace in place). */
+        public boolean sameStorageButSize(NamespaceConfig o) {
+            return backend.equals(o.backend) && Objects.equals(path, o.path) && blockSize == o.blockSize
+                    && readOnly == o.readOnly && Objects.equals(uuid, o.uuid) && directIo == o.directIo;
         }
 
         /** Whether two configs describe the same storage (a reload keeps such a namespace open). */

@@ -185,7 +185,7 @@ class ReloadTest {
     }
 
     /**
-     * A reload that replaces a namespace's storage (here its size) keeps its reservation: the
+     * A reload that replaces a namespace's storage (here RAM by null) keeps its reservation: the
      * reservation belongs to the subsystem, NSID and NGUID, not to the object. A namespace of
      * another identity under the same NSID starts with none.
      */
@@ -200,16 +200,84 @@ class ReloadTest {
             assertEquals(Status.SUCCESS, before.reservations().register(host, "nqn.2026-11.io.nvmeof:h", 0, false, 0, 0, 7).status());
             assertEquals(Status.SUCCESS, before.reservations().acquire(host, 0, false, 1, 7, 0).status());
 
-            applier.apply(ConfigLoader.parse(config("{\"nsid\": 1, \"backend\": \"ram\", \"size\": \"2M\", " + uuid + "}", "")));
+            // other storage under the same identity (a RAM namespace becomes a null one): a new Namespace object
+            applier.apply(ConfigLoader.parse(config("{\"nsid\": 1, \"backend\": \"null\", \"size\": \"2M\", " + uuid + "}", "")));
             io.nvmeof.target.Namespace after = target.subsystem(NQN).namespace(1);
             assertTrue(after != before, "the reload replaced the namespace");
             assertEquals(1, after.reservations().state().type(), "its reservation stays");
             assertEquals(7, after.reservations().state().registrant(host).key());
 
-            applier.apply(ConfigLoader.parse(config("{\"nsid\": 1, \"backend\": \"ram\", \"size\": \"2M\", "
+            applier.apply(ConfigLoader.parse(config("{\"nsid\": 1, \"backend\": \"null\", \"size\": \"2M\", "
                     + "\"uuid\": \"9e3a5d2b-4c6f-4071-8b8c-2d3e4f5a6b7c\"}", "")));
             assertEquals(0, target.subsystem(NQN).namespace(1).reservations().state().registrants().size(),
                     "another namespace (another NGUID) under NSID 1 has no reservation");
+        }
+    }
+
+    /** A read of block {@code lba} of namespace 1. */
+    private static Status readAt(RawHost io, long lba) throws Exception {
+        io.send(io.capsule(s -> s.opcode(NvmOpcode.READ.code).psdt(1).nsid(1).slba(lba).blockCount(1)
+                .sgl(0, 4096, Sgl.TCP_TRANSPORT), null));
+        RawHost.Received r = io.receive();
+        if (r.type() == PduType.C2H_DATA) {
+            r = io.receive();
+        }
+        return r.cqe().status();
+    }
+
+    /**
+     * A reload with a new size resizes the namespace in place: the same object (no gap, no Invalid
+     * Namespace), the host's namespace attribute notice, the new size in Identify and for I/O. A
+     * smaller size is refused unless the namespace says allow_shrink.
+     */
+    @Test
+    void aNewSizeResizesInPlaceAndShrinkingNeedsItsFlag() throws Exception {
+        try (Target target = new Target()) {
+            ConfigApplier applier = new ConfigApplier(target);
+            applier.apply(ConfigLoader.parse(config(NS1, "")));
+            io.nvmeof.target.Namespace before = target.subsystem(NQN).namespace(1);
+            InetSocketAddress address = target.ports().get(0).bound();
+            try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+                io.bringUpIo(NQN, 1, admin.bringUpAdmin(NQN));
+                assertTrue(admin.command(s -> s.opcode(AdminOpcode.SET_FEATURES.code).psdt(1)
+                        .featureId(FeatureId.ASYNC_EVENT_CONFIG).cdw(11, 1 << 8), null).cqe().status().isSuccess());
+                admin.send(admin.capsule(s -> s.opcode(AdminOpcode.ASYNC_EVENT_REQUEST.code).psdt(1).cid(900), null));
+                assertEquals(Status.LBA_OUT_OF_RANGE, readAt(io, 256).withDnr(true), "1 MiB: 256 blocks");
+
+                ConfigApplier.Changes c = applier.apply(ConfigLoader.parse(config(NS1.replace("1M", "2M"), "")));
+                assertTrue(c.toString().contains("namespace 1 resized in place from 1048576 to 2097152 bytes"), c.toString());
+                assertSame(before, target.subsystem(NQN).namespace(1), "resized, not replaced");
+                assertEquals(0x040002, admin.receive().cqe().dw0(), "the namespace attribute notice");
+                assertEquals(1, readChangedList(admin)[0]);
+                assertTrue(readAt(io, 511).isSuccess(), "the new blocks serve at once");
+
+                c = applier.apply(ConfigLoader.parse(config(NS1, "")));
+                assertTrue(c.failures().toString().contains("allow_shrink"), c.toString());
+                assertEquals(2 << 20, before.backend().size(), "not shrunk without the flag");
+                c = applier.apply(ConfigLoader.parse(config(NS1.replace("}", ", \"allow_shrink\": true}"), "")));
+                assertTrue(c.toString().contains("resized in place from 2097152 to 1048576"), c.toString());
+                assertEquals(Status.LBA_OUT_OF_RANGE, readAt(io, 256).withDnr(true));
+            }
+        }
+    }
+
+    /** A file namespace that takes the file's size grows when the file grew outside, at the next reload. */
+    @Test
+    void aFileThatGrewIsFoundAtTheNextReload(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path f = dir.resolve("ns.img");
+        try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(f.toFile(), "rw")) {
+            raf.setLength(1 << 20);
+        }
+        String ns = "{\"nsid\": 1, \"backend\": \"file\", \"path\": \"" + f + "\"}";
+        try (Target target = new Target()) {
+            ConfigApplier applier = new ConfigApplier(target);
+            applier.apply(ConfigLoader.parse(config(ns, "")));
+            try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(f.toFile(), "rw")) {
+                raf.setLength(3 << 20);
+            }
+            ConfigApplier.Changes c = applier.apply(ConfigLoader.parse(config(ns, "")));
+            assertTrue(c.toString().contains("resized in place from 1048576 to 3145728 bytes"), c.toString());
+            assertEquals(3 << 20, target.subsystem(NQN).namespace(1).backend().size());
         }
     }
 }

@@ -60,6 +60,15 @@ public interface Backend extends AutoCloseable {
         }
     }
 
+    /**
+     * The size the storage itself has now (a file's length, a device's capacity), in whole blocks:
+     * what a rescan compares with {@link #size()} after the storage grew outside the target. The
+     * default: {@link #size()}, for storage that has no size of its own (RAM, null).
+     */
+    default long storageSize() throws IOException {
+        return size();
+    }
+
     /** Deallocates a range (Dataset Management, deallocate). Advisory: the default does nothing. */
     default void deallocate(long offset, long length) throws IOException {
     }

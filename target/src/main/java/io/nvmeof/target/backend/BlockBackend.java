@@ -85,6 +85,26 @@ public final class BlockBackend extends ChannelBackend {
         LinuxIo.blockRange(fd, LinuxIo.BLKZEROOUT, offset, length, "BLKZEROOUT on " + path);
     }
 
+    /** The device's capacity now (BLKGETSIZE64), in whole blocks. */
+    @Override
+    public long storageSize() throws IOException {
+        return LinuxIo.blockDeviceSize(fd, path.toString()) / blockSize() * blockSize();
+    }
+
+    /**
+     * A block device's size is its own: the namespace takes it when the device was resized (a
+     * rescan); any other size is refused.
+     */
+    @Override
+    public void resize(long newSize) throws IOException {
+        long device = storageSize();
+        if (newSize != device) {
+            throw new UnsupportedOperationException("a block namespace has its device's size (" + device + " bytes of "
+                    + path + "): resize the device, then rescan");
+        }
+        size = newSize;
+    }
+
     @Override
     public String describe() {
         return "block:" + path + (direct ? ",direct" : "");

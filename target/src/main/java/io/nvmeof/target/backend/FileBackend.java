@@ -142,6 +142,26 @@ public final class FileBackend extends ChannelBackend {
         }
     }
 
+    /**
+     * Sets the file's length (a hole where it grows). The caller keeps writers out
+     * ({@code Namespace.resize}); a file opened read-only cannot change.
+     */
+    @Override
+    public void resize(long newSize) throws IOException {
+        checkSize(newSize);
+        if (fd < 0) {
+            throw new UnsupportedOperationException("a read-only file namespace cannot change size: " + path);
+        }
+        LinuxIo.ftruncate(fd, newSize, path.toString());
+        size = newSize;
+    }
+
+    /** The file's length now, in whole blocks: what a rescan after the file grew outside finds. */
+    @Override
+    public long storageSize() throws IOException {
+        return channel.size() / blockSize() * blockSize();
+    }
+
     /** Whether copy_file_range may work here; false once the file system refused it. */
     private volatile boolean copyFileRange = true;
 

@@ -50,6 +50,9 @@ final class LinuxIo {
         int fallocate(int fd, int mode, long offset, long length);
 
         @SaveError
+        int ftruncate(int fd, long length);
+
+        @SaveError
         long copy_file_range(int fdIn, LongLongByReference offIn, int fdOut, LongLongByReference offOut, long len, int flags);
 
         String strerror(int errno);
@@ -153,6 +156,13 @@ final class LinuxIo {
             done += n;
         }
         return done;
+    }
+
+    /** ftruncate(2): the file's length becomes {@code length} (a hole where it grows). */
+    static void ftruncate(int fd, long length, String path) throws IOException {
+        if (libc().ftruncate(fd, length) != 0) {
+            throw error("ftruncate " + path + " to " + length + " bytes");
+        }
     }
 
     static void close(int fd) throws IOException {
