@@ -110,7 +110,7 @@ final class RpcCommands {
     }
 
     @Command(name = "ns", mixinStandardHelpOptions = true, description = "Add or remove a namespace of a running target.",
-            subcommands = {NsAdd.class, NsRemove.class})
+            subcommands = {NsAdd.class, NsRemove.class, NsResize.class})
     static final class Ns {
     }
 
@@ -152,6 +152,40 @@ final class RpcCommands {
                 p.put("direct_io", true);
             }
             return RpcCommands.call(socket, "add_namespace", p, spec.commandLine().getOut(), spec.commandLine().getErr());
+        }
+    }
+
+    @Command(name = "resize", mixinStandardHelpOptions = true, description = "Change a namespace's size in place under"
+            + " running I/O (resize_namespace); it persists. Without --size a file or device namespace takes its storage's"
+            + " size now (after the file or device grew).")
+    static final class NsResize extends SocketOption implements Callable<Integer> {
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Option(names = "--subsystem", required = true, paramLabel = "NQN")
+        String nqn;
+
+        @Option(names = "--nsid", required = true, paramLabel = "N")
+        long nsid;
+
+        @Option(names = "--size", paramLabel = "SIZE", description = "The new size (bytes, or 64k, 256M, 1G...).")
+        String size;
+
+        @Option(names = "--shrink", description = "Allow a smaller size: the data past the new end is lost.")
+        boolean shrink;
+
+        @Override
+        public Integer call() throws Exception {
+            ObjectNode p = JSON.createObjectNode();
+            p.put("nqn", nqn);
+            p.put("nsid", nsid);
+            if (size != null) {
+                p.put("size", io.nvmeof.fabric.Sizes.parse(size, "--size"));
+            }
+            if (shrink) {
+                p.put("shrink", true);
+            }
+            return RpcCommands.call(socket, "resize_namespace", p, spec.commandLine().getOut(), spec.commandLine().getErr());
         }
     }
 

@@ -67,6 +67,9 @@ public final class Management {
         add("add_namespace", "{nqn, nsid, backend: ram|null|file|block, path, size, block_size, read_only, uuid,"
                 + " direct_io, visible_to}", this::addNamespace);
         add("remove_namespace", "{nqn, nsid}", this::removeNamespace);
+        add("resize_namespace", "{nqn, nsid, size, shrink}: changes a namespace's size in place under running I/O (no"
+                + " size: a file or device namespace takes its storage's size now); smaller only with shrink: true;"
+                + " hosts get the namespace attribute notice; it persists", this::resizeNamespace);
         add("add_host", "{nqn, host}: lets a host into a subsystem", (p, c) -> allowedHost(p, c, true));
         add("remove_host", "{nqn, host}: takes a host out of a subsystem; its controllers end", (p, c) -> allowedHost(p, c, false));
         add("set_host_keys", "{host, dhchap_key_file, dhchap_ctrl_key_file, tls_key_file, dhchap_hashes,"
@@ -271,6 +274,47 @@ public final class Management {
             }
             kind(state, "namespaces").putNull(nqn + "#" + nsid);
         }, who(c, "remove_namespace " + nqn + " " + nsid)));
+    }
+
+    private JsonNode resizeNamespace(ObjectNode p, RpcServer.Caller c) throws IOException {
+        only(p, "nqn", "nsid", "size", "shrink");
+        String nqn = text(p, "nqn");
+        if (!p.path("nsid").canConvertToLong()) {
+            throw new ParamException("nsid", "is missing (a number)");
+        }
+        long nsid = p.get("nsid").asLong();
+        long size;
+        try {
+            size = !p.has("size") ? 0 : p.get("size").isIntegralNumber() ? p.get("size").asLong()
+                    : io.nvmeof.fabric.Sizes.parse(p.get("size").asText(), "size");
+        } catch (IllegalArgumentException e) {
+            throw new ParamException("size", e.getMessage());
+        }
+        boolean shrink = p.path("shrink").asBoolean(false);
+        return changes(daemon.change((state, current) -> {
+            TargetConfig.NamespaceConfig n = subsystem(current, nqn).namespaces().stream()
+                    .filter(x -> Integer.toUnsignedLong(x.nsid()) == nsid).findFirst()
+                    .orElseThrow(() -> new ParamException("nsid", "no namespace " + nsid + " in " + nqn));
+            if (size == 0 && !(n.backend().equals("file") || n.backend().equals("block"))) {
+                throw new ParamException("size", "is missing: a " + n.backend() + " namespace has no storage of its own to take it from");
+            }
+            if (size != 0 && n.backend().equals("block")) {
+                throw new ParamException("size", "comes from the device for a block namespace: resize the device, then call"
+                        + " this without a size");
+            }
+            ObjectNode ns = ConfigWriter.namespace(n);
+            if (size != 0) {
+                ns.put("size", size);
+            } else {
+                ns.remove("size");
+            }
+            if (shrink) {
+                ns.put("allow_shrink", true);
+            } else {
+                ns.remove("allow_shrink");
+            }
+            kind(state, "namespaces").set(nqn + "#" + nsid, ns);
+        }, who(c, "resize_namespace " + nqn + " " + nsid)));
     }
 
     private JsonNode allowedHost(ObjectNode p, RpcServer.Caller c, boolean add) throws IOException {
