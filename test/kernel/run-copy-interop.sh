@@ -38,15 +38,16 @@ nvmeof() { java -jar "$jar" "$@"; }
 NQN=nqn.2026-11.io.nvmeof:copy
 # start_target CONFIG: our target as users run it; sets tpid
 start_target() {
-  java -Dio.netty.leakDetection.level=paranoid -jar "$jar" target --config "$1" >"$1.out" 2>"$1.err" &
+  local config=$1; shift
+  java -Dio.netty.leakDetection.level=paranoid -jar "$jar" target --config "$config" "$@" >"$config.out" 2>"$config.err" &
   tpid=$!
   pids+=($tpid)
   for _ in $(seq 600); do
-    grep -q "listening on tcp://" "$1.out" 2>/dev/null && return 0
+    grep -q "listening on tcp://" "$config.out" 2>/dev/null && return 0
     kill -0 $tpid 2>/dev/null || break
     sleep 0.1
   done
-  echo "our target did not start:"; cat "$1.err"; return 1
+  echo "our target did not start:"; cat "$config.err"; return 1
 }
 stop_target() {
   kill -TERM $tpid 2>/dev/null || true; wait $tpid 2>/dev/null || true
@@ -84,7 +85,7 @@ cat >"$work/linux.json" <<JSON
  "subsystems": [{"nqn": "$NQN", "namespaces": [{"nsid": 1, "backend": "file", "path": "$work/linux.img", "size": "64M",
                  "direct_io": true}]}]}
 JSON
-start_target "$work/linux.json"
+start_target "$work/linux.json" --rpc-socket "$work/rpc.sock"
 echo "== Linux 6.12's nvme copy on our target"
 NVMF_VM_CACHE=$TRIXIE guest_boot "$work/gjob" --timeout 900 --mem 1024 --gfwd "10.0.2.100:4420=$P" || exit 1
 gsh "modprobe nvme-tcp && nvme connect -t tcp -a 10.0.2.100 -s 4420 -n $NQN >/dev/null && . /job/lib.sh \
@@ -103,6 +104,21 @@ out=$(gsh 'D=$(cat /tmp/dev); head -c $((64 * 4096)) /dev/urandom >/tmp/src
 echo "$out" | sed 's/^/   /'
 echo "$out" | grep -q "copied-and-equal" && check "nvme copy: one range and two ranges, read back equal in the guest" \
   || fail "nvme copy"
+echo "== resize in place under Linux's fio (randwrite, verify): 64 MiB to 256 MiB"
+gsh 'D=$(cat /tmp/dev); cat /sys/block/${D#/dev/}/size >/tmp/size0
+  setsid fio --name=grow --filename=$D --rw=randwrite --bs=4k --iodepth=16 --ioengine=libaio --direct=1 --size=32M \
+    --time_based --runtime=30 --verify=crc32c --verify_fatal=1 --output=/tmp/fio.out >/dev/null 2>&1 </dev/null &
+  sleep 3; pgrep -x fio >/dev/null' && check "fio writes and verifies through /dev/nvme (32 MiB, 30 s)" || fail "fio did not start"
+r=$(nvmeof ns resize --socket "$work/rpc.sock" --subsystem "$NQN" --nsid 1 --size 256M 2>&1) && echo "   $r" \
+  || fail "nvmeof ns resize: $r"
+out=$(gsh 'D=$(cat /tmp/dev); for i in $(seq 200); do [ "$(cat /sys/block/${D#/dev/}/size)" = 524288 ] && break; sleep 0.1; done
+  echo "sectors: $(cat /tmp/size0) -> $(cat /sys/block/${D#/dev/}/size)"; dmesg | grep -i "capacity change" | tail -1
+  while pgrep -x fio >/dev/null; do sleep 1; done; grep -E "err=|READ:|WRITE:" /tmp/fio.out')
+echo "$out" | sed 's/^/   /'
+echo "$out" | grep -q "sectors: 131072 -> 524288" && check "Linux sees 256 MiB without reconnecting (/sys/block/.../size)" \
+  || fail "Linux did not see the new size"
+echo "$out" | grep -q "err= 0" && ! echo "$out" | grep -q "err= *[1-9]" && check "fio: 0 errors across the resize" \
+  || fail "fio reported errors across the resize"
 gsh "nvme disconnect -n $NQN" >/dev/null
 guest_stop "$work/gjob"
 stop_target "$work/linux.json"
