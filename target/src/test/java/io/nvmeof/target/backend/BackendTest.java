@@ -176,11 +176,20 @@ class BackendTest {
     }
 
     @Test
-    void aFileNamespaceSaysItCannotChangeSizeInPlace() throws IOException {
-        try (FileBackend f = FileBackend.open(dir.resolve("fixed.img"), 1 << 20, 4096, false)) {
-            UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, () -> f.resize(2 << 20));
-            assertTrue(e.getMessage().contains("cannot change size"), e.getMessage());
-            assertEquals(1 << 20, f.size());
+    void aFileNamespaceChangesSizeInPlaceUnlessReadOnly() throws IOException {
+        java.nio.file.Path p = dir.resolve("grow.img");
+        try (FileBackend f = FileBackend.open(p, 1 << 20, 4096, false)) {
+            f.resize(3 << 20);
+            assertEquals(3 << 20, f.size());
+            assertEquals(3 << 20, java.nio.file.Files.size(p), "the file grew (a hole)");
+            assertEquals(3 << 20, f.storageSize());
+            f.resize(2 << 20);
+            assertEquals(2 << 20, java.nio.file.Files.size(p));
+        }
+        try (FileBackend ro = FileBackend.open(p, 0, 4096, true)) {
+            UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, () -> ro.resize(4 << 20));
+            assertTrue(e.getMessage().contains("read-only"), e.getMessage());
+            assertEquals(2 << 20, ro.size());
         }
     }
 }
