@@ -12,7 +12,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 vm=$top/test/vm
 jar=$top/cli/build/nvmeof.jar
 [ -f "$jar" ] || { echo "copy interop: build first (mvn -DskipTests package)" >&2; exit 1; }
-. "$top/test/kernel/guest.sh"
+. "$top/test/kernel/interop.sh"
 . "$top/test/kernel/spdk.sh"
 TRIXIE=${NVMF_VM_CACHE_TRIXIE:-/var/tmp/nvmf-vm-trixie}
 SPDK_DIR=${SPDK_DIR:-/var/tmp/spdk}
@@ -21,20 +21,7 @@ if [ ! -f "$TRIXIE/rootfs.ext4" ]; then
   echo "== building the trixie guest image in $TRIXIE"
   NVMF_VM_CACHE=$TRIXIE "$vm/build-guest.sh" --suite trixie --java
 fi
-work=$(mktemp -d -p /var/tmp nvmeof-copy.XXXXXX)
-pids=()
-status=0
-cleanup() {
-  for j in "$work"/*job; do [ -d "$j" ] && { "$vm/run-guest.sh" --stop "$j" >/dev/null 2>&1 || true; }; done
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  if [ $status = 0 ]; then rm -rf "$work"; else echo "(logs kept in $work)"; fi
-}
-trap cleanup EXIT
-fail() { echo "FAILED: $*"; status=1; }
-check() { echo "check: $*"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-nvmeof() { java -jar "$jar" "$@"; }
+interop_begin copy
 NQN=nqn.2026-11.io.nvmeof:copy
 # start_target CONFIG: our target as users run it; sets tpid
 start_target() {

@@ -18,7 +18,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 vm=$top/test/vm
 jar=$top/cli/build/nvmeof.jar
 [ -f "$jar" ] || { echo "reservations interop: build first (mvn -DskipTests package)" >&2; exit 1; }
-. "$top/test/kernel/guest.sh"
+. "$top/test/kernel/interop.sh"
 . "$top/test/kernel/spdk.sh"
 TRIXIE=${NVMF_VM_CACHE_TRIXIE:-/var/tmp/nvmf-vm-trixie}
 BPO=${NVMF_VM_CACHE_BPO:-/var/tmp/nvmf-vm-trixie-bpo}
@@ -33,20 +33,7 @@ if [ ! -f "$BPO/rootfs.ext4" ] || [ ! -x "$BPO/rootfs/usr/sbin/blkpr" ]; then
   NVMF_VM_CACHE=$BPO NVMF_VM_EXTRA_PKGS=util-linux-extra "$vm/build-guest.sh" --suite trixie --backports-kernel
 fi
 
-work=$(mktemp -d -p /var/tmp nvmeof-resv.XXXXXX)
-pids=()
-cleanup() {
-  for j in "$work"/*job; do [ -d "$j" ] && { "$vm/run-guest.sh" --stop "$j" >/dev/null 2>&1 || true; }; done
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  if [ $status = 0 ]; then rm -rf "$work"; else echo "(logs kept in $work)"; fi
-}
-status=0
-trap cleanup EXIT
-fail() { echo "FAILED: $*"; status=1; }
-check() { echo "check: $*"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-nvmeof() { java -jar "$jar" "$@"; }
+interop_begin resv
 NQN=nqn.2026-11.io.nvmeof:reservations
 # the second host: our initiator
 HJ=nqn.2026-11.io.nvmeof:java-host
