@@ -12,6 +12,6 @@ spdk_run() {
   LD_LIBRARY_PATH=$SPDK_DIR/build/lib:$SPDK_DIR/isa-l/.libs timeout 120 "$prog" "$@" >"$log" 2>&1 || rc=$?
   echo "$before" >/proc/sys/vm/nr_hugepages
   if [ $mounted = 1 ]; then umount /dev/hugepages; fi
-  rm -rf "/var/run/dpdk/$(basename "$prog")" 2>/dev/null || true
+  rm -rf /var/run/dpdk/spdk0 2>/dev/null || true   # the runtime directory of shm id 0, which these programs use
   return $rc
 }
