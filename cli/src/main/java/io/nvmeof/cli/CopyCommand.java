@@ -63,7 +63,7 @@ final class CopyCommand extends ConnectedCommand {
         long to = sdlba;
         for (int i = 0; i < slbs.size(); i++) {
             long n = blocks.get(i) + 1L;
-            ReservationCommands.await(dev.copyAsync(slbs.get(i) * bs, to * bs, n * bs));
+            dev.copyAsync(slbs.get(i) * bs, to * bs, n * bs).get();
             to += n;
         }
         out.println("NVMe Copy: success");
