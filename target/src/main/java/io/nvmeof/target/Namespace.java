@@ -75,6 +75,22 @@ public final class Namespace implements AutoCloseable {
         this.reservations = r;
     }
 
+    /** Its QoS limits, or null where none were ever set. */
+    private volatile Qos qos;
+
+    public Qos qos() {
+        return qos;
+    }
+
+    /** Sets its QoS limits (0 in a field: none there); counters carry over. */
+    public void qos(Qos.Limits limits) {
+        Qos was = qos;
+        if (was == null && limits.none()) {
+            return;
+        }
+        qos = new Qos(limits, System.nanoTime(), was);
+    }
+
     /** ANAGRPID: the ANA group whose state decides which paths serve it (1 unless set). */
     private volatile int anaGroup = 1;
 

@@ -4,6 +4,7 @@ import io.nvmeof.protocol.AdminOpcode;
 import io.nvmeof.protocol.ConnectData;
 import io.nvmeof.protocol.FabricsCommandType;
 import io.nvmeof.protocol.Sgl;
+import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
 import java.lang.invoke.MethodHandles;
@@ -12,6 +13,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A submission/completion queue pair of a controller as the core sees it, whatever the
@@ -260,7 +262,36 @@ final class QueuePair {
         if (target.faults().intercept(this, r)) {
             return; // delayed, held or failed by an injected fault
         }
+        if (r.namespace != null && Qos.counted(r.sqe.opcode())) {
+            long wait = qosWait(r);
+            if (wait > 0) {
+                // over a limit: it waits its turn here, before any data moves (a write asks for its
+                // data only then), holding no buffer
+                transport.eventLoop().schedule(r.qosResume, wait, TimeUnit.NANOSECONDS);
+                return;
+            }
+        }
         proceed(r);
+    }
+
+    /** How long {@code r} waits for its namespace's and its host's limits (0: none, or within them). */
+    private long qosWait(Request r) {
+        Qos ns = r.namespace.qos();
+        Qos host = target.hostQos(controller.hostNqn());
+        if (ns == null && host == null) {
+            return 0;
+        }
+        boolean read = r.sqe.opcode() != NvmOpcode.WRITE.code;
+        long now = System.nanoTime();
+        long wait = ns != null ? ns.admit(read, r.length, now) : 0;
+        return host != null ? Math.max(wait, host.admit(read, r.length, now)) : wait;
+    }
+
+    /** A command's QoS wait is over: on with it, unless its connection ended meanwhile. */
+    void qosResume(Request r) {
+        if (!closed) {
+            proceed(r);
+        }
     }
 
     /** Runs a validated command: asks for its data first if it is a write still missing some. */

@@ -91,6 +91,8 @@ final class Request implements Runnable {
     State resumeState;
     /** What goes on once a buffer is reserved for a waiting request (made once: no allocation per wait). */
     final Runnable bufferReady = () -> queue().bufferReady(this);
+    /** Runs when the command's QoS wait is over (made once, not per wait). */
+    final Runnable qosResume = () -> queue().qosResume(this);
 
     Request(QueuePair queue, int tag) {
         this.queue = queue;

@@ -194,6 +194,19 @@ public final class Target implements AutoCloseable {
         return kept;
     }
 
+    /** Per-host QoS (by host NQN: all its controllers here), empty unless set. */
+    private final java.util.concurrent.ConcurrentHashMap<String, Qos> hostQos = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Host {@code nqn}'s QoS limits across its controllers in this process (counters carry over). */
+    public void hostQos(String nqn, Qos.Limits limits) {
+        hostQos.compute(nqn, (k, was) -> was == null && limits.none() ? null : new Qos(limits, System.nanoTime(), was));
+    }
+
+    /** Host {@code nqn}'s QoS, or null. */
+    public Qos hostQos(String nqn) {
+        return hostQos.isEmpty() ? null : hostQos.get(nqn);
+    }
+
     /** Namespaces' reservations, beyond their objects and (with persistence set) across restarts. */
     private final ReservationStore reservationStore = new ReservationStore();
 

@@ -1,0 +1,87 @@
+package io.nvmeof.target;
+
+import io.nvmeof.protocol.NvmOpcode;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Rate limits of one scope (a namespace, or a host across all its controllers in this process),
+ * as SPDK's bdev QoS and Ceph's gateways name them: read and write I/Os a second, and megabytes a
+ * second for reads and writes together, reads alone and writes alone (0: no limit). Reads and
+ * writes (and Compare, a read) count; other commands do not. A command over a limit is delayed,
+ * never failed: it waits before any data moves (a write before its R2T, holding no buffer). The
+ * time commands spent waiting is counted for the metrics.
+ */
+public final class Qos {
+    /** The limits; 0 is none. Bytes a second, not megabytes, here. */
+    public record Limits(long rwIosPerSecond, long rwBytesPerSecond, long readBytesPerSecond, long writeBytesPerSecond) {
+        public static final Limits NONE = new Limits(0, 0, 0, 0);
+
+        public Limits {
+            if (rwIosPerSecond < 0 || rwBytesPerSecond < 0 || readBytesPerSecond < 0 || writeBytesPerSecond < 0) {
+                throw new IllegalArgumentException("QoS limits cannot be negative");
+            }
+        }
+
+        public boolean none() {
+            return rwIosPerSecond == 0 && rwBytesPerSecond == 0 && readBytesPerSecond == 0 && writeBytesPerSecond == 0;
+        }
+    }
+
+    private final Limits limits;
+    private final QosBucket ios;
+    private final QosBucket rwBytes;
+    private final QosBucket readBytes;
+    private final QosBucket writeBytes;
+    private final LongAdder throttledNanos;
+    private final LongAdder throttled;
+
+    /** The buckets for {@code limits}, counting into {@code counters} (kept across a change of limits). */
+    Qos(Limits limits, long now, Qos counters) {
+        this.limits = limits;
+        this.ios = limits.rwIosPerSecond() > 0 ? new QosBucket(limits.rwIosPerSecond(), now) : null;
+        this.rwBytes = limits.rwBytesPerSecond() > 0 ? new QosBucket(limits.rwBytesPerSecond(), now) : null;
+        this.readBytes = limits.readBytesPerSecond() > 0 ? new QosBucket(limits.readBytesPerSecond(), now) : null;
+        this.writeBytes = limits.writeBytesPerSecond() > 0 ? new QosBucket(limits.writeBytesPerSecond(), now) : null;
+        this.throttledNanos = counters != null ? counters.throttledNanos : new LongAdder();
+        this.throttled = counters != null ? counters.throttled : new LongAdder();
+    }
+
+    public Limits limits() {
+        return limits;
+    }
+
+    /** Nanoseconds commands have waited for this scope's limits since the start. */
+    public long throttledNanos() {
+        return throttledNanos.sum();
+    }
+
+    /** Commands that had to wait. */
+    public long throttledCommands() {
+        return throttled.sum();
+    }
+
+    /** Whether {@code opcode} counts against the limits, and as a read. */
+    static boolean counted(int opcode) {
+        return opcode == NvmOpcode.READ.code || opcode == NvmOpcode.WRITE.code || opcode == NvmOpcode.COMPARE.code;
+    }
+
+    /** Takes a command of {@code bytes} from every bucket it counts against: nanoseconds to wait (0: none). */
+    long admit(boolean read, int bytes, long now) {
+        long wait = 0;
+        if (ios != null) {
+            wait = ios.take(1, now);
+        }
+        if (rwBytes != null) {
+            wait = Math.max(wait, rwBytes.take(bytes, now));
+        }
+        QosBucket dir = read ? readBytes : writeBytes;
+        if (dir != null) {
+            wait = Math.max(wait, dir.take(bytes, now));
+        }
+        if (wait > 0) {
+            throttledNanos.add(wait);
+            throttled.increment();
+        }
+        return wait;
+    }
+}
