@@ -282,6 +282,11 @@ public final class ConfigApplier {
                     changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " now visible to "
                             + (n.visibleTo() == null ? "every allowed host" : n.visibleTo()));
                 }
+                Namespace live = sub.namespace(n.nsid());
+                if (!n.qos().equals(live.qos() == null ? io.nvmeof.target.Qos.Limits.NONE : live.qos().limits())) {
+                    live.qos(n.qos());
+                    changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " QoS now " + n.qos());
+                }
                 if (sub.namespace(n.nsid()).anaGroup() != n.anaGroup()) {
                     target.anaGroup(sub, n.nsid(), n.anaGroup());
                     changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " now in ANA group "
@@ -302,6 +307,7 @@ public final class ConfigApplier {
                 Namespace replacement = new Namespace(s.nqn(), n.nsid(), n.spec().open(), n.readOnly(), n.uuid());
                 replacement.visibility(n.visibility());
                 replacement.anaGroup(n.anaGroup());
+                replacement.qos(n.qos());
                 sub.removeNamespace(n.nsid());
                 sub.addNamespace(replacement);
                 changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " replaced");
@@ -357,6 +363,7 @@ public final class ConfigApplier {
             Namespace ns = new Namespace(nqn, n.nsid(), n.spec().open(), n.readOnly(), n.uuid());
             ns.visibility(n.visibility());
             ns.anaGroup(n.anaGroup());
+            ns.qos(n.qos());
             sub.addNamespace(ns);
             changes.add(nqn + ": namespace " + Integer.toUnsignedString(n.nsid()) + " added");
         } catch (IOException | RuntimeException e) {

@@ -1,6 +1,7 @@
 package io.nvmeof.daemon.config;
 
 import io.nvmeof.fabric.Sizes;
+import io.nvmeof.target.Qos;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -451,7 +452,7 @@ public final class ConfigLoader {
     private static NamespaceConfig namespace(JsonNode node, String at) {
         JsonNode n = object(node, at);
         known(n, at, "nsid", "backend", "path", "size", "block_size", "read_only", "uuid", "direct_io", "enable",
-                "visible_to", "ana_grpid", "allow_shrink");
+                "visible_to", "ana_grpid", "allow_shrink", "qos");
         int nsid = nsid(n.get("nsid"), at + ".nsid");
         String backend = string(n, "backend", at, null);
         if (backend == null) {
@@ -490,7 +491,42 @@ public final class ConfigLoader {
         }
         List<String> visible = n.has("visible_to") ? list(n, "visible_to", at, ConfigLoader::name) : null;
         boolean shrink = n.has("allow_shrink") && bool(n.get("allow_shrink"), at + ".allow_shrink");
-        return new NamespaceConfig(nsid, backend, path, size, bs, ro, uuid, direct, visible, anaGroupId(n, at), shrink);
+        Qos.Limits qos = n.has("qos") ? qos(n.get("qos"), at + ".qos") : Qos.Limits.NONE;
+        return new NamespaceConfig(nsid, backend, path, size, bs, ro, uuid, direct, visible, anaGroupId(n, at), shrink, qos);
+    }
+
+    /** The lowest limits allowed: waits stay well under a host's 30 s I/O timeout at any queue depth Linux uses. */
+    static final long MIN_IOPS = 100;
+    static final long MIN_MBYTES = 1;
+
+    /**
+     * QoS limits as SPDK's bdev QoS and Ceph's gateways name them: {@code rw_ios_per_sec},
+     * {@code rw_mbytes_per_sec}, {@code r_mbytes_per_sec}, {@code w_mbytes_per_sec} (MiB a second);
+     * 0 or absent: none.
+     */
+    static Qos.Limits qos(JsonNode node, String at) {
+        JsonNode q = object(node, at);
+        known(q, at, "rw_ios_per_sec", "rw_mbytes_per_sec", "r_mbytes_per_sec", "w_mbytes_per_sec");
+        long ios = limit(q, "rw_ios_per_sec", at, MIN_IOPS);
+        long rw = limit(q, "rw_mbytes_per_sec", at, MIN_MBYTES);
+        long r = limit(q, "r_mbytes_per_sec", at, MIN_MBYTES);
+        long w = limit(q, "w_mbytes_per_sec", at, MIN_MBYTES);
+        return new Qos.Limits(ios, rw << 20, r << 20, w << 20);
+    }
+
+    private static long limit(JsonNode q, String field, String at, long min) {
+        if (!q.has(field)) {
+            return 0;
+        }
+        JsonNode v = q.get(field);
+        if (!v.isIntegralNumber() || v.asLong() < 0) {
+            throw new ConfigException(at + "." + field, "must be a whole number, 0 for no limit, got " + v);
+        }
+        long n = v.asLong();
+        if (n != 0 && n < min) {
+            throw new ConfigException(at + "." + field, "must be 0 (no limit) or at least " + min + ", got " + n);
+        }
+        return n;
     }
 
     /** A port: {@code p} at {@code at}, its address fields in {@code addr} at {@code addrAt} (nvmetcli's addr object, or p itself). */

@@ -185,7 +185,28 @@ public final class ConfigWriter {
         if (ns.allowShrink()) {
             n.put("allow_shrink", true);
         }
+        if (!ns.qos().none()) {
+            n.set("qos", qos(ns.qos()));
+        }
         return n;
+    }
+
+    /** QoS limits as the configuration names them (MiB a second; only those set). */
+    public static ObjectNode qos(io.nvmeof.target.Qos.Limits l) {
+        ObjectNode q = JSON.createObjectNode();
+        if (l.rwIosPerSecond() != 0) {
+            q.put("rw_ios_per_sec", l.rwIosPerSecond());
+        }
+        if (l.rwBytesPerSecond() != 0) {
+            q.put("rw_mbytes_per_sec", l.rwBytesPerSecond() >> 20);
+        }
+        if (l.readBytesPerSecond() != 0) {
+            q.put("r_mbytes_per_sec", l.readBytesPerSecond() >> 20);
+        }
+        if (l.writeBytesPerSecond() != 0) {
+            q.put("w_mbytes_per_sec", l.writeBytesPerSecond() >> 20);
+        }
+        return q;
     }
 
     public static ObjectNode host(HostSecurity h, Secrets secrets) {

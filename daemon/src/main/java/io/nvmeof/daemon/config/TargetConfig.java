@@ -120,12 +120,20 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
      * file's or device's own); {@code blockSize} 512 or 4096 (0: the device's own);
      * {@code visibleTo} the hosts that see it (null: every host the subsystem lets in);
      * {@code anaGroup} its ANA group (nvmet's {@code ana_grpid}, 1 unless set); {@code allowShrink}:
-     * a reload or change that makes it smaller resizes it in place (otherwise that is refused).
+     * a reload or change that makes it smaller resizes it in place (otherwise that is refused);
+     * {@code qos} its rate limits (none unless set).
      */
     public record NamespaceConfig(int nsid, String backend, String path, long size, int blockSize, boolean readOnly,
-                                  UUID uuid, boolean directIo, List<String> visibleTo, int anaGroup, boolean allowShrink) {
+                                  UUID uuid, boolean directIo, List<String> visibleTo, int anaGroup, boolean allowShrink,
+                                  io.nvmeof.target.Qos.Limits qos) {
         public NamespaceConfig {
             visibleTo = visibleTo == null ? null : List.copyOf(visibleTo);
+            qos = qos == null ? io.nvmeof.target.Qos.Limits.NONE : qos;
+        }
+
+        public NamespaceConfig(int nsid, String backend, String path, long size, int blockSize, boolean readOnly, UUID uuid,
+                               boolean directIo, List<String> visibleTo, int anaGroup, boolean allowShrink) {
+            this(nsid, backend, path, size, blockSize, readOnly, uuid, directIo, visibleTo, anaGroup, allowShrink, null);
         }
 
         public NamespaceConfig(int nsid, String backend, String path, long size, int blockSize, boolean readOnly, UUID uuid,
