@@ -78,6 +78,12 @@ final class CopyCommand {
                 q.complete(r, s);
                 return;
             }
+            long wait = q.qosWaitForCopy(r);
+            if (wait > 0) {
+                // over a QoS limit: waits its turn (holding nothing), then runs from here
+                q.transport().eventLoop().schedule(r.copyResume, wait, java.util.concurrent.TimeUnit.NANOSECONDS);
+                return;
+            }
         }
         boolean blocking = ns.backend().blocking();
         if (blocking) {

@@ -65,6 +65,28 @@ public final class Qos {
         return opcode == NvmOpcode.READ.code || opcode == NvmOpcode.WRITE.code || opcode == NvmOpcode.COMPARE.code;
     }
 
+    /** A Copy of {@code bytes}: one I/O that reads and writes them (both directions' buckets, twice the bytes both ways). */
+    long admitCopy(long bytes, long now) {
+        long wait = 0;
+        if (ios != null) {
+            wait = ios.take(1, now);
+        }
+        if (rwBytes != null) {
+            wait = Math.max(wait, rwBytes.take(2 * bytes, now));
+        }
+        if (readBytes != null) {
+            wait = Math.max(wait, readBytes.take(bytes, now));
+        }
+        if (writeBytes != null) {
+            wait = Math.max(wait, writeBytes.take(bytes, now));
+        }
+        if (wait > 0) {
+            throttledNanos.add(wait);
+            throttled.increment();
+        }
+        return wait;
+    }
+
     /** Takes a command of {@code bytes} from every bucket it counts against: nanoseconds to wait (0: none). */
     long admit(boolean read, int bytes, long now) {
         long wait = 0;

@@ -287,6 +287,22 @@ final class QueuePair {
         return host != null ? Math.max(wait, host.admit(read, r.length, now)) : wait;
     }
 
+    /** How long a Copy waits for its namespace's and its host's limits, its bytes known (0: none). */
+    long qosWaitForCopy(Request r) {
+        Qos ns = r.namespace.qos();
+        Qos host = target.hostQos(controller.hostNqn());
+        long now = System.nanoTime();
+        long wait = ns != null ? ns.admitCopy(r.copyBytes, now) : 0;
+        return host != null ? Math.max(wait, host.admitCopy(r.copyBytes, now)) : wait;
+    }
+
+    /** A Copy's QoS wait is over: on with it, unless its connection ended meanwhile. */
+    void copyResume(Request r) {
+        if (!closed) {
+            r.handler.execute().run(r, controller);
+        }
+    }
+
     /** A command's QoS wait is over: on with it, unless its connection ended meanwhile. */
     void qosResume(Request r) {
         if (!closed) {
