@@ -152,6 +152,7 @@ public final class ConfigApplier {
             }
         }
         hostKeys(next, changes);
+        hostQos(next, changes);
         // a first config with every setting at its default leaves the target's options as built;
         // settings changed once and taken out later go back to the defaults
         if (!next.settings().equals(current.settings())) {
@@ -208,6 +209,22 @@ public final class ConfigApplier {
     private static boolean sameAddress(Port p, PortConfig c) {
         return p.address().equals(new InetSocketAddress(c.traddr(), c.trsvcid())) && p.trtype().equals(c.trtype())
                 && p.options().equals(p.transport().options(c.options()));
+    }
+
+    /** Per-host QoS: new limits take effect at once on every controller of the host; hosts no longer named lose theirs. */
+    private void hostQos(TargetConfig next, List<String> changes) {
+        for (Map.Entry<String, io.nvmeof.target.Qos.Limits> e : next.hostQos().entrySet()) {
+            if (!e.getValue().equals(current.hostQos().get(e.getKey()))) {
+                target.hostQos(e.getKey(), e.getValue());
+                changes.add("host " + e.getKey() + ": QoS now " + e.getValue());
+            }
+        }
+        for (String gone : current.hostQos().keySet()) {
+            if (!next.hostQos().containsKey(gone)) {
+                target.hostQos(gone, io.nvmeof.target.Qos.Limits.NONE);
+                changes.add("host " + gone + ": QoS removed");
+            }
+        }
     }
 
     /** Host keys: each change takes effect at the host's next Connect or re-authentication. */

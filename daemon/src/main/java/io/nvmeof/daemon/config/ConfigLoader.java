@@ -177,13 +177,17 @@ public final class ConfigLoader {
             ports.add(port(p, at, p, at));
         }
         List<HostSecurity> hostKeys = new ArrayList<>();
+        java.util.Map<String, Qos.Limits> hostQos = new java.util.HashMap<>();
         JsonNode hs = optionalArray(root, "hosts", "");
         for (int i = 0; i < hs.size(); i++) {
             String at = "hosts[" + i + "]";
             JsonNode h = object(hs.get(i), at);
             known(h, at, "nqn", "dhchap_key", "dhchap_ctrl_key", "dhchap_key_file", "dhchap_ctrl_key_file",
-                    "dhchap_hashes", "dhchap_dhgroups", "tls_key", "tls_key_file");
+                    "dhchap_hashes", "dhchap_dhgroups", "tls_key", "tls_key_file", "qos");
             String nqn = name(h.get("nqn"), at + ".nqn");
+            if (h.has("qos")) {
+                hostQos.put(nqn, qos(h.get("qos"), at + ".qos"));
+            }
             DhchapKey key = secrets.key(h, "dhchap_key", at);
             DhchapKey ctrl = secrets.key(h, "dhchap_ctrl_key", at);
             if (ctrl != null && key == null) {
@@ -193,7 +197,8 @@ public final class ConfigLoader {
             List<DhGroup> groups = list(h, "dhchap_dhgroups", at, ConfigLoader::dhGroup);
             hostKeys.add(new HostSecurity(nqn, key, ctrl, hashes, groups, secrets.tlsKey(h, "tls_key", at)));
         }
-        return new TargetConfig(ports, subsystems, settings(root), hostKeys, metrics(root, secrets), management(root, secrets));
+        return new TargetConfig(ports, subsystems, settings(root), hostKeys, metrics(root, secrets), management(root, secrets),
+                hostQos);
     }
 
     private static DhchapHash hash(JsonNode n, String at) {

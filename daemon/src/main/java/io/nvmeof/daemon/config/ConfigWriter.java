@@ -57,8 +57,18 @@ public final class ConfigWriter {
             subs.add(subsystem(s));
         }
         ArrayNode hosts = root.putArray("hosts");
+        java.util.Set<String> withQos = new java.util.HashSet<>(c.hostQos().keySet());
         for (HostSecurity h : c.hosts()) {
-            hosts.add(host(h, secrets));
+            ObjectNode n = host(h, secrets);
+            if (withQos.remove(h.nqn())) {
+                n.set("qos", qos(c.hostQos().get(h.nqn())));
+            }
+            hosts.add(n);
+        }
+        for (String nqn : new java.util.TreeSet<>(withQos)) {
+            ObjectNode n = hosts.addObject();
+            n.put("nqn", nqn);
+            n.set("qos", qos(c.hostQos().get(nqn)));
         }
         if (c.metrics() != null) {
             root.set("metrics", metrics(c.metrics(), secrets));

@@ -17,12 +17,20 @@ import java.util.UUID;
  * Prometheus metrics are served ({@code metrics}, null: nowhere). Values are validated; {@link ConfigLoader} builds it from JSON.
  */
 public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Target.Options settings,
-                           List<HostSecurity> hosts, MetricsServer.Endpoint metrics, Management management) {
+                           List<HostSecurity> hosts, MetricsServer.Endpoint metrics, Management management,
+                           Map<String, io.nvmeof.target.Qos.Limits> hostQos) {
 
     public TargetConfig {
         hosts = List.copyOf(hosts);
         settings = settings.withIoExecutor(null);
         management = management == null ? Management.NONE : management;
+        hostQos = hostQos == null ? Map.of() : Map.copyOf(hostQos);
+    }
+
+    /** Without per-host QoS. */
+    public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Target.Options settings,
+                        List<HostSecurity> hosts, MetricsServer.Endpoint metrics, Management management) {
+        this(ports, subsystems, settings, hosts, metrics, management, Map.of());
     }
 
     /**
@@ -59,17 +67,18 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
     public TargetConfig withMetrics(InetSocketAddress address) {
         return new TargetConfig(ports, subsystems, settings, hosts, address == null ? null
                 : metrics != null ? new MetricsServer.Endpoint(address, metrics.user(), metrics.password(),
-                        metrics.keystore(), metrics.keystorePassword()) : MetricsServer.Endpoint.plain(address), management);
+                        metrics.keystore(), metrics.keystorePassword()) : MetricsServer.Endpoint.plain(address), management,
+                hostQos);
     }
 
     /** The same with other settings. */
     public TargetConfig withSettings(Target.Options settings) {
-        return new TargetConfig(ports, subsystems, settings, hosts, metrics, management);
+        return new TargetConfig(ports, subsystems, settings, hosts, metrics, management, hostQos);
     }
 
     /** The same with another management section. */
     public TargetConfig withManagement(Management management) {
-        return new TargetConfig(ports, subsystems, settings, hosts, metrics, management);
+        return new TargetConfig(ports, subsystems, settings, hosts, metrics, management, hostQos);
     }
 
     /**
