@@ -257,6 +257,65 @@ final class RpcCommands {
         }
     }
 
+    @Command(name = "qos", mixinStandardHelpOptions = true,
+            description = "Rate limits of a running target's namespaces and hosts.", subcommands = {QosSet.class})
+    static final class QosCmd {
+    }
+
+    @Command(name = "set", mixinStandardHelpOptions = true, description = "Set a namespace's (--subsystem, --nsid) or a"
+            + " host's (--host: all its controllers here) limits (set_qos), as Ceph's gateways name them; 0: none. At once;"
+            + " it persists.")
+    static final class QosSet extends SocketOption implements Callable<Integer> {
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Option(names = "--subsystem", paramLabel = "NQN")
+        String nqn;
+
+        @Option(names = "--nsid", paramLabel = "N")
+        Long nsid;
+
+        @Option(names = "--host", paramLabel = "HOSTNQN")
+        String host;
+
+        @Option(names = "--rw-ios-per-second", paramLabel = "N")
+        Long rwIos;
+
+        @Option(names = "--rw-megabytes-per-second", paramLabel = "MiB")
+        Long rwMb;
+
+        @Option(names = "--r-megabytes-per-second", paramLabel = "MiB")
+        Long rMb;
+
+        @Option(names = "--w-megabytes-per-second", paramLabel = "MiB")
+        Long wMb;
+
+        @Override
+        public Integer call() throws Exception {
+            ObjectNode p = JSON.createObjectNode();
+            if (host != null) {
+                p.put("host", host);
+            }
+            if (nqn != null) {
+                p.put("nqn", nqn);
+            }
+            if (nsid != null) {
+                p.put("nsid", nsid);
+            }
+            put(p, "rw_ios_per_sec", rwIos);
+            put(p, "rw_mbytes_per_sec", rwMb);
+            put(p, "r_mbytes_per_sec", rMb);
+            put(p, "w_mbytes_per_sec", wMb);
+            return RpcCommands.call(socket, "set_qos", p, spec.commandLine().getOut(), spec.commandLine().getErr());
+        }
+
+        private static void put(ObjectNode p, String field, Long v) {
+            if (v != null) {
+                p.put(field, v);
+            }
+        }
+    }
+
     @Command(name = "ana", mixinStandardHelpOptions = true,
             description = "ANA group states of a running target, per port (nvmet's ports/N/ana_groups/G/ana_state).",
             subcommands = {AnaSet.class, AnaShow.class})

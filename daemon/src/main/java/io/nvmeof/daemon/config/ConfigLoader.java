@@ -509,6 +509,10 @@ public final class ConfigLoader {
      * {@code rw_mbytes_per_sec}, {@code r_mbytes_per_sec}, {@code w_mbytes_per_sec} (MiB a second);
      * 0 or absent: none.
      */
+    public static Qos.Limits qosLimits(JsonNode node, String at) {
+        return qos(node, at);
+    }
+
     static Qos.Limits qos(JsonNode node, String at) {
         JsonNode q = object(node, at);
         known(q, at, "rw_ios_per_sec", "rw_mbytes_per_sec", "r_mbytes_per_sec", "w_mbytes_per_sec");

@@ -67,6 +67,8 @@ public final class Management {
         add("add_namespace", "{nqn, nsid, backend: ram|null|file|block, path, size, block_size, read_only, uuid,"
                 + " direct_io, visible_to}", this::addNamespace);
         add("remove_namespace", "{nqn, nsid}", this::removeNamespace);
+        add("set_qos", "{nqn, nsid} or {host}, and rw_ios_per_sec, rw_mbytes_per_sec, r_mbytes_per_sec, w_mbytes_per_sec"
+                + " (0: none): a namespace's or a host's rate limits, at once; it persists", this::setQos);
         add("resize_namespace", "{nqn, nsid, size, shrink}: changes a namespace's size in place under running I/O (no"
                 + " size: a file or device namespace takes its storage's size now); smaller only with shrink: true;"
                 + " hosts get the namespace attribute notice; it persists", this::resizeNamespace);
@@ -274,6 +276,49 @@ public final class Management {
             }
             kind(state, "namespaces").putNull(nqn + "#" + nsid);
         }, who(c, "remove_namespace " + nqn + " " + nsid)));
+    }
+
+    private JsonNode setQos(ObjectNode p, RpcServer.Caller c) throws IOException {
+        only(p, "nqn", "nsid", "host", "rw_ios_per_sec", "rw_mbytes_per_sec", "r_mbytes_per_sec", "w_mbytes_per_sec");
+        ObjectNode limits = p.deepCopy();
+        limits.remove(List.of("nqn", "nsid", "host"));
+        try {
+            io.nvmeof.daemon.config.ConfigLoader.qosLimits(limits, "qos"); // the configuration's checks, named for the call
+        } catch (ConfigException e) {
+            throw new ParamException(e.field().replaceFirst("^qos\\.", ""), e.getMessage().substring(e.field().length() + 2));
+        }
+        if (p.has("host") == p.has("nqn")) {
+            throw new ParamException("host", "name either a host, or a subsystem (nqn) and a namespace (nsid)");
+        }
+        if (p.has("host")) {
+            String host = text(p, "host");
+            return changes(daemon.change((state, current) -> {
+                ObjectNode h = null;
+                for (io.nvmeof.target.HostSecurity hs : current.hosts()) {
+                    if (hs.nqn().equals(host)) {
+                        h = ConfigWriter.host(hs, ConfigWriter.Secrets.WRITTEN);
+                    }
+                }
+                if (h == null) {
+                    h = Rpc.JSON.createObjectNode().put("nqn", host);
+                }
+                h.set("qos", limits);
+                kind(state, "hosts").set(host, h);
+            }, who(c, "set_qos " + host)));
+        }
+        String nqn = text(p, "nqn");
+        if (!p.path("nsid").canConvertToLong()) {
+            throw new ParamException("nsid", "is missing (a number)");
+        }
+        long nsid = p.get("nsid").asLong();
+        return changes(daemon.change((state, current) -> {
+            TargetConfig.NamespaceConfig n = subsystem(current, nqn).namespaces().stream()
+                    .filter(x -> Integer.toUnsignedLong(x.nsid()) == nsid).findFirst()
+                    .orElseThrow(() -> new ParamException("nsid", "no namespace " + nsid + " in " + nqn));
+            ObjectNode ns = ConfigWriter.namespace(n);
+            ns.set("qos", limits);
+            kind(state, "namespaces").set(nqn + "#" + nsid, ns);
+        }, who(c, "set_qos " + nqn + " " + nsid)));
     }
 
     private JsonNode resizeNamespace(ObjectNode p, RpcServer.Caller c) throws IOException {
