@@ -202,6 +202,11 @@ public final class Target implements AutoCloseable {
         hostQos.compute(nqn, (k, was) -> was == null && limits.none() ? null : new Qos(limits, System.nanoTime(), was));
     }
 
+    /** Every host's QoS now, by host NQN (for the metrics). */
+    public java.util.Map<String, Qos> hostQosAll() {
+        return java.util.Map.copyOf(hostQos);
+    }
+
     /** Host {@code nqn}'s QoS, or null. */
     public Qos hostQos(String nqn) {
         return hostQos.isEmpty() ? null : hostQos.get(nqn);

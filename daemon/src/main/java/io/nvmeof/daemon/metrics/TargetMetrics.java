@@ -56,6 +56,10 @@ public final class TargetMetrics implements MultiCollector {
         GaugeSnapshot.Builder inFlight = gauge("nvmeof_controller_commands_in_flight",
                 "Commands a controller's host has outstanding, over all its queues (queue depth in use)");
         GaugeSnapshot.Builder controllers = gauge("nvmeof_subsystem_controllers", "Controllers (host associations)");
+        CounterSnapshot.Builder nsThrottled = counter("nvmeof_namespace_qos_throttled_seconds",
+                "Time I/O commands waited for the namespace's QoS limits, summed over the commands").unit(Unit.SECONDS);
+        CounterSnapshot.Builder hostThrottled = counter("nvmeof_host_qos_throttled_seconds",
+                "Time I/O commands waited for the host's QoS limits, summed over the commands").unit(Unit.SECONDS);
         for (Subsystem s : target.subsystems()) {
             for (Namespace ns : s.namespaces().values()) {
                 String nsid = Integer.toUnsignedString(ns.nsid());
@@ -72,6 +76,11 @@ public final class TargetMetrics implements MultiCollector {
                             .sum(h.sumSeconds()).labels(l).build());
                 }
                 errors(nsErrors, st.errorsByStatus(), Labels.of("subsystem", s.nqn(), "nsid", nsid));
+                io.nvmeof.target.Qos q = ns.qos();
+                if (q != null) {
+                    nsThrottled.dataPoint(CounterDataPointSnapshot.builder().value(q.throttledNanos() / 1e9)
+                            .labels(Labels.of("subsystem", s.nqn(), "nsid", nsid)).build());
+                }
                 size.dataPoint(GaugeDataPointSnapshot.builder().value(ns.backend().size())
                         .labels(Labels.of("subsystem", s.nqn(), "nsid", nsid)).build());
             }
@@ -81,7 +90,10 @@ public final class TargetMetrics implements MultiCollector {
         controllerPoints(target.discovery(), queues, inFlight, controllers);
         BufferBudget budget = target.bufferBudget();
         long pooled = EventLoops.ALLOCATOR instanceof ByteBufAllocatorMetricProvider p ? p.metric().usedDirectMemory() : 0;
+        target.hostQosAll().forEach((host, q) -> hostThrottled.dataPoint(CounterDataPointSnapshot.builder()
+                .value(q.throttledNanos() / 1e9).labels(Labels.of("host", host)).build()));
         return MetricSnapshots.of(commands.build(), bytes.build(), nsErrors.build(), latency.build(), size.build(),
+                nsThrottled.build(), hostThrottled.build(),
                 subErrors.build(), queues.build(), inFlight.build(), controllers.build(),
                 single(gauge("nvmeof_connections", "Connections open now, over all ports"), target.connectionCount()),
                 counter("nvmeof_connections_refused", "Connections refused because the target's connection limit was reached")
