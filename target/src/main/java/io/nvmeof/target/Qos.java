@@ -8,7 +8,9 @@ import java.util.concurrent.atomic.LongAdder;
  * as SPDK's bdev QoS and Ceph's gateways name them: read and write I/Os a second, and megabytes a
  * second for reads and writes together, reads alone and writes alone (0: no limit). Reads and
  * writes (and Compare, a read) count; other commands do not. A command over a limit is delayed,
- * never failed: it waits before any data moves (a write before its R2T, holding no buffer). The
+ * never failed: it waits before any data moves (a write before its R2T, holding no buffer), and
+ * never longer than {@link QosBucket#MAX_WAIT_NANOS} (5 s, well under a host's I/O timeout): what a
+ * host has outstanding beyond what the limit serves in that time goes over it, and is counted. The
  * time commands spent waiting is counted for the metrics.
  */
 public final class Qos {
@@ -34,6 +36,7 @@ public final class Qos {
     private final QosBucket writeBytes;
     private final LongAdder throttledNanos;
     private final LongAdder throttled;
+    private final LongAdder overruns;
 
     /** The buckets for {@code limits}, counting into {@code counters} (kept across a change of limits). */
     Qos(Limits limits, long now, Qos counters) {
@@ -44,6 +47,7 @@ public final class Qos {
         this.writeBytes = limits.writeBytesPerSecond() > 0 ? new QosBucket(limits.writeBytesPerSecond(), now) : null;
         this.throttledNanos = counters != null ? counters.throttledNanos : new LongAdder();
         this.throttled = counters != null ? counters.throttled : new LongAdder();
+        this.overruns = counters != null ? counters.overruns : new LongAdder();
     }
 
     public Limits limits() {
@@ -58,6 +62,14 @@ public final class Qos {
     /** Commands that had to wait. */
     public long throttledCommands() {
         return throttled.sum();
+    }
+
+    /**
+     * Commands that went over a limit because they would have waited longer than the bound: the
+     * host had more outstanding than the limit serves in 5 s.
+     */
+    public long overruns() {
+        return overruns.sum();
     }
 
     /** Whether {@code opcode} counts against the limits, and as a read. */
@@ -80,11 +92,7 @@ public final class Qos {
         if (writeBytes != null) {
             wait = Math.max(wait, writeBytes.take(bytes, now));
         }
-        if (wait > 0) {
-            throttledNanos.add(wait);
-            throttled.increment();
-        }
-        return wait;
+        return waited(wait);
     }
 
     /** Takes a command of {@code bytes} from every bucket it counts against: nanoseconds to wait (0: none). */
@@ -100,9 +108,16 @@ public final class Qos {
         if (dir != null) {
             wait = Math.max(wait, dir.take(bytes, now));
         }
+        return waited(wait);
+    }
+
+    private long waited(long wait) {
         if (wait > 0) {
             throttledNanos.add(wait);
             throttled.increment();
+            if (wait >= QosBucket.MAX_WAIT_NANOS) {
+                overruns.increment();
+            }
         }
         return wait;
     }

@@ -53,4 +53,39 @@ class QosBucketTest {
         long w = b.take(1 << 20, 0); // a 1 MiB command then owes about a second
         assertTrue(w > 990 * MS && w < 1001 * MS, "waits " + w);
     }
+
+    @Test
+    void noCommandWaitsLongerThanTheBoundAndTheBucketLendsNoFurther() {
+        // 100 IOPS (the lowest we allow) and a host with 4 queues of 128 commands at once
+        QosBucket b = new QosBucket(100, 0);
+        long longest = 0;
+        int atBound = 0;
+        for (int i = 0; i < 512; i++) {
+            long w = b.take(1, 0);
+            longest = Math.max(longest, w);
+            atBound += w == QosBucket.MAX_WAIT_NANOS ? 1 : 0;
+        }
+        assertEquals(QosBucket.MAX_WAIT_NANOS, longest, "waits stop at the bound");
+        // a burst of 1, then 500 spaced 10 ms apart, the last at exactly 5 s; the 11 beyond those
+        // would wait longer and go at the bound too
+        assertEquals(1 + 11, atBound);
+        // once the backlog is served the bucket is the rate again, with no debt carried over
+        assertEquals(0, b.take(1, QosBucket.MAX_WAIT_NANOS + 20 * MS));
+        assertEquals(10 * MS, b.take(1, QosBucket.MAX_WAIT_NANOS + 20 * MS));
+    }
+
+    @Test
+    void oneCommandLargerThanTheBoundAllowsGoesAtTheBound() {
+        QosBucket b = new QosBucket(1 << 20, 0);
+        assertEquals(QosBucket.MAX_WAIT_NANOS, b.take(64 << 20, 0), "64 MiB at 1 MiB/s would be 64 s");
+        assertEquals(QosBucket.MAX_WAIT_NANOS, b.take(4096, 0), "and the next waits behind it at most as long");
+    }
+
+    @Test
+    void hugeRatesNeitherOverflowNorWait() {
+        QosBucket b = new QosBucket(Long.MAX_VALUE / 2, 0);
+        for (int i = 0; i < 1000; i++) {
+            assertEquals(0, b.take(1 << 20, i));
+        }
+    }
 }

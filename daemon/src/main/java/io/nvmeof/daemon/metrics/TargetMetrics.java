@@ -60,6 +60,10 @@ public final class TargetMetrics implements MultiCollector {
                 "Time I/O commands waited for the namespace's QoS limits, summed over the commands").unit(Unit.SECONDS);
         CounterSnapshot.Builder hostThrottled = counter("nvmeof_host_qos_throttled_seconds",
                 "Time I/O commands waited for the host's QoS limits, summed over the commands").unit(Unit.SECONDS);
+        CounterSnapshot.Builder nsOverruns = counter("nvmeof_namespace_qos_overruns",
+                "I/O commands let over the namespace's QoS limits because they would have waited longer than 5 s");
+        CounterSnapshot.Builder hostOverruns = counter("nvmeof_host_qos_overruns",
+                "I/O commands let over the host's QoS limits because they would have waited longer than 5 s");
         for (Subsystem s : target.subsystems()) {
             for (Namespace ns : s.namespaces().values()) {
                 String nsid = Integer.toUnsignedString(ns.nsid());
@@ -78,8 +82,9 @@ public final class TargetMetrics implements MultiCollector {
                 errors(nsErrors, st.errorsByStatus(), Labels.of("subsystem", s.nqn(), "nsid", nsid));
                 io.nvmeof.target.Qos q = ns.qos();
                 if (q != null) {
-                    nsThrottled.dataPoint(CounterDataPointSnapshot.builder().value(q.throttledNanos() / 1e9)
-                            .labels(Labels.of("subsystem", s.nqn(), "nsid", nsid)).build());
+                    Labels l = Labels.of("subsystem", s.nqn(), "nsid", nsid);
+                    nsThrottled.dataPoint(CounterDataPointSnapshot.builder().value(q.throttledNanos() / 1e9).labels(l).build());
+                    nsOverruns.dataPoint(counterPoint(q.overruns(), l));
                 }
                 size.dataPoint(GaugeDataPointSnapshot.builder().value(ns.backend().size())
                         .labels(Labels.of("subsystem", s.nqn(), "nsid", nsid)).build());
@@ -90,10 +95,13 @@ public final class TargetMetrics implements MultiCollector {
         controllerPoints(target.discovery(), queues, inFlight, controllers);
         BufferBudget budget = target.bufferBudget();
         long pooled = EventLoops.ALLOCATOR instanceof ByteBufAllocatorMetricProvider p ? p.metric().usedDirectMemory() : 0;
-        target.hostQosAll().forEach((host, q) -> hostThrottled.dataPoint(CounterDataPointSnapshot.builder()
-                .value(q.throttledNanos() / 1e9).labels(Labels.of("host", host)).build()));
+        target.hostQosAll().forEach((host, q) -> {
+            hostThrottled.dataPoint(CounterDataPointSnapshot.builder()
+                    .value(q.throttledNanos() / 1e9).labels(Labels.of("host", host)).build());
+            hostOverruns.dataPoint(counterPoint(q.overruns(), Labels.of("host", host)));
+        });
         return MetricSnapshots.of(commands.build(), bytes.build(), nsErrors.build(), latency.build(), size.build(),
-                nsThrottled.build(), hostThrottled.build(),
+                nsThrottled.build(), hostThrottled.build(), nsOverruns.build(), hostOverruns.build(),
                 subErrors.build(), queues.build(), inFlight.build(), controllers.build(),
                 single(gauge("nvmeof_connections", "Connections open now, over all ports"), target.connectionCount()),
                 counter("nvmeof_connections_refused", "Connections refused because the target's connection limit was reached")
