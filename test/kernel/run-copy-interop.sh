@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Copy interop (issue: Copy, resize in place, and QoS):
+# Copy, resize and QoS interop (issue: Copy, resize in place, and QoS):
 #   part 1  SPDK's test/nvme/simple_copy against our target (where SPDK is built: $SPDK_DIR,
 #           default /var/tmp/spdk; 2 MiB hugepages set up and put back)
 #   part 2  Linux 6.12 (a trixie guest) with nvme-cli's `nvme copy` on our target: the Identify
-#           fields, one range and two ranges copied, each read back and compared in the guest
+#           fields, one range and two ranges copied, each read back and compared in the guest;
+#           resize in place (64 to 256 MiB) under fio randwrite --verify; QoS: fio at QD128 against
+#           the lowest limits we allow (100 IOPS; 1 MiB/s with 256 KiB reads, where only the 5 s
+#           bound on a wait keeps the host's 30 s I/O timeout from firing)
 #   part 3  our initiator's copy against Linux nvmet, which has no Copy: the host reads and writes
 # Needs root, QEMU, the built jar (mvn -DskipTests package); the trixie image is built on first
 # use in $NVMF_VM_CACHE_TRIXIE (default /var/tmp/nvmf-vm-trixie). COPY_PARTS="1 2 3" chooses parts.
@@ -72,7 +75,8 @@ cat >"$work/linux.json" <<JSON
  "subsystems": [{"nqn": "$NQN", "namespaces": [{"nsid": 1, "backend": "file", "path": "$work/linux.img", "size": "64M",
                  "direct_io": true}]}]}
 JSON
-start_target "$work/linux.json" --rpc-socket "$work/rpc.sock"
+MP=$(free_port)
+start_target "$work/linux.json" --rpc-socket "$work/rpc.sock" --metrics "tcp://127.0.0.1:$MP"
 echo "== Linux 6.12's nvme copy on our target"
 NVMF_VM_CACHE=$TRIXIE guest_boot "$work/gjob" --timeout 900 --mem 1024 --gfwd "10.0.2.100:4420=$P" || exit 1
 gsh "modprobe nvme-tcp && nvme connect -t tcp -a 10.0.2.100 -s 4420 -n $NQN >/dev/null && . /job/lib.sh \
@@ -106,6 +110,40 @@ echo "$out" | grep -q "sectors: 131072 -> 524288" && check "Linux sees 256 MiB w
   || fail "Linux did not see the new size"
 echo "$out" | grep -q "err= 0" && ! echo "$out" | grep -q "err= *[1-9]" && check "fio: 0 errors across the resize" \
   || fail "fio reported errors across the resize"
+# qos_fio NAME FIO-OPTIONS: 40 s of fio at QD128 in the guest (past the host's 30 s I/O timeout);
+# prints "iops MiB/s max-latency-s errors" and the guest's timeouts and resets
+qos_fio() {
+  local name=$1; shift
+  gsh -t 200 "D=\$(cat /tmp/dev); dmesg -C; fio --name=$name --filename=\$D --ioengine=libaio --direct=1 --iodepth=128 \
+    --size=256M --time_based --runtime=40 --output-format=json --output=/tmp/$name.json $* >/dev/null 2>&1
+    echo \"timeouts: \$(dmesg | grep -ciE 'timeout|reset')\"; cat /tmp/$name.json" >"$work/$name.out"
+  python3 - "$work/$name.out" <<'PY'
+import json, sys
+text = open(sys.argv[1]).read()
+print(text.splitlines()[0])
+j = json.loads(text[text.index("{"):])["jobs"][0]
+r = j["read"]
+print("fio %.1f IOPS %.2f MiB/s max %.2f s errors %d" % (r["iops"], r["bw_bytes"] / 1048576, r["clat_ns"]["max"] / 1e9, j["error"]))
+PY
+}
+echo "== QoS: Linux at QD128 against 100 IOPS (the lowest we allow), 4 KiB randread"
+r=$(nvmeof qos set --socket "$work/rpc.sock" --subsystem "$NQN" --nsid 1 --rw-ios-per-second 100 2>&1) || fail "qos set: $r"
+out=$(qos_fio qos-iops --rw=randread --bs=4k); echo "$out" | sed 's/^/   /'
+read -r iops maxs errs < <(echo "$out" | sed -n 's/^fio \([0-9.]*\) IOPS .* max \([0-9.]*\) s errors \([0-9]*\)$/\1 \2 \3/p')
+if [ "${errs:-1}" = 0 ] && echo "$out" | grep -q "^timeouts: 0" \
+   && python3 -c "import sys; sys.exit(not (90 <= $iops <= 110 and $maxs < 5.5))"; then
+  check "100 IOPS held at QD128 (${iops} IOPS, longest wait ${maxs} s), 0 errors, no timeout"
+else fail "QoS at 100 IOPS: $out"; fi
+echo "== QoS: Linux at QD128 against 1 MiB/s (the lowest we allow), 256 KiB randread: 32 MiB outstanding"
+r=$(nvmeof qos set --socket "$work/rpc.sock" --subsystem "$NQN" --nsid 1 --rw-megabytes-per-second 1 2>&1) || fail "qos set: $r"
+out=$(qos_fio qos-bytes --rw=randread --bs=256k); echo "$out" | sed 's/^/   /'
+read -r iops maxs errs < <(echo "$out" | sed -n 's/^fio \([0-9.]*\) IOPS .* max \([0-9.]*\) s errors \([0-9]*\)$/\1 \2 \3/p')
+over=$(curl -s "http://127.0.0.1:$MP/metrics" | grep '^nvmeof_namespace_qos_overruns_total' | awk '{print $2}')
+echo "   nvmeof_namespace_qos_overruns_total $over"
+if [ "${errs:-1}" = 0 ] && echo "$out" | grep -q "^timeouts: 0" \
+   && python3 -c "import sys; sys.exit(not ($maxs < 15 and ${over:-0} > 0))"; then
+  check "1 MiB/s at QD128 x 256 KiB: 0 errors, no timeout; longest ${maxs} s (the 5 s bound, then the transfer), overruns counted"
+else fail "QoS at 1 MiB/s: $out"; fi
 gsh "nvme disconnect -n $NQN" >/dev/null
 guest_stop "$work/gjob"
 stop_target "$work/linux.json"
