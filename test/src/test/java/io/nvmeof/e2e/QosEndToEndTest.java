@@ -80,8 +80,9 @@ class QosEndToEndTest {
             // a host's write limit holds across both of its controllers: 2 x 1 MiB at 1 MiB/s
             r = TargetProcess.cli(60, "qos", "set", "--socket", socket, "--host", HOST.hostNqn(), "--w-megabytes-per-second", "1");
             assertEquals(0, r.exit(), r.out() + r.err());
+            BlockDevice d2 = c2.namespace(1);
             long start = System.nanoTime();
-            CompletableFuture<Long> other = CompletableFuture.supplyAsync(() -> io(c2.namespace(1), 8, 4, 128 << 10, true));
+            CompletableFuture<Long> other = CompletableFuture.supplyAsync(() -> io(d2, 8, 4, 128 << 10, true));
             io(d, 8, 4, 128 << 10, true);
             other.join();
             long both = System.nanoTime() - start;
