@@ -210,9 +210,10 @@ else echo "MULTIPATH (two gateways, Linux 6.12): FAIL"; status=1; fi
 if bash "$top/test/kernel/run-reservations-interop.sh"; then echo "RESERVATIONS (Linux 6.12, blkpr, SPDK, nvmet): PASS"
 else echo "RESERVATIONS (Linux 6.12, blkpr, SPDK, nvmet): FAIL"; status=1; fi
 
-# ---- part 11: Copy: SPDK's simple_copy and Linux 6.12's nvme copy on our target, our copy against nvmet ----
-if bash "$top/test/kernel/run-copy-interop.sh"; then echo "COPY (SPDK simple_copy, Linux 6.12, nvmet): PASS"
-else echo "COPY (SPDK simple_copy, Linux 6.12, nvmet): FAIL"; status=1; fi
+# ---- part 11: Copy (SPDK's simple_copy, Linux 6.12's nvme copy, our copy against nvmet), resize in
+# place under Linux's fio, QoS with Linux at QD128 against the lowest limits ----
+if bash "$top/test/kernel/run-copy-interop.sh"; then echo "COPY, RESIZE, QOS (SPDK simple_copy, Linux 6.12, nvmet): PASS"
+else echo "COPY, RESIZE, QOS (SPDK simple_copy, Linux 6.12, nvmet): FAIL"; status=1; fi
 
 if [ $status = 0 ]; then echo "kernel interop: every part passed"; else echo "kernel interop: FAILED"; fi
 exit $status
