@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.NoSuchElementException;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -402,20 +403,36 @@ public final class Multipath implements AutoCloseable {
 
     /** The namespace through every path; {@code nsid} 0: the first active namespace. */
     public BlockDevice namespace(int nsid) throws IOException {
-        Path first = null;
+        // asked of the first live path that answers: a path lost meanwhile is the next one's turn
+        IOException lost = null;
+        int n = nsid;
+        IdentifyNamespace ns = null;
         for (Path p : paths) {
-            if (p.live()) {
-                first = p;
+            Controller c = p.controller;
+            if (!p.live() || c == null) {
+                continue;
+            }
+            try {
+                if (nsid == 0) {
+                    List<Integer> active = c.activeNamespaces();
+                    if (active.isEmpty()) {
+                        throw new NoSuchElementException(subsystemNqn + " has no active namespace");
+                    }
+                    n = active.get(0);
+                }
+                ns = c.identifyNamespace(n);
                 break;
+            } catch (NoSuchElementException e) {
+                throw new IOException(e.getMessage()); // the controller answered: the answer stands
+            } catch (NvmeStatusException e) {
+                throw e;
+            } catch (IOException e) {
+                lost = e;
             }
         }
-        if (first == null) {
-            throw new IOException("no live path to " + subsystemNqn);
+        if (ns == null) {
+            throw lost != null ? lost : new IOException("no live path to " + subsystemNqn);
         }
-        Controller c = first.controller;
-        int n = nsid != 0 ? nsid : c.activeNamespaces().stream().findFirst()
-                .orElseThrow(() -> new IOException(subsystemNqn + " has no active namespace"));
-        IdentifyNamespace ns = c.identifyNamespace(n);
         identities.putIfAbsent(n, identity(ns));
         for (Path p : paths) {
             if (p.live()) {
@@ -434,7 +451,8 @@ public final class Multipath implements AutoCloseable {
             }
         }
         int mt = maxTransfer;
-        NamespaceDevice d = devices.computeIfAbsent(n, k -> new NamespaceDevice(sink, k, ns.nsze(), blockSize, mt));
+        long nsze = ns.nsze();
+        NamespaceDevice d = devices.computeIfAbsent(n, k -> new NamespaceDevice(sink, k, nsze, blockSize, mt));
         d.update(ns);
         return d;
     }

@@ -119,6 +119,8 @@ final class FakeFabric {
         private final List<Runnable> heldAnaLogs = new CopyOnWriteArrayList<>();
         /** While on, I/O commands wait unanswered until {@link #releaseIo}. */
         volatile boolean holdIo;
+        /** The next Identify Namespace ends its admin connection instead of an answer (a gateway killed then). */
+        volatile boolean dropOnIdentifyNamespace;
         private final List<Runnable> heldIo = new CopyOnWriteArrayList<>();
 
         Port(String name, Volume volume, int cntlidBase) {
@@ -332,6 +334,10 @@ final class FakeFabric {
                     if (s.nsid() < 1) {
                         page.putInt(0, 1);
                     }
+                } else if (cns == IdentifyCns.NAMESPACE && port.dropOnIdentifyNamespace) {
+                    port.dropOnIdentifyNamespace = false;
+                    end(new IOException("port " + port.name + " dropped the connection"));
+                    return;
                 } else if (cns == IdentifyCns.NAMESPACE && s.nsid() == 1) {
                     long n = port.volume.blocks();
                     new IdentifyNamespace().<IdentifyNamespace>wrap(page, 0).nsze(n).ncap(n).nuse(n).nlbaf(0).flbas(0).nmic(1)

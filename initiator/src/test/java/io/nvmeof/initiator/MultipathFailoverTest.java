@@ -107,6 +107,17 @@ class MultipathFailoverTest {
         }
     }
 
+    /** A gateway killed while the device is being opened: the next live path answers (CI saw the bench fail here). */
+    @Test
+    void aPathLostWhileTheNamespaceIsOpenedLeavesItToTheNextPath() throws Exception {
+        try (Multipath m = connect(options())) {
+            a.dropOnIdentifyNamespace = true;
+            BlockDevice d = m.namespace(1);
+            assertEquals(volume.blocks() * 4096, d.size());
+            writeRead(d, 3);
+        }
+    }
+
     @Test
     void aBurstOfAnaStatusesReadsTheAnaLogOnceMoreNotOncePerCommand() throws Exception {
         try (Multipath m = connect(options())) {
