@@ -78,10 +78,10 @@ final class CopyCommand {
                 q.complete(r, s);
                 return;
             }
-            long wait = q.qosWaitForCopy(r);
+            long wait = q.qosWait(r, r.copyBytes, r.copyBytes);
             if (wait > 0) {
                 // over a QoS limit: waits its turn (holding nothing), then runs from here
-                q.transport().eventLoop().schedule(r.copyResume, wait, java.util.concurrent.TimeUnit.NANOSECONDS);
+                q.transport().eventLoop().schedule(r.qosResume, wait, java.util.concurrent.TimeUnit.NANOSECONDS);
                 return;
             }
         }

@@ -77,36 +77,24 @@ public final class Qos {
         return opcode == NvmOpcode.READ.code || opcode == NvmOpcode.WRITE.code || opcode == NvmOpcode.COMPARE.code;
     }
 
-    /** A Copy of {@code bytes}: one I/O that reads and writes them (both directions' buckets, twice the bytes both ways). */
-    long admitCopy(long bytes, long now) {
+    /**
+     * Takes one I/O that reads {@code readBytes} and writes {@code writeBytes} (a Read or Compare
+     * reads, a Write writes, a Copy does both) from every bucket it counts against: nanoseconds to
+     * wait (0: none).
+     */
+    long admit(long readBytes, long writeBytes, long now) {
         long wait = 0;
         if (ios != null) {
             wait = ios.take(1, now);
         }
         if (rwBytes != null) {
-            wait = Math.max(wait, rwBytes.take(2 * bytes, now));
+            wait = Math.max(wait, rwBytes.take(readBytes + writeBytes, now));
         }
-        if (readBytes != null) {
-            wait = Math.max(wait, readBytes.take(bytes, now));
+        if (readBytes > 0 && this.readBytes != null) {
+            wait = Math.max(wait, this.readBytes.take(readBytes, now));
         }
-        if (writeBytes != null) {
-            wait = Math.max(wait, writeBytes.take(bytes, now));
-        }
-        return waited(wait);
-    }
-
-    /** Takes a command of {@code bytes} from every bucket it counts against: nanoseconds to wait (0: none). */
-    long admit(boolean read, int bytes, long now) {
-        long wait = 0;
-        if (ios != null) {
-            wait = ios.take(1, now);
-        }
-        if (rwBytes != null) {
-            wait = Math.max(wait, rwBytes.take(bytes, now));
-        }
-        QosBucket dir = read ? readBytes : writeBytes;
-        if (dir != null) {
-            wait = Math.max(wait, dir.take(bytes, now));
+        if (writeBytes > 0 && this.writeBytes != null) {
+            wait = Math.max(wait, this.writeBytes.take(writeBytes, now));
         }
         return waited(wait);
     }

@@ -3,8 +3,8 @@ package io.nvmeof.target;
 import io.nvmeof.protocol.AdminOpcode;
 import io.nvmeof.protocol.ConnectData;
 import io.nvmeof.protocol.FabricsCommandType;
-import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.NvmOpcode;
+import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
 import java.lang.invoke.MethodHandles;
@@ -263,7 +263,8 @@ final class QueuePair {
             return; // delayed, held or failed by an injected fault
         }
         if (r.namespace != null && Qos.counted(r.sqe.opcode())) {
-            long wait = qosWait(r);
+            boolean write = r.sqe.opcode() == NvmOpcode.WRITE.code;
+            long wait = qosWait(r, write ? 0 : r.length, write ? r.length : 0);
             if (wait > 0) {
                 // over a limit: it waits its turn here, before any data moves (a write asks for its
                 // data only then), holding no buffer
@@ -274,38 +275,29 @@ final class QueuePair {
         proceed(r);
     }
 
-    /** How long {@code r} waits for its namespace's and its host's limits (0: none, or within them). */
-    private long qosWait(Request r) {
+    /**
+     * How long {@code r}, one I/O reading {@code readBytes} and writing {@code writeBytes}, waits
+     * for its namespace's and its host's limits (0: none, or within them).
+     */
+    long qosWait(Request r, long readBytes, long writeBytes) {
         Qos ns = r.namespace.qos();
         Qos host = target.hostQos(controller.hostNqn());
         if (ns == null && host == null) {
             return 0;
         }
-        boolean read = r.sqe.opcode() != NvmOpcode.WRITE.code;
         long now = System.nanoTime();
-        long wait = ns != null ? ns.admit(read, r.length, now) : 0;
-        return host != null ? Math.max(wait, host.admit(read, r.length, now)) : wait;
+        long wait = ns != null ? ns.admit(readBytes, writeBytes, now) : 0;
+        return host != null ? Math.max(wait, host.admit(readBytes, writeBytes, now)) : wait;
     }
 
-    /** How long a Copy waits for its namespace's and its host's limits, its bytes known (0: none). */
-    long qosWaitForCopy(Request r) {
-        Qos ns = r.namespace.qos();
-        Qos host = target.hostQos(controller.hostNqn());
-        long now = System.nanoTime();
-        long wait = ns != null ? ns.admitCopy(r.copyBytes, now) : 0;
-        return host != null ? Math.max(wait, host.admitCopy(r.copyBytes, now)) : wait;
-    }
-
-    /** A Copy's QoS wait is over: on with it, unless its connection ended meanwhile. */
-    void copyResume(Request r) {
-        if (!closed) {
-            r.handler.execute().run(r, controller);
-        }
-    }
-
-    /** A command's QoS wait is over: on with it, unless its connection ended meanwhile. */
+    /** A command's QoS wait is over: on with it (a Copy from its execution), unless its connection ended meanwhile. */
     void qosResume(Request r) {
-        if (!closed) {
+        if (closed) {
+            return;
+        }
+        if (r.copyCount > 0) {
+            r.handler.execute().run(r, controller);
+        } else {
             proceed(r);
         }
     }

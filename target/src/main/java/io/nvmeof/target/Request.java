@@ -93,8 +93,6 @@ final class Request implements Runnable {
     final Runnable bufferReady = () -> queue().bufferReady(this);
     /** Runs when the command's QoS wait is over (made once, not per wait). */
     final Runnable qosResume = () -> queue().qosResume(this);
-    /** Runs a Copy on once its QoS wait is over. */
-    final Runnable copyResume = () -> queue().copyResume(this);
 
     Request(QueuePair queue, int tag) {
         this.queue = queue;
