@@ -1,8 +1,8 @@
 package io.nvmeof.initiator;
 
+import io.nvmeof.protocol.CopyRange;
 import io.nvmeof.protocol.IdentifyNamespace;
 import io.nvmeof.protocol.NvmOpcode;
-import io.nvmeof.protocol.CopyRange;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

@@ -84,11 +84,7 @@ public final class Namespace implements AutoCloseable {
 
     /** Sets its QoS limits (0 in a field: none there); counters carry over. */
     public void qos(Qos.Limits limits) {
-        Qos was = qos;
-        if (was == null && limits.none()) {
-            return;
-        }
-        qos = new Qos(limits, System.nanoTime(), was);
+        qos = Qos.replacing(qos, limits, System.nanoTime());
     }
 
     /** ANAGRPID: the ANA group whose state decides which paths serve it (1 unless set). */

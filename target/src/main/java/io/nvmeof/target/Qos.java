@@ -50,6 +50,11 @@ public final class Qos {
         this.overruns = counters != null ? counters.overruns : new LongAdder();
     }
 
+    /** What replaces {@code was} (null: none yet) for {@code limits}: null while none were ever set; counters carry over. */
+    static Qos replacing(Qos was, Limits limits, long now) {
+        return was == null && limits.none() ? null : new Qos(limits, now, was);
+    }
+
     public Limits limits() {
         return limits;
     }

@@ -199,7 +199,7 @@ public final class Target implements AutoCloseable {
 
     /** Host {@code nqn}'s QoS limits across its controllers in this process (counters carry over). */
     public void hostQos(String nqn, Qos.Limits limits) {
-        hostQos.compute(nqn, (k, was) -> was == null && limits.none() ? null : new Qos(limits, System.nanoTime(), was));
+        hostQos.compute(nqn, (k, was) -> Qos.replacing(was, limits, System.nanoTime()));
     }
 
     /** Every host's QoS now, by host NQN (for the metrics). */

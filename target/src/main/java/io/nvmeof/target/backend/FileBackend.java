@@ -133,7 +133,8 @@ public final class FileBackend extends ChannelBackend {
         long done = 0;
         if (fd >= 0 && copyFileRange) {
             done = LinuxIo.copyFileRange(fd, from, to, length);
-            if (done < length && !(to > from && to < from + length) && !(from > to && from < to + length)) {
+            boolean overlap = from < to + length && to < from + length;
+            if (done < length && !overlap) {
                 copyFileRange = false; // refused for no reason of these ranges: this file system cannot
             }
         }
