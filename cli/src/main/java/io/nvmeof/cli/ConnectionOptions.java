@@ -64,10 +64,11 @@ final class ConnectionOptions {
             + " instead of registering the data buffers once and letting the controller read and write them directly.")
     boolean bounceBuffers;
 
-    @Option(names = "--busy-poll", arity = "0..1", paramLabel = "MICROS", fallbackValue = "always",
-            description = "Event loops poll instead of sleeping. Alone: never sleep, as SPDK does: the lowest latency,"
-                    + " a whole core per I/O queue's loop. With MICROS: keep polling that long after each event,"
-                    + " then sleep.")
+    @Option(names = "--busy-poll", arity = "0..1", paramLabel = "MODE", fallbackValue = "always",
+            description = "How the event loops wait. Default: adaptive (poll after each event for a window each loop"
+                    + " sizes itself, up to 100 us; adaptive:MAX for another limit). Alone or always: never sleep, as SPDK"
+                    + " does: the lowest latency, a whole core per I/O queue's loop. MICROS: a fixed window. off: sleep"
+                    + " whenever nothing is ready.")
     String busyPoll;
 
     @Option(names = {"-S", "--dhchap-secret"}, paramLabel = "KEY", description = "The host's DH-HMAC-CHAP key"
@@ -116,7 +117,7 @@ final class ConnectionOptions {
             throw new IllegalArgumentException("--connect-timeout must be at least 1 second");
         }
         ConnectOptions o = ConnectOptions.defaults().ioQueues(ioQueues).queueSize(queueSize).registerUserBuffers(!bounceBuffers)
-                .headerDigest(headerDigest).dataDigest(dataDigest).busyPoll(busyPoll == null ? BusyPoll.OFF : BusyPoll.parse(busyPoll))
+                .headerDigest(headerDigest).dataDigest(dataDigest).busyPoll(busyPoll == null ? BusyPoll.ADAPTIVE : BusyPoll.parse(busyPoll))
                 .commandTimeout(Duration.ofSeconds(timeoutSeconds))
                 .connectTimeout(Duration.ofSeconds(connectTimeoutSeconds != null ? connectTimeoutSeconds : Math.min(10, timeoutSeconds)))
                 .controllerLossTimeout(Duration.ofSeconds(ctrlLossSeconds)).reconnectDelay(Duration.ofSeconds(reconnectDelaySeconds));

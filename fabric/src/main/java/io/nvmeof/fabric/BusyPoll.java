@@ -10,18 +10,43 @@ import java.util.concurrent.TimeUnit;
  * whole core per loop. In between, a window: after an event the loop keeps asking for the given
  * time before it sleeps (the idea of Linux's {@code net.core.busy_poll}), so the answers to what it
  * just sent are picked up without a wake-up while traffic flows, and an idle loop costs nothing.
+ * {@link #ADAPTIVE} (the default) sizes that window itself, per loop, from what sleeping cost it:
+ * see {@link #adaptive(long)}.
  *
  * <p>Keep-alive, command timeouts and deadlines are timers of the loop; they fire on time however
  * it polls ({@code BusyPollTest}).
  */
 public final class BusyPoll {
-    public static final BusyPoll OFF = new BusyPoll(0);
-    public static final BusyPoll ALWAYS = new BusyPoll(Long.MAX_VALUE);
+    public static final BusyPoll OFF = new BusyPoll(0, false);
+    public static final BusyPoll ALWAYS = new BusyPoll(Long.MAX_VALUE, false);
+    /** The largest window {@link #ADAPTIVE} grows to: 100 us. */
+    public static final long ADAPTIVE_MAX_MICROS = 100;
+    /** The default: a window that adapts, up to {@value #ADAPTIVE_MAX_MICROS} us. */
+    public static final BusyPoll ADAPTIVE = new BusyPoll(TimeUnit.MICROSECONDS.toNanos(ADAPTIVE_MAX_MICROS), true);
+    /** The first window an adaptive loop tries: 10 us (as Linux's halt_poll_ns_grow_start). */
+    static final long ADAPTIVE_START_NANOS = 10_000;
 
     private final long windowNanos;
+    private final boolean adaptive;
 
-    private BusyPoll(long windowNanos) {
+    private BusyPoll(long windowNanos, boolean adaptive) {
         this.windowNanos = windowNanos;
+        this.adaptive = adaptive;
+    }
+
+    /**
+     * A window each loop sizes for itself, between none and {@code maxMicros}, in the manner of
+     * Linux's KVM halt polling: when a loop slept and the next event came sooner after the last
+     * than {@code maxMicros}, polling a little longer would have saved the wake-up, so its window
+     * doubles (from 10 us); when the event came later than that, polling could not have paid, so
+     * the window halves (to none). A loop serving a stream of requests and answers polls across
+     * the gaps; a loop whose events are far apart (light load, idle, timers) sleeps as {@link #OFF}.
+     */
+    public static BusyPoll adaptive(long maxMicros) {
+        if (maxMicros < 1 || maxMicros > 1_000_000) {
+            throw new IllegalArgumentException("adaptive busy-poll limit must be 1..1000000 microseconds: " + maxMicros);
+        }
+        return maxMicros == ADAPTIVE_MAX_MICROS ? ADAPTIVE : new BusyPoll(TimeUnit.MICROSECONDS.toNanos(maxMicros), true);
     }
 
     /** Polls for {@code micros} after the last event before sleeping; 0 is {@link #OFF}. */
@@ -29,12 +54,13 @@ public final class BusyPoll {
         if (micros < 0 || micros > 1_000_000) {
             throw new IllegalArgumentException("busy-poll window must be 0..1000000 microseconds: " + micros);
         }
-        return micros == 0 ? OFF : new BusyPoll(TimeUnit.MICROSECONDS.toNanos(micros));
+        return micros == 0 ? OFF : new BusyPoll(TimeUnit.MICROSECONDS.toNanos(micros), false);
     }
 
     /**
      * The form a command line gives: empty or {@code always} for {@link #ALWAYS}, {@code off} or
-     * {@code 0} for {@link #OFF}, otherwise a window in microseconds.
+     * {@code 0} for {@link #OFF}, {@code adaptive} or {@code adaptive:MAX} (microseconds) for
+     * {@link #adaptive}, otherwise a fixed window in microseconds.
      */
     public static BusyPoll parse(String s) {
         String v = s == null ? "" : s.trim();
@@ -45,9 +71,16 @@ public final class BusyPoll {
             return OFF;
         }
         try {
+            if (v.equals("adaptive")) {
+                return ADAPTIVE;
+            }
+            if (v.startsWith("adaptive:")) {
+                return adaptive(Long.parseLong(v.substring("adaptive:".length())));
+            }
             return window(Long.parseLong(v));
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("busy-poll: expected always, off or a window in microseconds: '" + s + "'");
+            throw new IllegalArgumentException("busy-poll: expected adaptive[:MAX], always, off or a window in microseconds: '"
+                    + s + "'");
         }
     }
 
@@ -59,9 +92,44 @@ public final class BusyPoll {
         return windowNanos == Long.MAX_VALUE;
     }
 
-    /** The window in nanoseconds (Long.MAX_VALUE: always). */
+    public boolean adaptive() {
+        return adaptive;
+    }
+
+    /** The window in nanoseconds (Long.MAX_VALUE: always; adaptive: the largest it grows to). */
     public long windowNanos() {
         return windowNanos;
+    }
+
+    private static final ThreadLocal<Window> LOOP = new ThreadLocal<>();
+
+    /**
+     * On an event loop's thread: {@code busy} tells whether something on this loop waits for an
+     * answer (a host queue with commands in flight). An adaptive loop with such sources polls only
+     * while one of them is busy, and sleeps at once when none is: what would wake it then is new
+     * work from elsewhere, which no window predicts. No effect on other modes.
+     */
+    public static void pollWhile(java.util.function.BooleanSupplier busy) {
+        Window w = LOOP.get();
+        if (w != null) {
+            w.sources = append(w.sources, busy);
+        }
+    }
+
+    /** On the same loop's thread: {@code busy} is gone (its connection ended). */
+    public static void stopPollingFor(java.util.function.BooleanSupplier busy) {
+        Window w = LOOP.get();
+        if (w != null) {
+            w.sources = java.util.Arrays.stream(w.sources).filter(b -> b != busy)
+                    .toArray(java.util.function.BooleanSupplier[]::new);
+        }
+    }
+
+    private static java.util.function.BooleanSupplier[] append(java.util.function.BooleanSupplier[] a,
+            java.util.function.BooleanSupplier b) {
+        java.util.function.BooleanSupplier[] n = java.util.Arrays.copyOf(a, a.length + 1);
+        n[a.length] = b;
+        return n;
     }
 
     /** A strategy for one loop (it keeps the time of that loop's last event). */
@@ -70,40 +138,118 @@ public final class BusyPoll {
             // Netty's busy wait spins in native code (epoll_wait with no timeout), timers included
             return (selectNow, hasTasks) -> hasTasks ? selectNow.get() : SelectStrategy.BUSY_WAIT;
         }
-        // A window: non-blocking epoll_wait, the loop's tasks, and again, until the window closes
-        return new SelectStrategy() {
-            private long lastEvent = System.nanoTime();
+        return new Window(windowNanos, adaptive, System::nanoTime);
+    }
 
-            @Override
-            public int calculateStrategy(io.netty.util.IntSupplier selectNow, boolean hasTasks) throws Exception {
-                int ready = selectNow.get();
-                long now = System.nanoTime();
-                if (ready > 0 || hasTasks) {
-                    lastEvent = now;
-                    return ready;
-                }
-                return now - lastEvent < windowNanos ? 0 : SelectStrategy.SELECT;
+    /**
+     * A window: non-blocking epoll_wait, the loop's tasks, and again, until the window since the
+     * last event closes; then the loop sleeps. Waking counts as an event (the loop handled what
+     * woke it before it asks again), so the window opens after it too. Adaptive, the window is
+     * resized at each wake-up from how long after the last event it came.
+     */
+    static final class Window implements SelectStrategy {
+        private final long max;
+        private final boolean adaptive;
+        private final java.util.function.LongSupplier clock;
+        private long window;
+        private long lastEvent;
+        private boolean slept;
+        /** The sleep began with nothing in flight: its length says nothing about polling. */
+        private boolean idleSleep;
+        private boolean bound;
+        java.util.function.BooleanSupplier[] sources = new java.util.function.BooleanSupplier[0];
+
+        Window(long max, boolean adaptive, java.util.function.LongSupplier clock) {
+            this.max = max;
+            this.adaptive = adaptive;
+            this.clock = clock;
+            this.window = adaptive ? 0 : max;
+            this.lastEvent = clock.getAsLong();
+        }
+
+        /** The window now, in nanoseconds. */
+        long window() {
+            return window;
+        }
+
+        @Override
+        public int calculateStrategy(io.netty.util.IntSupplier selectNow, boolean hasTasks) throws Exception {
+            if (!bound) {
+                bound = true; // the first call is on the loop's own thread
+                LOOP.set(this);
             }
-        };
+            int ready = selectNow.get();
+            long now = clock.getAsLong();
+            if (slept) {
+                slept = false;
+                if (adaptive && !idleSleep) {
+                    adapt(now - lastEvent);
+                }
+                lastEvent = now;
+            }
+            if (ready > 0 || hasTasks) {
+                lastEvent = now;
+                return ready;
+            }
+            boolean waiting = !adaptive || waiting();
+            if (waiting && now - lastEvent < window) {
+                return 0;
+            }
+            slept = true;
+            idleSleep = !waiting;
+            return SelectStrategy.SELECT;
+        }
+
+        /** Whether something on this loop waits for an answer (always, when nothing said). */
+        private boolean waiting() {
+            java.util.function.BooleanSupplier[] s = sources;
+            if (s.length == 0) {
+                return true;
+            }
+            for (java.util.function.BooleanSupplier b : s) {
+                if (b.getAsBoolean()) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** {@code gap}: from the last event before a sleep to the wake-up that ended it. */
+        private void adapt(long gap) {
+            if (gap > max) {
+                // polling could not have caught it: poll less
+                window = window / 2 < ADAPTIVE_START_NANOS ? 0 : window / 2;
+            } else if (gap > window) {
+                // a longer window would have caught it without a wake-up
+                window = Math.min(max, Math.max(ADAPTIVE_START_NANOS, window * 2));
+            }
+        }
     }
 
     /** The form {@link #parse} reads: off, always, or the window in microseconds. */
     public String text() {
+        if (adaptive) {
+            return windowNanos == ADAPTIVE.windowNanos ? "adaptive"
+                    : "adaptive:" + TimeUnit.NANOSECONDS.toMicros(windowNanos);
+        }
         return off() ? "off" : always() ? "always" : Long.toString(TimeUnit.NANOSECONDS.toMicros(windowNanos));
     }
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof BusyPoll b && b.windowNanos == windowNanos;
+        return o instanceof BusyPoll b && b.windowNanos == windowNanos && b.adaptive == adaptive;
     }
 
     @Override
     public int hashCode() {
-        return Long.hashCode(windowNanos);
+        return Long.hashCode(windowNanos) * 31 + (adaptive ? 1 : 0);
     }
 
     @Override
     public String toString() {
+        if (adaptive) {
+            return "adaptive, up to " + TimeUnit.NANOSECONDS.toMicros(windowNanos) + " us";
+        }
         return off() ? "off" : always() ? "always" : TimeUnit.NANOSECONDS.toMicros(windowNanos) + " us";
     }
 }

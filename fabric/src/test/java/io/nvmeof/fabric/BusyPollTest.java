@@ -39,6 +39,103 @@ class BusyPollTest {
     }
 
     @Test
+    void adaptiveParsesAndPrints() {
+        assertEquals(BusyPoll.ADAPTIVE, BusyPoll.parse("adaptive"));
+        assertEquals("adaptive", BusyPoll.ADAPTIVE.text());
+        assertEquals(BusyPoll.adaptive(250), BusyPoll.parse(BusyPoll.adaptive(250).text()));
+        assertEquals(250_000, BusyPoll.parse("adaptive:250").windowNanos());
+        assertTrue(BusyPoll.parse("adaptive:250").adaptive() && !BusyPoll.parse("250").adaptive());
+        assertThrows(IllegalArgumentException.class, () -> BusyPoll.parse("adaptive:0"));
+        assertThrows(IllegalArgumentException.class, () -> BusyPoll.parse("adaptive:x"));
+    }
+
+    /** A clock of our own; each step of the loop: ask, then the time passes. */
+    static final class Clock {
+        long now;
+    }
+
+    static final long US = 1000;
+
+    /** The loop sleeps, then wakes {@code gap} after its last event: the window it has after. */
+    static long sleepAndWake(BusyPoll.Window w, Clock c, long gap) throws Exception {
+        long last = c.now;
+        // polling until the window closes, then to sleep
+        while (w.calculateStrategy(() -> 0, false) == 0) {
+            c.now += US;
+        }
+        c.now = last + gap;
+        int after = w.calculateStrategy(() -> 0, false);
+        assertEquals(w.window() > 0 ? 0 : SelectStrategy.SELECT, after, "the wake-up opens the window it has, if any");
+        return w.window();
+    }
+
+    @Test
+    void anAdaptiveWindowGrowsWhenWakeUpsComeSoonAndShrinksWhenTheyComeLate() throws Exception {
+        Clock c = new Clock();
+        BusyPoll.Window w = new BusyPoll.Window(100 * US, true, () -> c.now);
+        assertEquals(0, w.window(), "it starts sleeping as off does");
+        assertEquals(SelectStrategy.SELECT, w.calculateStrategy(() -> 0, false));
+        c.now += 15 * US;
+        // a host answering 15 us after each answer: the window grows until it covers the gap
+        assertEquals(0, w.calculateStrategy(() -> 0, false));
+        assertEquals(10 * US, w.window(), "first try: 10 us");
+        assertEquals(20 * US, sleepAndWake(w, c, 15 * US), "10 us was short: doubled");
+        assertEquals(20 * US, sleepAndWake(w, c, 15 * US), "a gap inside the window changes nothing");
+        assertEquals(40 * US, sleepAndWake(w, c, 90 * US), "a longer gap under the limit: doubled again");
+        assertEquals(80 * US, sleepAndWake(w, c, 90 * US));
+        assertEquals(100 * US, sleepAndWake(w, c, 90 * US), "to the limit at most");
+        assertEquals(100 * US, sleepAndWake(w, c, 95 * US));
+        // events a millisecond apart: polling cannot pay, the window halves down to none
+        assertEquals(50 * US, sleepAndWake(w, c, 1000 * US));
+        assertEquals(25 * US, sleepAndWake(w, c, 1000 * US));
+        assertEquals(12_500, sleepAndWake(w, c, 1000 * US));
+        assertEquals(0, sleepAndWake(w, c, 1000 * US), "below 10 us: none");
+        assertEquals(0, sleepAndWake(w, c, 1000 * US));
+    }
+
+    @Test
+    void aLoopThatKnowsWhatItWaitsForPollsOnlyWhileItWaits() throws Exception {
+        Clock c = new Clock();
+        BusyPoll.Window w = new BusyPoll.Window(100 * US, true, () -> c.now);
+        assertEquals(SelectStrategy.SELECT, w.calculateStrategy(() -> 0, false)); // binds this thread as its loop
+        boolean[] inFlight = {true};
+        java.util.function.BooleanSupplier q = () -> inFlight[0];
+        BusyPoll.pollWhile(q);
+        // answers 30 us after each command: the window grows while a command is in flight
+        c.now += 30 * US;
+        assertEquals(0, w.calculateStrategy(() -> 0, false));
+        assertEquals(20 * US, sleepAndWake(w, c, 30 * US));
+        assertEquals(40 * US, sleepAndWake(w, c, 30 * US));
+        // the answer came: nothing in flight, so it sleeps at once, window or not
+        inFlight[0] = false;
+        assertEquals(SelectStrategy.SELECT, w.calculateStrategy(() -> 0, false));
+        // and a long idle gap after that is no reason to poll less next time
+        c.now += 5000 * US;
+        inFlight[0] = true;
+        assertEquals(0, w.calculateStrategy(() -> 0, false), "woken with a command in flight: it polls");
+        assertEquals(40 * US, w.window());
+        BusyPoll.stopPollingFor(q);
+        inFlight[0] = false;
+        c.now += 1 * US;
+        assertEquals(0, w.calculateStrategy(() -> 0, false), "without sources the window alone decides");
+    }
+
+    @Test
+    void aFixedWindowOpensAfterTheWakeUpToo() throws Exception {
+        Clock c = new Clock();
+        BusyPoll.Window w = new BusyPoll.Window(20 * US, false, () -> c.now);
+        c.now += 30 * US;
+        assertEquals(SelectStrategy.SELECT, w.calculateStrategy(() -> 0, false));
+        c.now += 500 * US;
+        assertEquals(0, w.calculateStrategy(() -> 0, false), "woken: poll for the answer to what it handled");
+        c.now += 19 * US;
+        assertEquals(0, w.calculateStrategy(() -> 0, false));
+        c.now += 2 * US;
+        assertEquals(SelectStrategy.SELECT, w.calculateStrategy(() -> 0, false));
+        assertEquals(20 * US, w.window(), "a fixed window stays as given");
+    }
+
+    @Test
     void alwaysNeverSleeps() throws Exception {
         SelectStrategy s = BusyPoll.ALWAYS.newStrategy();
         Thread.sleep(5);

@@ -20,7 +20,7 @@ public final class ConnectOptions {
     boolean registerUserBuffers = true;
     boolean headerDigest;
     boolean dataDigest;
-    BusyPoll busyPoll = BusyPoll.OFF;
+    BusyPoll busyPoll = BusyPoll.ADAPTIVE;
     DhchapKey dhchapKey;
     DhchapKey dhchapControllerKey;
     List<DhGroup> dhchapDhGroups = DEFAULT_DH_GROUPS;
@@ -48,13 +48,14 @@ public final class ConnectOptions {
 
     /**
      * The host's event loops poll without sleeping (native epoll): the lowest latency, a core per
-     * loop spinning (there is a loop per I/O queue, at most one per core).
+     * loop spinning (there is a loop per I/O queue, at most one per core); false: they sleep
+     * whenever nothing is ready. The default is neither: {@link BusyPoll#ADAPTIVE}.
      */
     public ConnectOptions busyPoll(boolean on) {
         return busyPoll(on ? BusyPoll.ALWAYS : BusyPoll.OFF);
     }
 
-    /** How the host's event loops wait for I/O ({@link BusyPoll}). */
+    /** How the host's event loops wait for I/O ({@link BusyPoll}; default {@link BusyPoll#ADAPTIVE}). */
     public ConnectOptions busyPoll(BusyPoll poll) {
         this.busyPoll = java.util.Objects.requireNonNull(poll, "poll");
         return this;

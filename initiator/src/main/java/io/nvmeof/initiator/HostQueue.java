@@ -2,6 +2,7 @@ package io.nvmeof.initiator;
 
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.nvmeof.fabric.BusyPoll;
 import io.nvmeof.protocol.Status;
 import java.io.IOException;
 import java.util.ArrayDeque;
@@ -9,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
+import java.util.function.BooleanSupplier;
 
 /**
  * What every host queue does whatever the transport: command slots and CIDs, commands waiting
@@ -48,6 +50,8 @@ abstract class HostQueue implements Queue {
     /** Asks the controller to abort a command (qid, cid) that passed its timeout. */
     private volatile BiConsumer<Integer, Integer> aborter;
     private ScheduledFuture<?> timeoutCheck;
+    /** Whether a command is in flight (read on the queue's loop, by its busy-poll strategy). */
+    private final BooleanSupplier busy;
     /** How the queue was authenticated (DH-HMAC-CHAP), or null if the controller asked for none. */
     volatile Authenticated authenticated;
 
@@ -68,6 +72,7 @@ abstract class HostQueue implements Queue {
             freeSlots[i] = i;
         }
         this.freeCount = depth;
+        this.busy = () -> freeCount < depth;
     }
 
     // ---- what a transport provides ----
@@ -111,12 +116,26 @@ abstract class HostQueue implements Queue {
     protected void startTimeoutChecks(EventLoop loop) {
         long period = Math.max(TimeUnit.NANOSECONDS.toMillis(commandTimeoutNanos) / 10, 20);
         timeoutCheck = loop.scheduleAtFixedRate(this::checkTimeouts, period, period, TimeUnit.MILLISECONDS);
+        // an adaptive loop polls for this queue only while it has commands in flight
+        loop.execute(() -> BusyPoll.pollWhile(busy));
     }
 
     /** The connection is gone: stop checking, fail or hand over what is left. */
     protected void connectionEnded(Throwable cause) {
         if (timeoutCheck != null) {
             timeoutCheck.cancel(false);
+            EventLoop loop = eventLoop();
+            if (loop != null) {
+                if (loop.inEventLoop()) {
+                    BusyPoll.stopPollingFor(busy);
+                } else {
+                    try {
+                        loop.execute(() -> BusyPoll.stopPollingFor(busy));
+                    } catch (RejectedExecutionException e) {
+                        // the loop is gone, and its strategy with it
+                    }
+                }
+            }
         }
         Throwable first = failure;
         fail(first != null ? first : cause);

@@ -21,10 +21,12 @@ public final class Settings {
     // ---- threads ----
     public static final Setting<Integer> EVENT_LOOP_THREADS = integer("event_loop_threads", "threads", 0, 0, 1024, "0 (one per core)",
             false, "Event loop threads, which run the transports and the commands of non-blocking backends.");
-    public static final Setting<BusyPoll> BUSY_POLL = row("busy_poll", "threads", BusyPoll.class, "off, always or MICROS",
-            BusyPoll.OFF, null, false,
-            "How event loops wait (native epoll only): off sleeps when idle; always never sleeps, as SPDK's reactors,"
-                    + " a core per event loop; MICROS keeps polling that long after each event, then sleeps.",
+    public static final Setting<BusyPoll> BUSY_POLL = row("busy_poll", "threads", BusyPoll.class,
+            "adaptive[:MAX], off, always or MICROS", BusyPoll.ADAPTIVE, null, false,
+            "How event loops wait (native epoll only): adaptive polls after each event for a window each loop sizes from"
+                    + " what its sleeps cost it (up to MAX us, default 100), sleeping when events are far apart; off sleeps"
+                    + " when idle; always never sleeps, as SPDK's reactors, a core per event loop; MICROS keeps polling"
+                    + " that long after each event, then sleeps.",
             BusyPoll::parse, BusyPoll::text, v -> null);
     public static final Setting<String> IO_ENGINE = row("io_engine", "threads", String.class, "epoll, io_uring or nio",
             "epoll", null, false,

@@ -94,6 +94,12 @@ abstract class CliSuite {
         busyPolling("--busy-poll=200", false);
     }
 
+    /** The default (an adaptive window): data moves, an idle loop rests. */
+    @Test
+    void theDefaultAdaptivePollMovesDataAndRestsWhenIdle() throws Exception {
+        busyPolling("--busy-poll=adaptive", false);
+    }
+
     private void busyPolling(String flag, boolean spinsWhenIdle) throws Exception {
         try (TargetProcess t = TargetProcess.start(fabric(), dir, "--listen", fabric().listen(), "--subsystem", NQN,
                 "--namespace", "ram:4M", "--threads", "1", flag)) {
