@@ -136,6 +136,25 @@ class BusyPollTest {
     }
 
     @Test
+    void aPollThatFindsNothingGivesWayToThreadsWaitingForTheCore() throws Exception {
+        Clock c = new Clock();
+        int[] pauses = {0};
+        BusyPoll.Window w = new BusyPoll.Window(20 * US, false, () -> c.now, () -> pauses[0]++);
+        assertEquals(3, w.calculateStrategy(() -> 3, false), "events: handled at once");
+        assertEquals(0, w.calculateStrategy(() -> 0, true), "tasks: run at once");
+        assertEquals(0, pauses[0], "no pause while there is work");
+        c.now += 5 * US;
+        assertEquals(0, w.calculateStrategy(() -> 0, false), "nothing: poll again");
+        assertEquals(1, pauses[0], "after yielding the core once");
+        c.now += 30 * US;
+        assertEquals(SelectStrategy.SELECT, w.calculateStrategy(() -> 0, false));
+        assertEquals(1, pauses[0], "going to sleep: no pause");
+        // the real one yields the thread; with no other thread it costs a system call
+        BusyPoll.Window real = (BusyPoll.Window) BusyPoll.window(1_000_000).newStrategy();
+        assertEquals(0, real.calculateStrategy(() -> 0, false));
+    }
+
+    @Test
     void alwaysNeverSleeps() throws Exception {
         SelectStrategy s = BusyPoll.ALWAYS.newStrategy();
         Thread.sleep(5);
