@@ -5,8 +5,10 @@
 # e.g. the cost of metrics: a jar from before them against this one with --metrics (scraped
 # every second while it runs):
 #   bench/ab-targets.sh /tmp/old/nvmeof.jar "" cli/build/nvmeof.jar "--metrics tcp://127.0.0.1:0"
+# HOST_A / HOST_B: flags for the client's bench on each side, e.g. the polling modes end to end:
+#   HOST_A="--busy-poll off" bench/ab-targets.sh J "--busy-poll off" J "" 6
 set -euo pipefail
-[ $# -ge 4 ] || { sed -n '2,8p' "$0"; exit 2; }
+[ $# -ge 4 ] || { sed -n '2,10p' "$0"; exit 2; }
 here=$(cd "$(dirname "$0")/.." && pwd)
 client=$here/cli/build/nvmeof.jar
 rounds=${5:-3}
@@ -22,7 +24,7 @@ trap 'stop; rm -rf "$work"' EXIT
 NQN=nqn.2026-11.io.nvmeof:ab
 for round in $(seq "$rounds"); do
   for side in A B; do
-    if [ $side = A ]; then jar=$1 flags=$2; else jar=$3 flags=$4; fi
+    if [ $side = A ]; then jar=$1 flags=$2 hflags=${HOST_A:-}; else jar=$3 flags=$4 hflags=${HOST_B:-}; fi
     # shellcheck disable=SC2086
     java -jar "$jar" target --listen tcp://127.0.0.1:0 --subsystem $NQN --namespace ram:256M $flags >"$work/t.out" 2>&1 &
     tpid=$!
@@ -33,7 +35,7 @@ for round in $(seq "$rounds"); do
     if [ -n "$url" ]; then (while true; do curl -s "$url" >/dev/null; sleep 1; done) & scraper=$!; fi
     for qd in 1 32; do
       iops=$(java -jar "$client" bench "nvme+tcp://127.0.0.1:$port/$NQN" --rw randread --bs 4k --iodepth $qd \
-        --ramp_time 2 --runtime 5 -o json | python3 -c "import json,sys; print(round(json.load(sys.stdin)['jobs'][0]['read']['iops']))")
+        --ramp_time 2 --runtime 5 -o json $hflags | python3 -c "import json,sys; print(round(json.load(sys.stdin)['jobs'][0]['read']['iops']))")
       echo "round $round $side qd$qd $iops"
     done
     stop
