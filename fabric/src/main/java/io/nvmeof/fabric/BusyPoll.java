@@ -1,7 +1,10 @@
 package io.nvmeof.fabric;
 
 import io.netty.channel.SelectStrategy;
+import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * How an event loop waits for I/O. {@link #OFF}: it sleeps in epoll as soon as nothing is ready
@@ -109,28 +112,23 @@ public final class BusyPoll {
      * while one of them is busy, and sleeps at once when none is: what would wake it then is new
      * work from elsewhere, which no window predicts. No effect on other modes.
      */
-    public static void pollWhile(java.util.function.BooleanSupplier busy) {
+    public static void pollWhile(BooleanSupplier busy) {
         Window w = LOOP.get();
         if (w != null) {
-            w.sources = append(w.sources, busy);
+            w.sources = Arrays.copyOf(w.sources, w.sources.length + 1);
+            w.sources[w.sources.length - 1] = busy;
         }
     }
 
     /** On the same loop's thread: {@code busy} is gone (its connection ended). */
-    public static void stopPollingFor(java.util.function.BooleanSupplier busy) {
+    public static void stopPollingFor(BooleanSupplier busy) {
         Window w = LOOP.get();
         if (w != null) {
-            w.sources = java.util.Arrays.stream(w.sources).filter(b -> b != busy)
-                    .toArray(java.util.function.BooleanSupplier[]::new);
+            w.sources = Arrays.stream(w.sources).filter(b -> b != busy)
+                    .toArray(BooleanSupplier[]::new);
         }
     }
 
-    private static java.util.function.BooleanSupplier[] append(java.util.function.BooleanSupplier[] a,
-            java.util.function.BooleanSupplier b) {
-        java.util.function.BooleanSupplier[] n = java.util.Arrays.copyOf(a, a.length + 1);
-        n[a.length] = b;
-        return n;
-    }
 
     /** A strategy for one loop (it keeps the time of that loop's last event). */
     SelectStrategy newStrategy() {
@@ -154,23 +152,23 @@ public final class BusyPoll {
     static final class Window implements SelectStrategy {
         private final long max;
         private final boolean adaptive;
-        private final java.util.function.LongSupplier clock;
+        private final LongSupplier clock;
         private long window;
         private long lastEvent;
         private boolean slept;
         /** The sleep began with nothing in flight: its length says nothing about polling. */
         private boolean idleSleep;
         private boolean bound;
-        java.util.function.BooleanSupplier[] sources = new java.util.function.BooleanSupplier[0];
+        BooleanSupplier[] sources = new BooleanSupplier[0];
 
         /** What a poll that found nothing does before the next: {@link Thread#yield()}. */
         private final Runnable pause;
 
-        Window(long max, boolean adaptive, java.util.function.LongSupplier clock) {
+        Window(long max, boolean adaptive, LongSupplier clock) {
             this(max, adaptive, clock, () -> { });
         }
 
-        Window(long max, boolean adaptive, java.util.function.LongSupplier clock, Runnable pause) {
+        Window(long max, boolean adaptive, LongSupplier clock, Runnable pause) {
             this.max = max;
             this.adaptive = adaptive;
             this.clock = clock;
@@ -217,11 +215,11 @@ public final class BusyPoll {
 
         /** Whether something on this loop waits for an answer (always, when nothing said). */
         private boolean waiting() {
-            java.util.function.BooleanSupplier[] s = sources;
+            BooleanSupplier[] s = sources;
             if (s.length == 0) {
                 return true;
             }
-            for (java.util.function.BooleanSupplier b : s) {
+            for (BooleanSupplier b : s) {
                 if (b.getAsBoolean()) {
                     return true;
                 }

@@ -125,16 +125,12 @@ abstract class HostQueue implements Queue {
         if (timeoutCheck != null) {
             timeoutCheck.cancel(false);
             EventLoop loop = eventLoop();
-            if (loop != null) {
-                if (loop.inEventLoop()) {
-                    BusyPoll.stopPollingFor(busy);
-                } else {
-                    try {
-                        loop.execute(() -> BusyPoll.stopPollingFor(busy));
-                    } catch (RejectedExecutionException e) {
-                        // the loop is gone, and its strategy with it
-                    }
+            try {
+                if (loop != null) {
+                    loop.execute(() -> BusyPoll.stopPollingFor(busy));
                 }
+            } catch (RejectedExecutionException e) {
+                // the loop is gone, and its strategy with it
             }
         }
         Throwable first = failure;
