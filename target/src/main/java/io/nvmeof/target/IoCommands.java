@@ -176,7 +176,9 @@ final class IoCommands {
         boolean blocking = r.handler.callsBackend() && (r.namespace == null ? anyBlocking(q.controller().subsystem())
                 : r.namespace.backend().blocking() || longWork(r));
         if (blocking) {
-            q.offload(r);
+            if (!RingIo.submit(r)) {
+                q.offload(r);
+            }
         } else {
             runBackend(r);
             q.complete(r, r.status);
@@ -256,10 +258,15 @@ final class IoCommands {
             Fatal.error(e);
             throw e;
         } catch (Throwable t) {
-            int op = r.sqe.opcode();
-            r.status = StorageErrors.toStatus(t, op != NvmOpcode.READ.code && op != NvmOpcode.COMPARE.code);
-            IO_ERRORS.log(System.Logger.Level.WARNING, "I/O error on {0}: {1}", r.namespace, t);
+            failed(r, t);
         }
+    }
+
+    /** The backend failed {@code r}: its status says how, and the log says so (a few lines per burst). */
+    static void failed(Request r, Throwable t) {
+        int op = r.sqe.opcode();
+        r.status = StorageErrors.toStatus(t, op != NvmOpcode.READ.code && op != NvmOpcode.COMPARE.code);
+        IO_ERRORS.log(System.Logger.Level.WARNING, "I/O error on {0}: {1}", r.namespace, t);
     }
 
     private static Status read(Request r) throws IOException {

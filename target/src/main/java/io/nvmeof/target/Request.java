@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
+import io.nvmeof.target.backend.IoRing;
 import java.nio.ByteBuffer;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -12,7 +13,7 @@ import java.util.concurrent.RejectedExecutionException;
  * queue's event loop except while a blocking backend call runs on the I/O executor, when
  * that thread alone touches it until it hands the request back.
  */
-final class Request implements Runnable {
+final class Request implements Runnable, IoRing.Completion {
     /** Where the request is in its life (STYLE: an explicit state per request). */
     public enum State { FREE, NEW, NEED_BUFFER, TRANSFERRING_H2C, WAITING_FUSED, EXECUTING, TRANSFERRING_C2H, COMPLETED }
 
@@ -51,6 +52,14 @@ final class Request implements Runnable {
     Request partner;
     /** Its backend call was handed to the I/O executor, which owns it (and its data) until {@code ioFinished}. */
     boolean offloaded;
+    /** The loop's io_uring while the command is in it ({@link RingIo}), else null. */
+    LoopRing ring;
+    /** The backend's descriptor for the ring, the data's address, and the bytes the ring has moved so far. */
+    int ringFd;
+    long ringAddress;
+    int ringMoved;
+    /** The ring's write holds its namespace's shared writers' lock until it completes. */
+    boolean ringLocked;
     /** Set when the command must fail once its data has arrived (e.g. its fused partner is missing). */
     Status failWith;
 
@@ -201,6 +210,12 @@ final class Request implements Runnable {
                 }
             }
         }
+    }
+
+    /** The loop's io_uring finished an operation of this command (see {@link RingIo}). */
+    @Override
+    public void ringDone(int result) {
+        RingIo.done(this, result);
     }
 
     @Override

@@ -502,6 +502,11 @@ public final class Target implements AutoCloseable {
         return authExecutor;
     }
 
+    /** File and block namespaces' reads, writes and flushes go through their loop's io_uring ({@link Settings#FILE_IO}). */
+    boolean ringFileIo() {
+        return "io_uring".equals(options.get(Settings.FILE_IO));
+    }
+
     int maxQueueSize() {
         return options.get(Settings.MAX_QUEUE_SIZE);
     }

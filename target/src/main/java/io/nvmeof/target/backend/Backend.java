@@ -78,6 +78,15 @@ public interface Backend extends AutoCloseable {
         return false;
     }
 
+    /**
+     * A descriptor of the storage for reads, writes and fdatasync submitted to io_uring, opened
+     * as the backend's own I/O is (O_DIRECT or not) and closed with the backend; -1 when the
+     * backend has none (memory backends). Thrown once the backend is closed.
+     */
+    default int ringFd() throws IOException {
+        return -1;
+    }
+
     /** Alignment, in bytes, that data buffers need (O_DIRECT); 1 if none. */
     default int bufferAlignment() {
         return 1;

@@ -18,14 +18,10 @@ import java.util.List;
  * 4 KiB, which covers every logical block size.
  */
 public final class BlockBackend extends ChannelBackend {
-    private final Path path;
-    private final boolean direct;
 
     private BlockBackend(Path path, FileChannel channel, int fd, long size, int blockSize, boolean readOnly,
             boolean direct) {
-        super(channel, fd, size, blockSize, readOnly);
-        this.path = path;
-        this.direct = direct;
+        super(path, direct, channel, fd, size, blockSize, readOnly);
     }
 
     /** Opens a block device through the page cache; {@code blockSize} 0 takes the device's logical block size. */

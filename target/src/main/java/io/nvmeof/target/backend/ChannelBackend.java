@@ -2,20 +2,29 @@ package io.nvmeof.target.backend;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
+import java.nio.file.Path;
 
 /**
  * What file and block-device backends share: positional I/O on a {@link FileChannel} (which
- * may move fewer bytes than asked, so it loops), fdatasync for Flush, and a raw descriptor
- * for the calls Java has no API for (-1 if none).
+ * may move fewer bytes than asked, so it loops), fdatasync for Flush, a raw descriptor
+ * for the calls Java has no API for (-1 if none), and one for io_uring, opened on first use.
  */
 abstract class ChannelBackend extends AbstractBackend {
     protected final FileChannel channel;
     protected final int fd;
     protected final boolean readOnly;
+    protected final Path path;
+    /** Opened with O_DIRECT: data buffers and offsets aligned to {@link #bufferAlignment()}. */
+    protected final boolean direct;
+    /** The descriptor {@link #ringFd()} opened, -1 before; -2 once closed. */
+    private int ringFd = -1;
 
-    ChannelBackend(FileChannel channel, int fd, long size, int blockSize, boolean readOnly) {
+    ChannelBackend(Path path, boolean direct, FileChannel channel, int fd, long size, int blockSize, boolean readOnly) {
         super("usable", size, blockSize);
+        this.path = path;
+        this.direct = direct;
         this.channel = channel;
         this.fd = fd;
         this.readOnly = readOnly;
@@ -57,11 +66,31 @@ abstract class ChannelBackend extends AbstractBackend {
     }
 
     @Override
+    public synchronized int ringFd() throws IOException {
+        if (ringFd == -1) {
+            ringFd = LinuxIo.open(path.toString(), !readOnly, direct);
+        }
+        if (ringFd < 0) {
+            throw new ClosedChannelException();
+        }
+        return ringFd;
+    }
+
+    @Override
     public void close() throws IOException {
+        int ring;
+        synchronized (this) {
+            ring = ringFd;
+            ringFd = -2;
+        }
         try {
             channel.close();
         } finally {
-            LinuxIo.close(fd);
+            try {
+                LinuxIo.close(fd);
+            } finally {
+                LinuxIo.close(ring);
+            }
         }
     }
 }

@@ -22,15 +22,11 @@ import java.util.List;
 public final class FileBackend extends ChannelBackend {
     /** Buffer and offset alignment for O_DIRECT that suits every common file system. */
     static final int DIRECT_ALIGNMENT = 4096;
-    private final Path path;
-    private final boolean direct;
     private volatile boolean punchSupported = true;
 
     /** {@code fd}: a second descriptor for fallocate (FileChannel hides its own); -1 when read-only. */
     private FileBackend(Path path, FileChannel channel, long size, int blockSize, boolean readOnly, boolean direct, int fd) {
-        super(channel, fd, size, blockSize, readOnly);
-        this.path = path;
-        this.direct = direct;
+        super(path, direct, channel, fd, size, blockSize, readOnly);
     }
 
     /**

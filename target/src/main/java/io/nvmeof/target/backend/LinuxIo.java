@@ -2,6 +2,7 @@ package io.nvmeof.target.backend;
 
 import java.io.IOException;
 import jnr.ffi.LibraryLoader;
+import jnr.ffi.Platform;
 import jnr.ffi.Runtime;
 import jnr.ffi.annotations.In;
 import jnr.ffi.annotations.Out;
@@ -88,7 +89,6 @@ final class LinuxIo {
         return new IOException(what + ": " + l.strerror(errno) + " (errno " + errno + ")");
     }
 
-    /** open(2); the fd must be closed with {@link #close}. */
     static final int MADV_DONTNEED = 4;
     static final int MADV_HUGEPAGE = 14;
 
@@ -117,7 +117,16 @@ final class LinuxIo {
     }
 
     static int open(String path, boolean write) throws IOException {
-        int fd = libc().open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+        return open(path, write, false);
+    }
+
+    /** O_DIRECT, which differs between architectures (asm-generic's value on arm64 and most others). */
+    static final int O_DIRECT = Platform.getNativePlatform().getCPU() == Platform.CPU.X86_64
+            || Platform.getNativePlatform().getCPU() == Platform.CPU.I386 ? 0x4000 : 0x10000;
+
+    /** open(2), with O_DIRECT if {@code direct}; the fd must be closed with {@link #close}. */
+    static int open(String path, boolean write, boolean direct) throws IOException {
+        int fd = libc().open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | (direct ? O_DIRECT : 0));
         if (fd < 0) {
             throw error("open " + path);
         }

@@ -1,0 +1,153 @@
+package io.nvmeof.target;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.nvmeof.fabric.BusyPoll;
+import io.nvmeof.fabric.EventLoops;
+import io.nvmeof.protocol.NvmOpcode;
+import io.nvmeof.protocol.Sgl;
+import io.nvmeof.protocol.Status;
+import io.nvmeof.protocol.tcp.DataPdu;
+import io.nvmeof.protocol.tcp.PduType;
+import io.nvmeof.target.backend.FileBackend;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * File namespaces through the event loop's io_uring: the data on the wire and in the file are
+ * right, and the I/O threads are not used; with {@code file_io=threads}, or where io_uring is
+ * refused, the I/O threads do the same work.
+ */
+class RingIoTest {
+    static final String NQN = "nqn.2026-11.io.nvmeof:ring";
+    static final int BS = 4096;
+
+    @TempDir
+    Path dir;
+
+    /** Writes (by R2T, in capsule with FUA), flushes and reads back over NVMe/TCP; returns the I/O threads' task count. */
+    private long exercise(Target.Options o, boolean direct) throws Exception {
+        Path file = dir.resolve("ns" + direct);
+        try (Target target = new Target(o.with(Settings.EVENT_LOOP_THREADS, 1))) {
+            Subsystem s = new Subsystem(NQN, "R1", "ring", "1.0");
+            s.addNamespace(new Namespace(NQN, 1, FileBackend.open(file, 64 * BS, BS, false, direct), false, null));
+            target.addSubsystem(s);
+            InetSocketAddress address = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
+            byte[] data = new byte[16 * BS];
+            new Random(11).nextBytes(data);
+            try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+                int cntlid = admin.bringUpAdmin(NQN);
+                io.bringUpIo(NQN, 1, cntlid);
+                RawHost.Received r2t = io.command(q -> q.opcode(NvmOpcode.WRITE.code).psdt(1).nsid(1).slba(2)
+                        .blockCount(16).sgl(0, data.length, Sgl.TCP_TRANSPORT), null);
+                assertEquals(PduType.R2T, r2t.type());
+                io.answer(r2t, data);
+                assertEquals(Status.SUCCESS, io.receive().cqe().status());
+                byte[] fua = Arrays.copyOfRange(data, 0, BS);
+                assertEquals(Status.SUCCESS, io.command(q -> q.opcode(NvmOpcode.WRITE.code).psdt(1).nsid(1).slba(40)
+                        .blockCount(1).cdw(12, 1L << 30).sgl(0, BS, Sgl.IN_CAPSULE), fua).cqe().status());
+                assertEquals(Status.SUCCESS, io.command(q -> q.opcode(NvmOpcode.FLUSH.code).psdt(1).nsid(1), null).cqe().status());
+
+                assertArrayEquals(data, read(io, 2, 16), "read back over the wire");
+                assertArrayEquals(fua, read(io, 40, 1));
+                assertArrayEquals(new byte[2 * BS], read(io, 60, 2), "never written: zeroes");
+                byte[] onDisk = Files.readAllBytes(file);
+                assertArrayEquals(data, Arrays.copyOfRange(onDisk, 2 * BS, 18 * BS), "in the file");
+                assertArrayEquals(fua, Arrays.copyOfRange(onDisk, 40 * BS, 41 * BS));
+                long tasks = ((ThreadPoolExecutor) target.ioExecutor()).getTaskCount();
+
+                // Write Zeroes is the I/O threads' in every mode: the count is live
+                assertEquals(Status.SUCCESS, io.command(q -> q.opcode(NvmOpcode.WRITE_ZEROES.code).psdt(1).nsid(1).slba(2)
+                        .blockCount(1), null).cqe().status());
+                assertEquals(tasks + 1, ((ThreadPoolExecutor) target.ioExecutor()).getTaskCount());
+                assertArrayEquals(new byte[BS], read(io, 2, 1));
+                return tasks;
+            }
+        }
+    }
+
+    private static byte[] read(RawHost io, long slba, int blocks) throws Exception {
+        RawHost.Received r = io.command(q -> q.opcode(NvmOpcode.READ.code).psdt(1).nsid(1).slba(slba)
+                .blockCount(blocks).sgl(0, (long) blocks * BS, Sgl.TCP_TRANSPORT), null);
+        ByteBuffer got = ByteBuffer.allocate(blocks * BS);
+        while (r.type() == PduType.C2H_DATA) {
+            int off = (int) r.u32(DataPdu.DATAO_OFFSET);
+            int len = (int) r.u32(DataPdu.DATAL_OFFSET);
+            got.put(off, r.bytes(), r.u8(3), len);
+            r = io.receive();
+        }
+        assertEquals(Status.SUCCESS, r.cqe().status());
+        return got.array();
+    }
+
+    @ParameterizedTest(name = "O_DIRECT {0}")
+    @ValueSource(booleans = {false, true})
+    void theLoopsRingServesFilesWithoutTheIoThreads(boolean direct) throws Exception {
+        assertEquals(0, exercise(Target.Options.defaults(), direct), "reads, writes and flushes took no I/O thread");
+    }
+
+    @Test
+    void fileIoThreadsUsesTheIoThreads() throws Exception {
+        assertTrue(exercise(Target.Options.defaults().with(Settings.FILE_IO, "threads"), true) >= 6);
+    }
+
+    @Test
+    void whereIoUringIsRefusedTheIoThreadsServe() throws Exception {
+        LoopRing.refuseForTesting(true);
+        try {
+            assertTrue(exercise(Target.Options.defaults(), false) >= 6);
+        } finally {
+            LoopRing.refuseForTesting(false);
+        }
+    }
+
+    @Test
+    void aLoopsRingCompletesOnTheLoopAndClosesWithIt() throws Exception {
+        Path f = dir.resolve("sync");
+        Files.write(f, new byte[BS]);
+        EventLoopGroup group = EventLoops.newGroup(1, "ring-test", BusyPoll.OFF);
+        EventLoop loop = group.next();
+        try (FileBackend b = FileBackend.open(f, 0, BS, false, false)) {
+            int ringFd = b.ringFd();
+            CompletableFuture<LoopRing> made = new CompletableFuture<>();
+            CompletableFuture<String> doneOn = new CompletableFuture<>();
+            loop.execute(() -> {
+                LoopRing ring = LoopRing.of(loop);
+                made.complete(ring);
+                // fdatasync goes to the kernel's workers: it completes later, through the eventfd
+                ring.ring.fdatasync(ringFd, res -> doneOn.complete(res + " on " + Thread.currentThread().getName()));
+                ring.queued();
+            });
+            LoopRing ring = made.get(10, TimeUnit.SECONDS);
+            assertNotNull(ring, "an epoll loop has a ring");
+            String done = doneOn.get(10, TimeUnit.SECONDS);
+            assertTrue(done.startsWith("0 on ring-test"), done);
+            assertEquals(ring, CompletableFuture.supplyAsync(() -> LoopRing.of(loop), loop).get(10, TimeUnit.SECONDS),
+                    "one ring per loop");
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
+            Awaitility.await("the ring closed with the loop").atMost(Duration.ofSeconds(10)).until(ring::closed);
+            assertFalse(ring.fd().isOpen(), "and its eventfd");
+        } finally {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
+    }
+}
