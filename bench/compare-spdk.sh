@@ -12,6 +12,10 @@
 # CPU time per I/O of a target is utime+stime from /proc/PID/stat over the measured run,
 # divided by the I/Os of that run, for both targets (SPDK's reactor polls: one whole core).
 #
+# The file-* cases serve one O_DIRECT file on local disk instead (FILE_SIZE MiB, default 1024, in
+# FILE_DIR, default /var/tmp; written through once so no block is a hole): ours as
+# file:PATH,direct, SPDK's through an aio bdev on the same file.
+#
 # Needs: the CLI jar (mvn -B -q install -DskipTests), SPDK built by bench/spdk/build-spdk.sh,
 # taskset, python3. Nothing else may run on cores 0 and 1 for a fair number.
 set -euo pipefail
@@ -28,6 +32,10 @@ SPDK=${SPDK:-/var/tmp/spdk}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 JAR=${JAR:-$HERE/cli/build/nvmeof.jar}
 RUNTIME=${RUNTIME:-5}
+OUR_NAMESPACE=ram:512M
+FILE_SIZE=${FILE_SIZE:-1024}
+FILE_DIR=${FILE_DIR:-/var/tmp}
+FILE=
 OUR_NQN=nqn.2026-11.io.nvmeof:bench
 SPDK_NQN=nqn.2016-06.io.spdk:cnode1
 PORT=4420
@@ -46,7 +54,7 @@ stop_target() {
         TARGET_PID=
     fi
 }
-trap 'stop_target; rm -rf "$WORK"' EXIT
+trap 'stop_target; rm -rf "$WORK"; [ -z "$FILE" ] || rm -f "$FILE"' EXIT
 
 if [ "$SPDK_HUGE" = auto ]; then
     free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
@@ -60,7 +68,7 @@ fi
 
 start_ours() {
     taskset -c 0 java -jar "$JAR" target --listen tcp://127.0.0.1:$PORT --subsystem $OUR_NQN \
-        --namespace ram:512M $OUR_TARGET_ARGS > "$WORK/ours.out" 2>&1 &
+        --namespace "$OUR_NAMESPACE" $OUR_TARGET_ARGS > "$WORK/ours.out" 2>&1 &
     TARGET_PID=$!
     for _ in $(seq 300); do
         grep -q "listening on" "$WORK/ours.out" && return 0
@@ -104,7 +112,20 @@ median() { sort -g | awk '{a[NR] = $1} END { print (NR % 2) ? a[(NR + 1) / 2] : 
 declare -A R
 record() { R[$1]+="$2"$'\n'; }
 
+# The file the file-* cases serve, made on first use.
+use_file() {
+    if [ -z "$FILE" ]; then
+        FILE=$(mktemp "$FILE_DIR/nvmeof-bench.XXXXXX")
+        dd if=/dev/zero of="$FILE" bs=1M count="$FILE_SIZE" oflag=direct status=none
+    fi
+    OUR_NAMESPACE="file:$FILE,direct"
+    SPDK_AIO_FILE=$FILE
+}
+
 target_case() { # name qd bs workload field(1 iops, 2 MiB/s, 3 lat, 4 cpu)
+    OUR_NAMESPACE=ram:512M
+    SPDK_AIO_FILE=
+    case $1 in file-*) use_file ;; esac
     for i in $(seq "$ROUNDS"); do
         start_ours
         spdk_perf $OUR_NQN "$2" "$3" "$4" > /dev/null   # warm-up
@@ -140,6 +161,11 @@ want randread-qd1 && target_case randread-qd1 1 4096 randread 3
 want init-randread-qd32 && initiator_case init-randread-qd32 32 4k randread randread
 want randwrite-qd32 && target_case randwrite-qd32 32 4096 randwrite 1
 want read128k-qd16 && target_case read128k-qd16 16 131072 read 2
+want file-randread-qd32 && target_case file-randread-qd32 32 4096 randread 1
+want file-randread-qd1 && target_case file-randread-qd1 1 4096 randread 3
+want file-randwrite-qd32 && target_case file-randwrite-qd32 32 4096 randwrite 1
+want file-randwrite-qd1 && target_case file-randwrite-qd1 1 4096 randwrite 3
+want file-read128k-qd16 && target_case file-read128k-qd16 16 131072 read 2
 
 row() { # label key unit goal higher_is_better
     local ours spdk
@@ -158,3 +184,8 @@ row "initiator: nvmeof bench vs spdk_nvme_perf (core 1) -> SPDK target (core 0),
 row "target: spdk_nvme_perf -> target, randwrite QD32" randwrite-qd32 IOPS ">= 1.0"
 row "target: spdk_nvme_perf -> target, 128 KiB sequential read QD16" read128k-qd16 MiB/s ">= 1.0"
 row "target CPU time per I/O at randread QD32 (utime+stime / I/Os)" cpu us "<= 1.0"
+row "file: O_DIRECT file, SPDK through an aio bdev; randread QD32" file-randread-qd32 IOPS ">= 1.0"
+row "file: randread QD1 mean latency" file-randread-qd1 us "<= 1.0"
+row "file: randwrite QD32" file-randwrite-qd32 IOPS ">= 1.0"
+row "file: randwrite QD1 mean latency" file-randwrite-qd1 us "<= 1.0"
+row "file: 128 KiB sequential read QD16" file-read128k-qd16 MiB/s ">= 1.0"

@@ -9,12 +9,13 @@
 # $OUT (default /tmp/nvmeof-profile) and prints the hottest frames (self and inclusive), the
 # threads, context switches and read/write syscalls per I/O of the profiled process.
 # async-profiler comes from Maven Central (tools.profiler:async-profiler) into ~/.m2; SPDK as
-# for compare-spdk.sh. Knobs: QD, BS, RW, RUNTIME, OUR_TARGET_ARGS, OUR_HOST_ARGS, SPDK.
+# for compare-spdk.sh. Knobs: QD, BS, RW, RUNTIME, OUR_TARGET_ARGS, OUR_HOST_ARGS, OUR_NAMESPACE, SPDK.
 set -euo pipefail
 SIDE=${1:?target or host}
 EVENT=${2:-cpu}
 QD=${QD:-32}; BS=${BS:-4096}; RW=${RW:-randread}; RUNTIME=${RUNTIME:-5}
 OUR_TARGET_ARGS=${OUR_TARGET_ARGS:-}; OUR_HOST_ARGS=${OUR_HOST_ARGS:-}
+OUR_NAMESPACE=${OUR_NAMESPACE:-ram:512M}   # e.g. file:/var/tmp/f,direct for a file namespace
 SPDK=${SPDK:-/var/tmp/spdk}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 JAR=${JAR:-$HERE/cli/build/nvmeof.jar}
@@ -66,7 +67,7 @@ report() { # iops
 }
 
 if [ "$SIDE" = target ]; then
-    taskset -c 0 java $JVM_FLAGS -jar "$JAR" target --listen tcp://127.0.0.1:$PORT --subsystem $OUR_NQN --namespace ram:512M \
+    taskset -c 0 java $JVM_FLAGS -jar "$JAR" target --listen tcp://127.0.0.1:$PORT --subsystem $OUR_NQN --namespace "$OUR_NAMESPACE" \
         $OUR_TARGET_ARGS > "$OUT/target.out" 2>&1 &
     PIDS+=($!)
     for _ in $(seq 300); do grep -q "listening on" "$OUT/target.out" && break; sleep 0.1; done

@@ -13,14 +13,15 @@ import io.netty.util.concurrent.FastThreadLocal;
 import io.netty.util.concurrent.Future;
 import io.nvmeof.target.backend.IoRing;
 import java.io.IOException;
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * An event loop's own io_uring: file and block I/O submitted on the loop, completed on it, with
  * no thread in between. Made on first use, on the loop's thread; the ring's eventfd is
  * registered with the loop like a socket, so completions that come later (a disk's, an
- * fdatasync's) wake the loop. What commands queue during one pass of the loop goes to the
- * kernel in one {@code io_uring_enter} after the pass. The loop closes its ring as it ends.
+ * fdatasync's) wake the loop. A command goes to the kernel as it is queued; the responses of a
+ * batch of completions leave in one flush per connection. The loop closes its ring as it ends.
  *
  * <p>Native epoll loops only. Where the kernel or a seccomp filter refuses io_uring, this says
  * so once in the log and {@link #of} answers null: the I/O threads do the work.
@@ -118,12 +119,72 @@ final class LoopRing implements EpollIoHandle {
         refuseForTesting = refuse;
     }
 
-    /** Something was queued: it goes to the kernel once the loop's current pass is over. */
+    /**
+     * Something was queued: it goes to the kernel now, or, when queued by a completion, as the batch
+     * of completions ends. Submitting each command as it comes measured faster than gathering a
+     * loop pass's commands into one submission (90k against 80k 4 KiB reads a second at QD32 on a
+     * virtio disk): the device starts on the first sooner, and each submission collects what
+     * completed meanwhile.
+     */
     void queued() {
+        if (!inBatch) {
+            submitNow();
+        }
+    }
+
+    /** What could not be submitted goes on the next pass of the loop. */
+    private void retryLater() {
         if (!submitScheduled) {
             submitScheduled = true;
             ((SingleThreadEventLoop) loop).executeAfterEventLoopIteration(submitTask);
         }
+    }
+
+    /** What runs once the current batch of completions is delivered (queues' held flushes). */
+    private Runnable[] afterBatch = new Runnable[16];
+    private int afterBatchCount;
+    private boolean inBatch;
+
+    /** Runs {@code task} once the batch of completions being delivered is over; at once if none is. */
+    void afterBatch(Runnable task) {
+        if (!inBatch) {
+            task.run();
+            return;
+        }
+        if (afterBatchCount == afterBatch.length) {
+            afterBatch = Arrays.copyOf(afterBatch, afterBatchCount * 2);
+        }
+        afterBatch[afterBatchCount++] = task;
+    }
+
+    /** Submits what is queued (if {@code submit}) and delivers what completed, as one batch. */
+    private int batch(boolean submit) {
+        inBatch = true;
+        int errno = 0;
+        try {
+            if (submit) {
+                errno = ring.submit();
+            } else {
+                ring.reap();
+            }
+            while (errno == 0 && ring.unsubmitted() > 0) {
+                errno = ring.submit(); // what the completions queued
+            }
+        } finally {
+            inBatch = false;
+            endBatch();
+        }
+        return errno;
+    }
+
+    /** The batch is over: what waited for it runs. */
+    void endBatch() {
+        for (int i = 0; i < afterBatchCount; i++) {
+            Runnable t = afterBatch[i];
+            afterBatch[i] = null;
+            t.run();
+        }
+        afterBatchCount = 0;
     }
 
     private void submitNow() {
@@ -131,12 +192,12 @@ final class LoopRing implements EpollIoHandle {
         if (closed) {
             return;
         }
-        int errno = ring.submit();
+        int errno = batch(true);
         if (ring.unsubmitted() > 0) {
             if (errno != IoRing.EAGAIN && errno != IoRing.EBUSY && errno != IoRing.EINTR) {
                 LOG.log(System.Logger.Level.WARNING, "io_uring_enter: {0}; trying again", ring.describe(-errno));
             }
-            queued(); // the rest on the next pass (completions reaped meanwhile make room)
+            retryLater(); // the rest on the next pass (completions reaped meanwhile make room)
         }
     }
 
@@ -156,7 +217,7 @@ final class LoopRing implements EpollIoHandle {
             return;
         }
         Native.eventFdRead(eventFd.intValue());
-        ring.reap();
+        batch(ring.deferred()); // deferred completions are posted by asking for them
     }
 
     /** How long a closing ring waits for what is in flight: the kernel may still be moving data into those buffers. */

@@ -15,6 +15,14 @@ interface QueueTransport {
     EventLoop eventLoop();
 
     /**
+     * Commands of this queue are about to complete from {@code ring}'s batch of completions: the
+     * transport may hold its flush until the batch is over ({@link LoopRing#afterBatch}), so the
+     * batch leaves in few writes. The default flushes as usual.
+     */
+    default void holdFlush(LoopRing ring) {
+    }
+
+    /**
      * A buffer for {@code length} bytes of command data, with whatever headroom the transport
      * wants in front of it; sets {@link Request#dataOffset}. Null when the transport has no
      * buffer to give now (registered memory exhausted): the command then completes with

@@ -150,6 +150,7 @@ final class RingIo {
             r.ringLocked = false;
             r.namespace.writersSharedLock().unlock();
         }
+        r.queue.transport().holdFlush(r.ring);
         r.ring = null;
         r.status = status;
         r.queue.ioFinished(r);

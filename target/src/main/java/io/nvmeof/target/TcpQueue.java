@@ -371,9 +371,29 @@ final class TcpQueue extends PduReader implements QueueTransport {
             return;
         }
         ctx.write(b, ctx.voidPromise());
-        if (reading) {
+        if (reading || flushHeld) {
             flushPending = true;
         } else {
+            ctx.flush();
+        }
+    }
+
+    /** The loop's io_uring is completing a batch of commands: one flush when it is done (see {@link #holdFlush}). */
+    private boolean flushHeld;
+    private final Runnable releaseFlush = this::releaseFlush;
+
+    @Override
+    public void holdFlush(LoopRing ring) {
+        if (!flushHeld && !reading) {
+            flushHeld = true;
+            ring.afterBatch(releaseFlush);
+        }
+    }
+
+    private void releaseFlush() {
+        flushHeld = false;
+        if (flushPending && !reading) {
+            flushPending = false;
             ctx.flush();
         }
     }

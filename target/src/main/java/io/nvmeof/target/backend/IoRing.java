@@ -50,6 +50,14 @@ public final class IoRing implements AutoCloseable {
     private static final long OFF_CQ_RING = 0x8000000L;
     private static final long OFF_SQES = 0x10000000L;
     private static final int ENTER_GETEVENTS = 1;
+    /**
+     * IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN (Linux 6.1): completions wait for
+     * the owning thread to ask for them, signalling the registered eventfd meanwhile, instead of
+     * interrupting that thread (an inter-processor interrupt, costly in a virtual machine) to
+     * post each one.
+     */
+    private static final int SETUP_DEFERRED = (1 << 12) | (1 << 13);
+    private static final int EINVAL = 22;
     private static final int REGISTER_EVENTFD = 4;
 
     static final byte OP_FSYNC = 3;
@@ -97,10 +105,13 @@ public final class IoRing implements AutoCloseable {
     private int unsubmitted;
     private boolean closed;
     private boolean reaping;
+    /** Set up with {@link #SETUP_DEFERRED}: only the creating thread submits, and each submit collects completions. */
+    private final boolean deferred;
 
-    private IoRing(LibC c, int fd, int entries, long params) throws IOException {
+    private IoRing(LibC c, int fd, long params) throws IOException {
         this.c = c;
         this.fd = fd;
+        this.deferred = (PlatformDependent.getInt(params + 8) & SETUP_DEFERRED) == SETUP_DEFERRED;
         int sqEntries = PlatformDependent.getInt(params);
         int cqEntries = PlatformDependent.getInt(params + 4);
         long sqOff = params + 40;
@@ -162,9 +173,10 @@ public final class IoRing implements AutoCloseable {
     }
 
     /**
-     * Sets up a ring of {@code entries} submission entries (a power of two), or throws: where the
-     * kernel has no io_uring (ENOSYS), refuses it (EPERM under a seccomp filter or
-     * {@code kernel.io_uring_disabled}), or this JVM cannot reach raw memory.
+     * Sets up a ring of {@code entries} submission entries (a power of two), owned by the calling
+     * thread: only it may submit. Throws where the kernel has no io_uring (ENOSYS), refuses it
+     * (EPERM under a seccomp filter or {@code kernel.io_uring_disabled}), or this JVM cannot reach
+     * raw memory. Deferred completions ({@link #SETUP_DEFERRED}) where the kernel has them.
      */
     public static IoRing open(int entries) throws IOException {
         if (!PlatformDependent.hasUnsafe()) {
@@ -174,12 +186,17 @@ public final class IoRing implements AutoCloseable {
         long params = PlatformDependent.allocateMemory(PARAMS_SIZE);
         try {
             PlatformDependent.setMemory(params, PARAMS_SIZE, (byte) 0);
+            PlatformDependent.putInt(params + 8, SETUP_DEFERRED);
             long fd = c.syscall(SYS_IO_URING_SETUP, entries, params, 0, 0, 0, 0);
+            if (fd < 0 && Runtime.getRuntime(c).getLastError() == EINVAL) {
+                PlatformDependent.setMemory(params, PARAMS_SIZE, (byte) 0); // before Linux 6.1
+                fd = c.syscall(SYS_IO_URING_SETUP, entries, params, 0, 0, 0, 0);
+            }
             if (fd < 0) {
                 throw error(c, "io_uring_setup");
             }
             try {
-                return new IoRing(c, (int) fd, entries, params);
+                return new IoRing(c, (int) fd, params);
             } catch (IOException | RuntimeException e) {
                 c.syscall(SYS_CLOSE, fd, 0, 0, 0, 0, 0);
                 throw e;
@@ -216,6 +233,11 @@ public final class IoRing implements AutoCloseable {
     /** Operations that may still be queued now: none once the ring is full. */
     public int room() {
         return free;
+    }
+
+    /** Whether completions are deferred: {@link #submit} (not {@link #reap} alone) collects them. */
+    public boolean deferred() {
+        return deferred;
     }
 
     /** Queued operations the kernel has not taken yet. */
@@ -289,8 +311,9 @@ public final class IoRing implements AutoCloseable {
      */
     public int submit() {
         int errno = 0;
-        if (unsubmitted > 0) {
-            long n = c.syscall(SYS_IO_URING_ENTER, fd, unsubmitted, 0, 0, 0, 0);
+        if (unsubmitted > 0 || deferred) {
+            // deferred: GETEVENTS with no minimum posts what completed, without waiting
+            long n = c.syscall(SYS_IO_URING_ENTER, fd, unsubmitted, 0, deferred ? ENTER_GETEVENTS : 0, 0, 0);
             if (n < 0) {
                 errno = Runtime.getRuntime(c).getLastError();
             } else {
