@@ -8,13 +8,17 @@ import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.SubmissionQueueEntry;
 import io.nvmeof.protocol.tls.TlsPsk;
+import io.nvmeof.target.backend.Backend;
+import io.nvmeof.target.backend.FileBackend;
 import io.nvmeof.target.backend.RamBackend;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The target's data path allocates nothing per command in steady state: heap bytes
@@ -43,13 +47,24 @@ class AllocationTest {
         assertTrue(perCommand < 3 * 4096, "allocated " + perCommand + " bytes per command on the event loop over TLS");
     }
 
+    /** A file namespace's reads and writes go through the loop's io_uring: nothing allocated per command there either. */
+    @Test
+    void fileReadsAndWritesThroughTheRingAllocateNothingOnTheEventLoop(@TempDir Path dir) throws Exception {
+        double perCommand = measure(false, FileBackend.open(dir.resolve("ns"), 16 << 20, 4096, false, true));
+        assertTrue(perCommand < 8, "allocated " + perCommand + " bytes per command on the event loop (file, io_uring)");
+    }
+
     private static double measure(boolean tls) throws Exception {
+        return measure(tls, new RamBackend(16 << 20, 4096));
+    }
+
+    private static double measure(boolean tls, Backend backend) throws Exception {
         ResourceLeakDetector.Level level = ResourceLeakDetector.getLevel();
         Target.Options o = Target.Options.defaults();
         o = o.with(Settings.EVENT_LOOP_THREADS, 1);
         try (Target target = new Target(o)) {
             Subsystem s = new Subsystem(NQN, "A1", "alloc", "1.0");
-            s.addNamespace(new Namespace(NQN, 1, new RamBackend(16 << 20, 4096), false, null));
+            s.addNamespace(new Namespace(NQN, 1, backend, false, null));
             target.addSubsystem(s);
             TlsPsk key = TlsPsk.create(new byte[32], 1);
             if (tls) {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
@@ -15,6 +16,8 @@ import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.tcp.DataPdu;
 import io.nvmeof.protocol.tcp.PduType;
+import io.nvmeof.target.backend.Backend;
+import io.nvmeof.target.backend.BlockBackend;
 import io.nvmeof.target.backend.FileBackend;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -47,9 +50,14 @@ class RingIoTest {
     /** Writes (by R2T, in capsule with FUA), flushes and reads back over NVMe/TCP; returns the I/O threads' task count. */
     private long exercise(Target.Options o, boolean direct) throws Exception {
         Path file = dir.resolve("ns" + direct);
+        return exercise(o, FileBackend.open(file, 64 * BS, BS, false, direct), file);
+    }
+
+    /** As above for {@code backend}, whose bytes {@code file} holds. */
+    private long exercise(Target.Options o, Backend backend, Path file) throws Exception {
         try (Target target = new Target(o.with(Settings.EVENT_LOOP_THREADS, 1))) {
             Subsystem s = new Subsystem(NQN, "R1", "ring", "1.0");
-            s.addNamespace(new Namespace(NQN, 1, FileBackend.open(file, 64 * BS, BS, false, direct), false, null));
+            s.addNamespace(new Namespace(NQN, 1, backend, false, null));
             target.addSubsystem(s);
             InetSocketAddress address = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
             byte[] data = new byte[16 * BS];
@@ -103,6 +111,26 @@ class RingIoTest {
     @ValueSource(booleans = {false, true})
     void theLoopsRingServesFilesWithoutTheIoThreads(boolean direct) throws Exception {
         assertEquals(0, exercise(Target.Options.defaults(), direct), "reads, writes and flushes took no I/O thread");
+    }
+
+    /** A block device (a loop device over a file) goes through the ring as a file does, with O_DIRECT. */
+    @Test
+    void aBlockDeviceGoesThroughTheRing() throws Exception {
+        Path img = dir.resolve("loop.img");
+        Files.write(img, new byte[64 * BS]);
+        Process setup = new ProcessBuilder("losetup", "-f", "--show", "-b", "4096", img.toString()).start();
+        String dev = new String(setup.getInputStream().readAllBytes()).trim();
+        boolean ok = setup.waitFor(10, TimeUnit.SECONDS) && setup.exitValue() == 0 && dev.startsWith("/dev/loop");
+        if (System.getenv("CI") == null) {
+            assumeTrue(ok, "no loop devices here (needs root)");
+        }
+        assertTrue(ok, "losetup failed");
+        try {
+            assertEquals(0, exercise(Target.Options.defaults(), BlockBackend.open(Path.of(dev), 0, false, true), img),
+                    "reads, writes and flushes took no I/O thread");
+        } finally {
+            new ProcessBuilder("losetup", "-d", dev).start().waitFor(10, TimeUnit.SECONDS);
+        }
     }
 
     @Test

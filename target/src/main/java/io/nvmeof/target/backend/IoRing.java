@@ -32,6 +32,14 @@ public final class IoRing implements AutoCloseable {
         @SaveError
         long syscall(long number, long a, long b, long c, long d, long e, long f);
 
+        /**
+         * The same with five arguments, for io_uring_enter on the data path: jnr-ffi calls up to six
+         * numeric parameters without allocating, seven through a heap buffer. The sixth register
+         * (io_uring_enter's sigsz) is then unset, which the kernel ignores when sig is null.
+         */
+        @SaveError
+        long syscall(long number, long a, long b, long c, long d, long e);
+
         String strerror(int errno);
     }
 
@@ -313,7 +321,7 @@ public final class IoRing implements AutoCloseable {
         int errno = 0;
         if (unsubmitted > 0 || deferred) {
             // deferred: GETEVENTS with no minimum posts what completed, without waiting
-            long n = c.syscall(SYS_IO_URING_ENTER, fd, unsubmitted, 0, deferred ? ENTER_GETEVENTS : 0, 0, 0);
+            long n = c.syscall(SYS_IO_URING_ENTER, fd, unsubmitted, 0, deferred ? ENTER_GETEVENTS : 0, 0);
             if (n < 0) {
                 errno = Runtime.getRuntime(c).getLastError();
             } else {
@@ -326,7 +334,7 @@ public final class IoRing implements AutoCloseable {
 
     /** Waits in the kernel until at least one completion is there (tests, and draining at close). */
     int await() {
-        long n = c.syscall(SYS_IO_URING_ENTER, fd, unsubmitted, 1, ENTER_GETEVENTS, 0, 0);
+        long n = c.syscall(SYS_IO_URING_ENTER, fd, unsubmitted, 1, ENTER_GETEVENTS, 0);
         if (n < 0) {
             return Runtime.getRuntime(c).getLastError();
         }
