@@ -217,7 +217,7 @@ final class LoopRing implements EpollIoHandle {
             return;
         }
         Native.eventFdRead(eventFd.intValue());
-        batch(ring.deferred()); // deferred completions are posted by asking for them
+        batch(false);
     }
 
     /** How long a closing ring waits for what is in flight: the kernel may still be moving data into those buffers. */

@@ -1,12 +1,11 @@
 package io.nvmeof.target.backend;
 
 import io.netty.util.internal.PlatformDependent;
+import io.nvmeof.target.backend.LinuxIo.LibC;
 import java.io.IOException;
 import java.lang.invoke.VarHandle;
-import jnr.ffi.LibraryLoader;
 import jnr.ffi.Platform;
 import jnr.ffi.Runtime;
-import jnr.ffi.annotations.SaveError;
 
 /**
  * An io_uring of our own (Linux 5.6 and later), driven through its three system calls with
@@ -27,22 +26,6 @@ public final class IoRing implements AutoCloseable {
         void ringDone(int result);
     }
 
-    /** The system calls and libc functions used; syscall numbers follow the CPU. */
-    public interface LibC {
-        @SaveError
-        long syscall(long number, long a, long b, long c, long d, long e, long f);
-
-        /**
-         * The same with five arguments, for io_uring_enter on the data path: jnr-ffi calls up to six
-         * numeric parameters without allocating, seven through a heap buffer. The sixth register
-         * (io_uring_enter's sigsz) is then unset, which the kernel ignores when sig is null.
-         */
-        @SaveError
-        long syscall(long number, long a, long b, long c, long d, long e);
-
-        String strerror(int errno);
-    }
-
     private static final boolean X86 = Platform.getNativePlatform().getCPU() == Platform.CPU.X86_64;
     /** io_uring's calls have one number on every architecture since 5.1 (x86-64's table included). */
     private static final long SYS_IO_URING_SETUP = 425;
@@ -58,14 +41,6 @@ public final class IoRing implements AutoCloseable {
     private static final long OFF_CQ_RING = 0x8000000L;
     private static final long OFF_SQES = 0x10000000L;
     private static final int ENTER_GETEVENTS = 1;
-    /**
-     * IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN (Linux 6.1): completions wait for
-     * the owning thread to ask for them, signalling the registered eventfd meanwhile, instead of
-     * interrupting that thread (an inter-processor interrupt, costly in a virtual machine) to
-     * post each one.
-     */
-    private static final int SETUP_DEFERRED = (1 << 12) | (1 << 13);
-    private static final int EINVAL = 22;
     private static final int REGISTER_EVENTFD = 4;
 
     static final byte OP_FSYNC = 3;
@@ -82,8 +57,6 @@ public final class IoRing implements AutoCloseable {
     private static final int SQE_SIZE = 64;
     private static final int CQE_SIZE = 16;
     private static final int PARAMS_SIZE = 120;
-
-    private static volatile LibC libc;
 
     private final LibC c;
     private final int fd;
@@ -113,13 +86,10 @@ public final class IoRing implements AutoCloseable {
     private int unsubmitted;
     private boolean closed;
     private boolean reaping;
-    /** Set up with {@link #SETUP_DEFERRED}: only the creating thread submits, and each submit collects completions. */
-    private final boolean deferred;
 
     private IoRing(LibC c, int fd, long params) throws IOException {
         this.c = c;
         this.fd = fd;
-        this.deferred = (PlatformDependent.getInt(params + 8) & SETUP_DEFERRED) == SETUP_DEFERRED;
         int sqEntries = PlatformDependent.getInt(params);
         int cqEntries = PlatformDependent.getInt(params + 4);
         long sqOff = params + 40;
@@ -163,43 +133,20 @@ public final class IoRing implements AutoCloseable {
         free = capacity;
     }
 
-    static LibC libc() throws IOException {
-        LibC l = libc;
-        if (l == null) {
-            synchronized (IoRing.class) {
-                if (libc == null) {
-                    try {
-                        libc = LibraryLoader.create(LibC.class).load("c");
-                    } catch (UnsatisfiedLinkError | RuntimeException e) {
-                        throw new IOException("cannot load libc through jnr-ffi: " + e.getMessage(), e);
-                    }
-                }
-                l = libc;
-            }
-        }
-        return l;
-    }
-
     /**
-     * Sets up a ring of {@code entries} submission entries (a power of two), owned by the calling
-     * thread: only it may submit. Throws where the kernel has no io_uring (ENOSYS), refuses it
-     * (EPERM under a seccomp filter or {@code kernel.io_uring_disabled}), or this JVM cannot reach
-     * raw memory. Deferred completions ({@link #SETUP_DEFERRED}) where the kernel has them.
+     * Sets up a ring of {@code entries} submission entries (a power of two). Throws where the
+     * kernel has no io_uring (ENOSYS), refuses it (EPERM under a seccomp filter or
+     * {@code kernel.io_uring_disabled}), or this JVM cannot reach raw memory.
      */
     public static IoRing open(int entries) throws IOException {
         if (!PlatformDependent.hasUnsafe()) {
             throw new IOException("io_uring needs raw memory access (sun.misc.Unsafe), which this JVM does not allow");
         }
-        LibC c = libc();
+        LibC c = LinuxIo.libc();
         long params = PlatformDependent.allocateMemory(PARAMS_SIZE);
         try {
             PlatformDependent.setMemory(params, PARAMS_SIZE, (byte) 0);
-            PlatformDependent.putInt(params + 8, SETUP_DEFERRED);
             long fd = c.syscall(SYS_IO_URING_SETUP, entries, params, 0, 0, 0, 0);
-            if (fd < 0 && Runtime.getRuntime(c).getLastError() == EINVAL) {
-                PlatformDependent.setMemory(params, PARAMS_SIZE, (byte) 0); // before Linux 6.1
-                fd = c.syscall(SYS_IO_URING_SETUP, entries, params, 0, 0, 0, 0);
-            }
             if (fd < 0) {
                 throw error(c, "io_uring_setup");
             }
@@ -241,11 +188,6 @@ public final class IoRing implements AutoCloseable {
     /** Operations that may still be queued now: none once the ring is full. */
     public int room() {
         return free;
-    }
-
-    /** Whether completions are deferred: {@link #submit} (not {@link #reap} alone) collects them. */
-    public boolean deferred() {
-        return deferred;
     }
 
     /** Queued operations the kernel has not taken yet. */
@@ -319,9 +261,9 @@ public final class IoRing implements AutoCloseable {
      */
     public int submit() {
         int errno = 0;
-        if (unsubmitted > 0 || deferred) {
-            // deferred: GETEVENTS with no minimum posts what completed, without waiting
-            long n = c.syscall(SYS_IO_URING_ENTER, fd, unsubmitted, 0, deferred ? ENTER_GETEVENTS : 0, 0);
+        if (unsubmitted > 0) {
+            // five arguments: with no GETEVENTS flag the kernel reads neither sig nor sigsz
+            long n = c.syscall(SYS_IO_URING_ENTER, fd, unsubmitted, 0, 0, 0);
             if (n < 0) {
                 errno = Runtime.getRuntime(c).getLastError();
             } else {
@@ -334,7 +276,7 @@ public final class IoRing implements AutoCloseable {
 
     /** Waits in the kernel until at least one completion is there (tests, and draining at close). */
     int await() {
-        long n = c.syscall(SYS_IO_URING_ENTER, fd, unsubmitted, 1, ENTER_GETEVENTS, 0);
+        long n = c.syscall(SYS_IO_URING_ENTER, fd, unsubmitted, 1, ENTER_GETEVENTS, 0, 0);
         if (n < 0) {
             return Runtime.getRuntime(c).getLastError();
         }

@@ -58,6 +58,19 @@ final class LinuxIo {
 
         String strerror(int errno);
 
+        /** syscall(2), for calls libc has no wrapper for (io_uring's, see {@link IoRing}). */
+        @SaveError
+        long syscall(long number, long a, long b, long c, long d, long e, long f);
+
+        /**
+         * The same with five arguments, for io_uring_enter's submissions on the data path: jnr-ffi
+         * calls up to six numeric parameters without allocating, seven through a heap buffer. The
+         * sixth (io_uring_enter's sigsz) is then undefined: only for calls that do not wait, which
+         * read neither sig nor sigsz.
+         */
+        @SaveError
+        long syscall(long number, long a, long b, long c, long d, long e);
+
         int madvise(long address, long length, int advice);
     }
 
