@@ -12,6 +12,7 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -549,10 +550,16 @@ public final class Controller {
         csts = (csts & ~Registers.CSTS_SHST_MASK) | shst;
     }
 
+    /**
+     * Disconnects every I/O queue, each on its own loop, and frees their qids at once: a host that
+     * sees the reset done (CSTS.RDY clear) may connect those qids again before the old connections
+     * have finished closing ({@link #queueClosed} then leaves the new queue alone).
+     */
     private void closeIoQueues() {
         QueuePair[] copy;
         synchronized (this) {
             copy = ioQueues.clone();
+            Arrays.fill(ioQueues, null);
         }
         for (QueuePair q : copy) {
             if (q != null) {
