@@ -54,6 +54,9 @@ final class LoopRing implements EpollIoHandle {
 
     /** The ring of {@code loop}, made now if it has none; null where there can be none. On the loop only. */
     static LoopRing of(EventLoop loop) {
+        if (!loop.inEventLoop()) {
+            return null; // a transport that runs commands off its loop: the I/O threads serve it
+        }
         Object r = RINGS.get();
         if (r instanceof LoopRing) {
             LoopRing lr = (LoopRing) r;
@@ -239,7 +242,9 @@ final class LoopRing implements EpollIoHandle {
             return;
         }
         long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
-        while (ring.inFlight() > 0 && System.nanoTime() - deadline < 0) {
+        // Off the loop (it ended without closing its handles) completions cannot run: what is in
+        // flight keeps its buffers, never returned to the pool, and the kernel cancels it.
+        while (onLoop && ring.inFlight() > 0 && System.nanoTime() - deadline < 0) {
             ring.submit();
             if (ring.inFlight() > 0) {
                 try {

@@ -1,0 +1,35 @@
+import io.nvmeof.initiator.ConnectOptions;
+import io.nvmeof.initiator.Controller;
+import io.nvmeof.initiator.HostIdentity;
+import io.nvmeof.initiator.Nvmeof;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Opens CONTROLLERS controllers of one I/O queue each (two connections apiece: admin and I/O),
+ * each as a host NQN of its own, prints "CONNECTED n" once all are up, then holds them idle
+ * (keep-alive only) for SECONDS. Run from source with the CLI jar on the class path:
+ * {@code java -cp cli/build/nvmeof.jar bench/IdleConnections.java URI CONTROLLERS SECONDS}.
+ */
+public final class IdleConnections {
+    public static void main(String[] args) throws Exception {
+        String uri = args[0];
+        int controllers = Integer.parseInt(args[1]);
+        long seconds = Long.parseLong(args[2]);
+        List<Controller> open = new ArrayList<>();
+        try {
+            for (int i = 0; i < controllers; i++) {
+                UUID id = new UUID(0x1d1eL, i);
+                open.add(Nvmeof.connect(uri, ConnectOptions.defaults().ioQueues(1)
+                        .identity(HostIdentity.of("nqn.2014-08.org.nvmexpress:uuid:" + id, id))));
+            }
+            System.out.println("CONNECTED " + open.size());
+            Thread.sleep(seconds * 1000);
+        } finally {
+            for (Controller c : open) {
+                c.close();
+            }
+        }
+    }
+}
