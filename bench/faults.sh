@@ -25,18 +25,15 @@ WORK=$(mktemp -d)
 TARGET_PID=
 PROXY_PID=
 [ -f "$JAR" ] || { echo "build the CLI first: mvn -B -q install -DskipTests"; exit 1; }
+. "$HERE/bench/ours.sh"
 cleanup() {
     [ -z "$PROXY_PID" ] || kill "$PROXY_PID" 2>/dev/null || true
-    if [ -n "$TARGET_PID" ]; then kill "$TARGET_PID" 2>/dev/null || true; wait "$TARGET_PID" 2>/dev/null || true; fi
+    stop_our_target
     rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-java -jar "$JAR" target --listen "tcp://127.0.0.1:$PORT" --subsystem "$NQN" --namespace ram:256M \
-    > "$WORK/target.out" 2>&1 &
-TARGET_PID=$!
-for _ in $(seq 300); do grep -q "listening on" "$WORK/target.out" && break; sleep 0.1; done
-grep -q "listening on" "$WORK/target.out" || { echo "the target did not start:"; cat "$WORK/target.out"; exit 1; }
+our_target "$WORK/target.out" --listen "tcp://127.0.0.1:$PORT" --subsystem "$NQN" --namespace ram:256M
 
 echo "| fault | I/Os | errors returned | corrupt blocks | p99.9 | max |"
 echo "|---|---|---|---|---|---|"

@@ -32,9 +32,10 @@ WORK=$(mktemp -d)
 TARGET_PID=
 HOST_PIDS=()
 [ -f "$JAR" ] || { echo "build the CLI first: mvn -B -q install -DskipTests"; exit 1; }
+. "$HERE/bench/ours.sh"
 cleanup() {
     for p in "${HOST_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-    if [ -n "$TARGET_PID" ]; then kill "$TARGET_PID" 2>/dev/null || true; wait "$TARGET_PID" 2>/dev/null || true; fi
+    stop_our_target
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -42,13 +43,10 @@ trap cleanup EXIT
 queues_total=$((PROCESSES * HOSTS * CONTROLLERS * QUEUES))
 # Limits for the load: a queue of QD+1 entries, QUEUES I/O queues per controller, CONTROLLERS per
 # host, a connection per queue (admin queues too), and buffers for every command in flight.
-java -jar "$JAR" target --listen "tcp://127.0.0.1:$PORT" --subsystem "$NQN" --namespace "$NAMESPACE" \
+our_target "$WORK/target.out" --listen "tcp://127.0.0.1:$PORT" --subsystem "$NQN" --namespace "$NAMESPACE" \
     --metrics "tcp://127.0.0.1:$METRICS" --max-queue-size $(( QD + 1 > 128 ? QD + 1 : 128 )) --max-io-queues "$QUEUES" \
     --max-controllers-per-host "$CONTROLLERS" --max-connections $((queues_total * 2 + 64)) \
-    --max-buffer-memory $((queues_total * QD * 4096 * 2 + (64 << 20))) $TARGET_ARGS > "$WORK/target.out" 2>&1 &
-TARGET_PID=$!
-for _ in $(seq 300); do grep -q "listening on" "$WORK/target.out" && break; sleep 0.1; done
-grep -q "listening on" "$WORK/target.out" || { echo "the target did not start:"; cat "$WORK/target.out"; exit 1; }
+    --max-buffer-memory $((queues_total * QD * 4096 * 2 + (64 << 20))) $TARGET_ARGS
 
 sample() { # seconds since start -> "t rss_kib jvm_direct_bytes netty_pool_bytes"
     local rss m
