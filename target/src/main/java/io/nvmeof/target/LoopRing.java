@@ -181,7 +181,7 @@ final class LoopRing implements EpollIoHandle {
     }
 
     /** The batch is over: what waited for it runs. */
-    void endBatch() {
+    private void endBatch() {
         for (int i = 0; i < afterBatchCount; i++) {
             Runnable t = afterBatch[i];
             afterBatch[i] = null;

@@ -51,13 +51,8 @@ final class RingIo {
         } catch (IOException e) {
             return false; // the I/O threads report it as they meet it
         }
-        long address = 0;
-        if (op != NvmOpcode.FLUSH.code) {
-            address = address(r.data, r.dataOffset, r.length);
-            if (fd < 0 || address == 0) {
-                return false;
-            }
-        } else if (fd < 0) {
+        long address = op == NvmOpcode.FLUSH.code ? 0 : address(r.data, r.dataOffset, r.length);
+        if (fd < 0 || address == 0 && op != NvmOpcode.FLUSH.code) {
             return false;
         }
         if (write) {

@@ -18,8 +18,8 @@ abstract class ChannelBackend extends AbstractBackend {
     protected final Path path;
     /** Opened with O_DIRECT: data buffers and offsets aligned to {@link #bufferAlignment()}. */
     protected final boolean direct;
-    /** The descriptor {@link #ringFd()} opened, -1 before; -2 once closed. */
-    private int ringFd = -1;
+    /** The descriptor {@link #ringFd()} opened, -1 before; -2 once closed. Read per command without a lock. */
+    private volatile int ringFd = -1;
 
     ChannelBackend(Path path, boolean direct, FileChannel channel, int fd, long size, int blockSize, boolean readOnly) {
         super("usable", size, blockSize);
@@ -66,14 +66,20 @@ abstract class ChannelBackend extends AbstractBackend {
     }
 
     @Override
-    public synchronized int ringFd() throws IOException {
-        if (ringFd == -1) {
-            ringFd = LinuxIo.open(path.toString(), !readOnly, direct);
+    public int ringFd() throws IOException {
+        int f = ringFd;
+        if (f == -1) {
+            synchronized (this) {
+                if (ringFd == -1) {
+                    ringFd = LinuxIo.open(path.toString(), !readOnly, direct);
+                }
+                f = ringFd;
+            }
         }
-        if (ringFd < 0) {
+        if (f < 0) {
             throw new ClosedChannelException();
         }
-        return ringFd;
+        return f;
     }
 
     @Override

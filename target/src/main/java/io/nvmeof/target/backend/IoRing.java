@@ -43,9 +43,9 @@ public final class IoRing implements AutoCloseable {
     private static final int ENTER_GETEVENTS = 1;
     private static final int REGISTER_EVENTFD = 4;
 
-    static final byte OP_FSYNC = 3;
-    static final byte OP_READ = 22;
-    static final byte OP_WRITE = 23;
+    private static final byte OP_FSYNC = 3;
+    private static final byte OP_READ = 22;
+    private static final byte OP_WRITE = 23;
     private static final int FSYNC_DATASYNC = 1;
     /** RWF_DSYNC: this write alone is durable when it completes, as with O_DSYNC (for FUA). */
     private static final int RWF_DSYNC = 2;
@@ -66,7 +66,6 @@ public final class IoRing implements AutoCloseable {
     private final long cqRingSize;
     private final long sqes;
     private final long sqesSize;
-    private final long sqHead;
     private final long sqTail;
     private final int sqMask;
     private final long cqHead;
@@ -112,7 +111,6 @@ public final class IoRing implements AutoCloseable {
         sqRing = sq;
         cqRing = cq;
         sqes = se;
-        sqHead = sq + PlatformDependent.getInt(sqOff);
         sqTail = sq + PlatformDependent.getInt(sqOff + 4);
         sqMask = PlatformDependent.getInt(sq + PlatformDependent.getInt(sqOff + 8));
         long array = sq + PlatformDependent.getInt(sqOff + 24);
@@ -178,11 +176,6 @@ public final class IoRing implements AutoCloseable {
         if (address != 0) {
             c.syscall(SYS_MUNMAP, address, size, 0, 0, 0, 0);
         }
-    }
-
-    /** The ring's descriptor, for {@link #registerEventFd} and for polling. */
-    public int fd() {
-        return fd;
     }
 
     /** Operations that may still be queued now: none once the ring is full. */
