@@ -35,16 +35,17 @@ class AllocationTest {
     }
 
     /**
-     * Over TLS the TLS library allocates per record (Bouncy Castle's record layer and AEAD take
-     * and return byte arrays: about a record's worth each way, some 5 KB per 4 KiB command); what
-     * it costs is measured here and bounded (three times the payload) so that it cannot grow
-     * unnoticed. The handler itself reuses its plaintext and input buffers, and its output
-     * buffers are pooled.
+     * Over TLS, Bouncy Castle does the handshake and our own record layer the records, sealed and
+     * opened by OpenSSL's AES-GCM on pooled buffers: nothing allocated per record either. (Where
+     * libcrypto cannot be loaded the JDK's AES-GCM allocates about a kilobyte per record; the bound
+     * then is the one the issue sets for TLS, 512 bytes per command, which that fallback misses.)
      */
     @Test
-    void overTlsTheLibraryAllocatesABoundedAmountPerRecord() throws Exception {
+    void overTlsTheRecordsAllocateNothingOnTheEventLoop() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(NvmeTls.openSslMissing() == null,
+                "libcrypto is not loadable here: " + NvmeTls.openSslMissing());
         double perCommand = measure(true);
-        assertTrue(perCommand < 3 * 4096, "allocated " + perCommand + " bytes per command on the event loop over TLS");
+        assertTrue(perCommand < 8, "allocated " + perCommand + " bytes per command on the event loop over TLS");
     }
 
     /** A file namespace's reads and writes go through the loop's io_uring: nothing allocated per command there either. */
@@ -73,6 +74,9 @@ class AllocationTest {
             InetSocketAddress address = target.addPort(new Port(target.nextPortId(), "tcp",
                     Map.of("tls", tls ? "required" : "none"), new InetSocketAddress("127.0.0.1", 0), true, List.of(NQN)))
                     .bound();
+            // off from the connections on: their long-lived buffers made under paranoid tracking (TLS's
+            // record assembly buffer) would record a trace at every access
+            ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
             try (RawHost admin = new RawHost(address, tls ? NvmeTls.client(key, RawHost.HOST_NQN, NQN, 0,
                     TlsPsk.Derivation.RFC8446) : null);
                  RawHost io = new RawHost(address, tls ? NvmeTls.client(key, RawHost.HOST_NQN, NQN, 0,
@@ -86,7 +90,6 @@ class AllocationTest {
                         .blockCount(1).sgl(0, 4096, Sgl.TCP_TRANSPORT).cid(2);
                 ByteBuffer w = io.capsule(write, block);
                 ByteBuffer r = io.capsule(read, null);
-                ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
                 int commands = 0;
                 for (int i = 0; i < 5000; i++) { // warm up: pools, caches, JIT
                     io.send(w);

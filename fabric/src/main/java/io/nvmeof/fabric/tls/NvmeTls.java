@@ -17,6 +17,8 @@ import org.bouncycastle.tls.crypto.impl.jcajce.JcaTlsCryptoProvider;
  * and HMAC, which run on the CPU's AES and SHA instructions.
  */
 public final class NvmeTls {
+    /** Plaintext per record at most (RFC 8446, 5.1). */
+    static final int RECORD = 16384;
     private static final TlsCrypto CRYPTO = new JcaTlsCryptoProvider().create(new SecureRandom());
 
     private NvmeTls() {
@@ -49,6 +51,23 @@ public final class NvmeTls {
 
     static int prf(DhchapHash h) {
         return h == DhchapHash.SHA384 ? PRFAlgorithm.tls13_hkdf_sha384 : PRFAlgorithm.tls13_hkdf_sha256;
+    }
+
+    /**
+     * Hands a finished handshake's application traffic keys to {@code handler}: the hash is the
+     * negotiated suite's; BC derives each direction's key, IV and next secret from its own secrets.
+     */
+    static void complete(TlsPskHandler handler, TlsSession session, org.bouncycastle.tls.TlsContext context)
+            throws java.io.IOException {
+        org.bouncycastle.tls.SecurityParameters sp = context.getSecurityParametersConnection();
+        DhchapHash h = sp.getCipherSuite() == CipherSuite.TLS_AES_256_GCM_SHA384 ? DhchapHash.SHA384 : DhchapHash.SHA256;
+        handler.handshakeComplete(session, h, RecordLayer.Keys.of(sp.getTrafficSecretClient(), h),
+                RecordLayer.Keys.of(sp.getTrafficSecretServer(), h));
+    }
+
+    /** Null where TLS records are sealed by OpenSSL's AES-GCM; else why the JDK's is used (libcrypto not loadable). */
+    public static String openSslMissing() {
+        return OpenSslGcm.missing();
     }
 
     /** The name of a TLS cipher suite, for logs. */

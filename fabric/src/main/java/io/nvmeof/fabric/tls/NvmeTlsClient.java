@@ -62,8 +62,8 @@ final class NvmeTlsClient extends AbstractTlsClient {
     public void notifyHandshakeComplete() throws IOException {
         super.notifyHandshakeComplete();
         if (handler != null) {
-            handler.handshakeComplete(new TlsSession(new String(identity, StandardCharsets.UTF_8),
-                    NvmeTls.suiteName(context.getSecurityParametersConnection().getCipherSuite()), null));
+            NvmeTls.complete(handler, new TlsSession(new String(identity, StandardCharsets.UTF_8),
+                    NvmeTls.suiteName(context.getSecurityParametersConnection().getCipherSuite()), null), context);
         }
     }
 

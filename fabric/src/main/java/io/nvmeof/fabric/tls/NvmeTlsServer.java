@@ -78,7 +78,7 @@ final class NvmeTlsServer extends AbstractTlsServer {
     @Override
     public void notifyHandshakeComplete() throws IOException {
         super.notifyHandshakeComplete();
-        handler.handshakeComplete(null);
+        NvmeTls.complete(handler, null, context);
     }
 
     @Override

@@ -14,16 +14,20 @@ import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import org.bouncycastle.tls.AlertDescription;
 import org.bouncycastle.tls.TlsClientProtocol;
 import org.bouncycastle.tls.TlsProtocol;
 import org.bouncycastle.tls.TlsServerProtocol;
 
 /**
  * NVMe/TCP's secure channel in a Netty pipeline: TLS 1.3 with an external PSK (NVMe/TCP 1.1,
- * 3.6.1), Bouncy Castle's protocol engine driven without blocking. Inbound records are
- * decrypted into plain bytes for the PDU reader behind this handler; what that reader writes is
- * gathered until a flush and sealed into as few records as fit (16 KiB of plaintext each).
- * Writes made before the handshake is done wait for it. On a target, the PSK for the identity a
+ * 3.6.1). Bouncy Castle's protocol engine, driven without blocking and fed one record at a time,
+ * does the handshake; from its end on, our own {@link RecordLayer} protects the application
+ * traffic with the keys BC derived (OpenSSL's AES-GCM where libcrypto is present, on pooled
+ * direct buffers, nothing allocated per record). Inbound records are opened into plain bytes for
+ * the PDU reader behind this handler; what that reader writes is gathered until a flush and
+ * sealed into as few records as fit (16 KiB of plaintext each). Writes made before the handshake
+ * is done wait for it. On a target, the PSK for the identity a
  * host names comes from {@link Keys}; the ClientHello's binder tells which of the two label
  * encodings the host derived it with (RFC 8446's, or libnvme's older one), so both work. A
  * failed handshake is logged with the reason and ends the connection; on a host it also fails
@@ -31,8 +35,7 @@ import org.bouncycastle.tls.TlsServerProtocol;
  */
 public final class TlsPskHandler extends ChannelDuplexHandler {
     private static final System.Logger LOG = System.getLogger(TlsPskHandler.class.getName());
-    /** Plaintext per record (RFC 8446, 5.1). */
-    private static final int RECORD = 16384;
+    private static final int RECORD = NvmeTls.RECORD;
 
     /** A target's keys: the configured PSK of the host and subsystem an identity names, or null. */
     public interface Keys {
@@ -53,18 +56,21 @@ public final class TlsPskHandler extends ChannelDuplexHandler {
     private boolean done;
     private boolean justDone;
     private boolean failed;
+    private boolean closed;
     private TlsSession session;
     private String failure;
     private PskIdentity offered;
     private String derivation;
     private final ArrayDeque<Object> pending = new ArrayDeque<>();
-    private final byte[] in = new byte[RECORD + 1024];
-    private final byte[] plain = new byte[RECORD];
-    private int plainLength;
+    /** One handshake record at a time, as BC gets them. */
+    private byte[] in = new byte[5 + RECORD + 256];
+    private int inLength;
+    private RecordLayer records;
+    private boolean jdkCipher;
+    private long keyUpdateAfter = RecordLayer.KEY_UPDATE_AFTER;
     private final List<ChannelPromise> promises = new ArrayList<>();
-    /** The first bytes from a host, until they hold its whole ClientHello (a target's binder check). */
-    private byte[] first;
-    private int firstLength;
+    /** A target's first record is the host's ClientHello, which it reads itself too (its binder check). */
+    private boolean first;
     private ClientHelloPsk hello;
 
     private TlsPskHandler(boolean client, TlsPsk key, String hostNqn, String subNqn, int version, TlsPsk.Derivation d,
@@ -81,8 +87,31 @@ public final class TlsPskHandler extends ChannelDuplexHandler {
             this.clientPeer = null;
             this.serverPeer = new NvmeTlsServer(this);
             this.protocol = new TlsServerProtocol();
-            this.first = new byte[512];
+            this.first = true;
         }
+    }
+
+    /** For tests: the JDK's AES-GCM instead of OpenSSL's, and our KeyUpdate after {@code records} records. */
+    TlsPskHandler tuned(boolean jdk, long records) {
+        this.jdkCipher = jdk;
+        this.keyUpdateAfter = records;
+        return this;
+    }
+
+    /** For tests: how many times the peer and we updated our keys, or null before the handshake's end. */
+    int[] keyGenerations() {
+        return records == null ? null : records.generations();
+    }
+
+    /** For tests: sends a KeyUpdate now, asking the peer to update its key too if {@code request}. */
+    void updateKeys(boolean request) {
+        records.updateWriteKey(ctx, request);
+        ctx.flush();
+    }
+
+    /** Which AES-GCM protects the records (OpenSSL or the JDK), or null before the handshake's end. */
+    public String cipherProvider() {
+        return records == null ? null : records.provider();
     }
 
     /** A host's handler: {@code key}'s TLS PSK for the identity of {@code version} 0 or 1. */
@@ -149,15 +178,17 @@ public final class TlsPskHandler extends ChannelDuplexHandler {
         }
         try {
             while (buf.isReadable() && !failed) {
-                int n = Math.min(buf.readableBytes(), in.length);
-                buf.readBytes(in, 0, n);
-                if (first != null) {
-                    probe(n);
+                if (records != null) {
+                    records.read(ctx, buf);
+                    if (records.closeNotified()) {
+                        ctx.close(); // answered with our close_notify
+                    }
+                    break;
                 }
-                protocol.offerInput(in, 0, n);
-                drain();
-                deliver();
+                handshakeRecord(buf);
             }
+        } catch (RecordLayer.Alert a) {
+            fail(a);
         } catch (IOException e) {
             fail(e);
         } finally {
@@ -176,28 +207,45 @@ public final class TlsPskHandler extends ChannelDuplexHandler {
         }
     }
 
-    /** A target keeps the first bytes until they hold the ClientHello, to check its binder. */
-    private void probe(int n) {
-        if (firstLength + n > first.length) {
-            if (firstLength + n > RECORD + 5) {
-                first = null; // no ClientHello record this large: BC decides alone
-                return;
-            }
-            first = java.util.Arrays.copyOf(first, Math.max(firstLength + n, first.length * 2));
+    /** Gathers a handshake record from {@code buf}; a whole one goes to BC. */
+    private void handshakeRecord(ByteBuf buf) throws IOException {
+        int n = Math.min(buf.readableBytes(), inLength < 5 ? 5 - inLength : 5 + length(in) - inLength);
+        buf.readBytes(in, inLength, n);
+        inLength += n;
+        if (inLength < 5) {
+            return;
         }
-        System.arraycopy(in, 0, first, firstLength, n);
-        firstLength += n;
-        if (firstLength >= 5 && firstLength >= 5 + ((first[3] & 0xff) << 8 | first[4] & 0xff)) {
-            hello = ClientHelloPsk.parse(ByteBuffer.wrap(first, 0, firstLength));
-            first = null;
-            if (hello != null && !hello.offersPskDheKe()) {
-                LOG.log(System.Logger.Level.WARNING, "{0} offers its TLS PSK only without an (EC)DHE exchange (psk_ke);"
-                        + " the target takes psk_dhe_ke only, and the handshake fails", ctx.channel().remoteAddress());
-            }
-            PskIdentity id = hello == null || hello.identities().isEmpty() ? null : PskIdentity.parse(hello.identities().get(0));
-            if (id != null) {
-                serverPeer.pskHash(id.cipher() == 2 ? DhchapHash.SHA384 : DhchapHash.SHA256);
-            }
+        int total = 5 + length(in);
+        if (total > in.length) {
+            throw new IOException("a handshake record of " + (total - 5) + " bytes, over TLS's limit");
+        }
+        if (inLength < total) {
+            return;
+        }
+        inLength = 0;
+        if (first) {
+            first = false;
+            probe(total);
+        }
+        protocol.offerInput(in, 0, total);
+        drain();
+        deliver();
+    }
+
+    private static int length(byte[] header) {
+        return (header[3] & 0xff) << 8 | header[4] & 0xff;
+    }
+
+    /** A target reads the host's ClientHello (its first record) too, to check its binder. */
+    private void probe(int total) {
+        hello = ClientHelloPsk.parse(ByteBuffer.wrap(in, 0, total));
+        if (hello != null && !hello.offersPskDheKe()) {
+            LOG.log(System.Logger.Level.WARNING, "{0} offers its TLS PSK only without an (EC)DHE exchange (psk_ke);"
+                    + " the target takes psk_dhe_ke only, and the handshake fails", ctx.channel().remoteAddress());
+        }
+        PskIdentity id = hello == null || hello.identities().isEmpty() ? null : PskIdentity.parse(hello.identities().get(0));
+        if (id != null) {
+            serverPeer.pskHash(id.cipher() == 2 ? DhchapHash.SHA384 : DhchapHash.SHA256);
         }
     }
 
@@ -240,30 +288,16 @@ public final class TlsPskHandler extends ChannelDuplexHandler {
             return;
         }
         try {
-            while (buf.isReadable()) {
-                int n = Math.min(buf.readableBytes(), RECORD - plainLength);
-                buf.readBytes(plain, plainLength, n);
-                plainLength += n;
-                if (plainLength == RECORD) {
-                    seal();
-                }
-            }
+            records.write(ctx, buf);
             if (!promise.isVoid()) {
                 promises.add(promise);
             }
-        } catch (IOException e) {
-            promise.tryFailure(e);
-            fail(e);
+        } catch (RuntimeException e) {
+            IOException error = new IOException("TLS could not seal a record: " + e.getMessage(), e);
+            promise.tryFailure(error);
+            fail(error);
         } finally {
             buf.release();
-        }
-    }
-
-    private void seal() throws IOException {
-        if (plainLength > 0) {
-            protocol.writeApplicationData(plain, 0, plainLength);
-            plainLength = 0;
-            drain();
         }
     }
 
@@ -271,13 +305,13 @@ public final class TlsPskHandler extends ChannelDuplexHandler {
     public void flush(ChannelHandlerContext ctx) throws Exception {
         if (done && !failed) {
             try {
-                seal();
-            } catch (IOException e) {
-                fail(e);
+                records.flush(ctx);
+            } catch (RuntimeException e) {
+                fail(new IOException("TLS could not seal a record: " + e.getMessage(), e));
                 return;
             }
-            for (ChannelPromise p : promises) {
-                p.trySuccess();
+            for (int i = 0; i < promises.size(); i++) { // no iterator: nothing allocated per flush
+                promises.get(i).trySuccess();
             }
             promises.clear();
         }
@@ -286,17 +320,23 @@ public final class TlsPskHandler extends ChannelDuplexHandler {
 
     @Override
     public void close(ChannelHandlerContext ctx, ChannelPromise promise) throws Exception {
-        if (done && !failed && !protocol.isClosed()) {
+        if (done && !failed && !closed) {
+            closed = true;
             try {
-                seal();
-                protocol.close(); // close_notify
-                drain();
+                records.alert(ctx, AlertDescription.close_notify);
                 ctx.flush();
-            } catch (IOException ignored) {
+            } catch (RuntimeException ignored) {
                 // closing anyway
             }
         }
         ctx.close(promise);
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        if (records != null) {
+            records.release();
+        }
     }
 
     @Override
@@ -331,10 +371,16 @@ public final class TlsPskHandler extends ChannelDuplexHandler {
         promises.clear();
     }
 
-    /** Called by the peer (inside offerInput) when the handshake is done. */
-    void handshakeComplete(TlsSession s) {
+    /**
+     * Called by the peer (inside offerInput) when the handshake is done, with the keys of the
+     * application traffic: from here on the records are ours.
+     */
+    void handshakeComplete(TlsSession s, DhchapHash hash, RecordLayer.Keys clientKeys, RecordLayer.Keys serverKeys) {
         done = true;
         justDone = true;
+        records = new RecordLayer(hash, client ? serverKeys : clientKeys, client ? clientKeys : serverKeys, jdkCipher,
+                keyUpdateAfter);
+        in = null; // handshake records only
         session = s != null ? s : new TlsSession(offered != null ? offered.text() : "?", serverPeer.suite(), derivation);
         if (!client) {
             LOG.log(System.Logger.Level.INFO, "TLS 1.3 with {0}: {1}, PSK identity {2}{3}", ctx.channel().remoteAddress(),
@@ -393,7 +439,13 @@ public final class TlsPskHandler extends ChannelDuplexHandler {
         }
         failed = true;
         try {
-            drain(); // our alert, if the protocol made one
+            if (records != null) {
+                if (e instanceof RecordLayer.Alert a && a.sent) {
+                    records.alert(ctx, a.description);
+                }
+            } else {
+                drain(); // our alert, if the protocol made one
+            }
             ctx.flush();
         } catch (RuntimeException ignored) {
             // the connection is going anyway
