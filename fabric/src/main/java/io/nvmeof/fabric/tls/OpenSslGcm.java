@@ -163,19 +163,47 @@ final class OpenSslGcm extends RecordCipher {
 
     @Override
     void seal(ByteBuf buf, int at, int length, long seq) {
+        begin(buf, at, HEADER + length + TAG, seq);
+        long rec = buf.memoryAddress() + at;
+        update(rec + HEADER, buf, at + HEADER, length);
+        finish(buf, at + HEADER + length);
+    }
+
+    /**
+     * Starts sealing the record whose {@code size} bytes (header, plaintext, tag) are at
+     * {@code at} of {@code record}: its nonce, and its header as the additional data. The
+     * plaintext follows by {@link #update}, the tag by {@link #finish}.
+     */
+    void begin(ByteBuf record, int at, int size, long seq) {
         if (!encrypt) {
             throw new IllegalStateException("an opening cipher does not seal");
         }
         long c = live();
-        long rec = address(buf, at, HEADER + length + TAG);
+        long rec = address(record, at, size);
         nonce(seq);
-        long outLength = scratch + OUT_LENGTH;
-        boolean ok = lib.EVP_EncryptInit_ex(c, 0, 0, 0, scratch + NONCE) == 1
-                && lib.EVP_EncryptUpdate(c, 0, outLength, rec, HEADER) == 1
-                && (length == 0 || lib.EVP_EncryptUpdate(c, rec + HEADER, outLength, rec + HEADER, length) == 1)
-                && lib.EVP_EncryptFinal_ex(c, rec + HEADER + length, outLength) == 1
-                && lib.EVP_CIPHER_CTX_ctrl(c, CTRL_GCM_GET_TAG, TAG, rec + HEADER + length) == 1;
-        if (!ok) {
+        if (lib.EVP_EncryptInit_ex(c, 0, 0, 0, scratch + NONCE) != 1
+                || lib.EVP_EncryptUpdate(c, 0, scratch + OUT_LENGTH, rec, HEADER) != 1) {
+            throw new IllegalStateException("OpenSSL's AES-GCM failed to start a record");
+        }
+    }
+
+    /**
+     * Encrypts {@code length} bytes at native address {@code from} (inside a live buffer of the
+     * caller's, checked by it, or inside {@code record}) into {@code record} at {@code at}.
+     */
+    void update(long from, ByteBuf record, int at, int length) {
+        if (length > 0 && lib.EVP_EncryptUpdate(live(), address(record, at, length), scratch + OUT_LENGTH, from,
+                length) != 1) {
+            throw new IllegalStateException("OpenSSL's AES-GCM failed to seal a record");
+        }
+    }
+
+    /** Ends the record: its tag goes to {@code record} at {@code at}. */
+    void finish(ByteBuf record, int at) {
+        long c = live();
+        long tag = address(record, at, TAG);
+        if (lib.EVP_EncryptFinal_ex(c, tag, scratch + OUT_LENGTH) != 1
+                || lib.EVP_CIPHER_CTX_ctrl(c, CTRL_GCM_GET_TAG, TAG, tag) != 1) {
             throw new IllegalStateException("OpenSSL's AES-GCM failed to seal a record");
         }
     }

@@ -57,7 +57,9 @@ final class RecordLayer {
     private final Direction in = new Direction();
     private final Direction out = new Direction();
     private ByteBuf assembly;
-    private ByteBuf record;
+    /** What the next records will carry, not yet sealed. */
+    private final java.util.ArrayDeque<ByteBuf> pending = new java.util.ArrayDeque<>();
+    private int pendingBytes;
     private byte[] handshake = new byte[64];
     private int handshakeLength;
     private boolean closeNotified;
@@ -277,65 +279,111 @@ final class RecordLayer {
         handshakeLength -= at;
     }
 
-    /** Gathers {@code bytes} (all of it) into records; a full record is sealed and written. */
+    /**
+     * Takes {@code bytes} (and its ownership) for the records to come: with OpenSSL's cipher the
+     * buffers are held until their record is sealed, and encrypted from where they are into the
+     * record (no copy first); with the JDK's they are copied into the record and sealed in place.
+     * A full record (16 KiB) is sealed and written at once.
+     */
     void write(ChannelHandlerContext ctx, ByteBuf bytes) {
-        while (bytes.isReadable()) {
-            if (record == null) {
-                record = ctx.alloc().directBuffer(RecordCipher.HEADER + NvmeTls.RECORD + 1 + RecordCipher.TAG);
-                record.writerIndex(RecordCipher.HEADER);
-            }
-            int n = Math.min(bytes.readableBytes(), RecordCipher.HEADER + NvmeTls.RECORD - record.writerIndex());
-            record.writeBytes(bytes, n);
-            if (record.writerIndex() == RecordCipher.HEADER + NvmeTls.RECORD) {
-                seal(ctx, ContentType.application_data);
-            }
+        if (!bytes.isReadable()) {
+            bytes.release();
+            return;
+        }
+        pending.add(bytes);
+        pendingBytes += bytes.readableBytes();
+        while (pendingBytes >= NvmeTls.RECORD) {
+            sealPending(ctx, NvmeTls.RECORD);
         }
     }
 
     /** Seals and writes what has been gathered (the caller flushes). */
     void flush(ChannelHandlerContext ctx) {
-        if (record != null && record.writerIndex() > RecordCipher.HEADER) {
-            seal(ctx, ContentType.application_data);
+        while (pendingBytes > 0) {
+            sealPending(ctx, Math.min(pendingBytes, NvmeTls.RECORD));
         }
     }
 
-    /** Writes a fatal alert, or close_notify, after what has been gathered (the caller flushes). */
-    void alert(ChannelHandlerContext ctx, short description) {
-        flush(ctx);
-        control(ctx, ContentType.alert, description == AlertDescription.close_notify ? 1 : 2, description);
-    }
-
-    private void control(ChannelHandlerContext ctx, short type, int... bytes) {
-        if (record == null) {
-            record = ctx.alloc().directBuffer(RecordCipher.HEADER + 8 + 1 + RecordCipher.TAG);
-            record.writerIndex(RecordCipher.HEADER);
-        }
-        for (int b : bytes) {
-            record.writeByte(b);
-        }
-        seal(ctx, type);
-    }
-
-    private void seal(ChannelHandlerContext ctx, short type) {
-        ByteBuf r = record;
-        record = null;
-        r.writeByte(type);
-        int length = r.writerIndex() - RecordCipher.HEADER;
-        r.setByte(0, ContentType.application_data);
-        r.setShort(1, 0x0303);
-        r.setShort(3, length + RecordCipher.TAG);
+    /** Seals {@code n} gathered bytes into one application data record. */
+    private void sealPending(ChannelHandlerContext ctx, int n) {
+        int size = RecordCipher.HEADER + n + 1 + RecordCipher.TAG;
+        ByteBuf r = ctx.alloc().directBuffer(size);
         try {
-            out.cipher.seal(r, 0, length, out.seq++);
+            writeHeader(r, n + 1);
+            int at = RecordCipher.HEADER;
+            OpenSslGcm streaming = out.cipher instanceof OpenSslGcm o && r.hasMemoryAddress() ? o : null;
+            if (streaming != null) {
+                streaming.begin(r, 0, size, out.seq);
+            }
+            int left = n;
+            while (left > 0) {
+                ByteBuf piece = pending.peek();
+                int c = Math.min(left, piece.readableBytes());
+                if (streaming != null && piece.hasMemoryAddress()) {
+                    streaming.update(piece.memoryAddress() + piece.readerIndex(), r, at, c);
+                } else {
+                    r.setBytes(at, piece, piece.readerIndex(), c);
+                    if (streaming != null) {
+                        streaming.update(r.memoryAddress() + at, r, at, c);
+                    }
+                }
+                piece.skipBytes(c);
+                if (!piece.isReadable()) {
+                    pending.poll().release();
+                }
+                at += c;
+                left -= c;
+            }
+            pendingBytes -= n;
+            r.setByte(at, ContentType.application_data);
+            if (streaming != null) {
+                streaming.update(r.memoryAddress() + at, r, at, 1);
+                streaming.finish(r, at + 1);
+                out.seq++;
+            } else {
+                out.cipher.seal(r, 0, n + 1, out.seq++);
+            }
         } catch (RuntimeException e) {
             r.release();
             throw e;
         }
-        r.writerIndex(RecordCipher.HEADER + length + RecordCipher.TAG);
+        r.writerIndex(size);
         ctx.write(r, ctx.voidPromise());
-        if (out.seq >= keyUpdateAfter && type == ContentType.application_data) {
+        if (out.seq >= keyUpdateAfter) {
             // 7.2: our key is worn; the peer keeps its own (update_not_requested)
             updateWriteKey(ctx);
         }
+    }
+
+    private static void writeHeader(ByteBuf r, int inner) {
+        r.setByte(0, ContentType.application_data);
+        r.setShort(1, 0x0303);
+        r.setShort(3, inner + RecordCipher.TAG);
+    }
+
+    /** Writes a fatal alert, or close_notify, after what has been gathered (the caller flushes). */
+    void alert(ChannelHandlerContext ctx, short description) {
+        control(ctx, ContentType.alert, description == AlertDescription.close_notify ? 1 : 2, description);
+    }
+
+    /** A record of its own for a control message (an alert, a KeyUpdate), after the data gathered. */
+    private void control(ChannelHandlerContext ctx, short type, int... bytes) {
+        flush(ctx);
+        int size = RecordCipher.HEADER + bytes.length + 1 + RecordCipher.TAG;
+        ByteBuf r = ctx.alloc().directBuffer(size);
+        try {
+            writeHeader(r, bytes.length + 1);
+            for (int i = 0; i < bytes.length; i++) {
+                r.setByte(RecordCipher.HEADER + i, bytes[i]);
+            }
+            r.setByte(RecordCipher.HEADER + bytes.length, type);
+            out.cipher.seal(r, 0, bytes.length + 1, out.seq++);
+        } catch (RuntimeException e) {
+            r.release();
+            throw e;
+        }
+        r.writerIndex(size);
+        ctx.write(r, ctx.voidPromise());
     }
 
     private void updateWriteKey(ChannelHandlerContext ctx) {
@@ -344,7 +392,6 @@ final class RecordLayer {
 
     /** Sends a KeyUpdate and takes our next key; {@code request}: the peer is asked to update its own too (7.2). */
     void updateWriteKey(ChannelHandlerContext ctx, boolean request) {
-        flush(ctx);
         control(ctx, ContentType.handshake, HandshakeType.key_update, 0, 0, 1, request ? 1 : 0);
         update(out, true);
     }
@@ -355,10 +402,11 @@ final class RecordLayer {
             assembly.release();
             assembly = null;
         }
-        if (record != null) {
-            record.release();
-            record = null;
+        ByteBuf b;
+        while ((b = pending.poll()) != null) {
+            b.release();
         }
+        pendingBytes = 0;
         in.cipher.close();
         out.cipher.close();
         java.util.Arrays.fill(in.secret, (byte) 0);

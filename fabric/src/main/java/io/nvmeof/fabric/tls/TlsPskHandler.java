@@ -288,7 +288,7 @@ public final class TlsPskHandler extends ChannelDuplexHandler {
             return;
         }
         try {
-            records.write(ctx, buf);
+            records.write(ctx, buf); // takes the buffer
             if (!promise.isVoid()) {
                 promises.add(promise);
             }
@@ -296,8 +296,6 @@ public final class TlsPskHandler extends ChannelDuplexHandler {
             IOException error = new IOException("TLS could not seal a record: " + e.getMessage(), e);
             promise.tryFailure(error);
             fail(error);
-        } finally {
-            buf.release();
         }
     }
 

@@ -104,7 +104,10 @@ class RecordLayerTest {
                             r.nextBytes(a);
                             r.nextBytes(b);
                             send(p.host, a);
-                            send(p.target, b);
+                            // from the heap, and a composite (neither has an address: copied, then sealed)
+                            p.target.write(Unpooled.wrappedBuffer(b, 0, length / 2));
+                            p.target.writeOutbound(Unpooled.wrappedBuffer(Unpooled.directBuffer(8).writeByte(b[length / 2]),
+                                    Unpooled.wrappedBuffer(b, length / 2 + 1, length - length / 2 - 1)));
                             p.carry();
                             assertArrayEquals(a, received(p.target), length + " bytes host to target");
                             assertArrayEquals(b, received(p.host), length + " bytes target to host");
