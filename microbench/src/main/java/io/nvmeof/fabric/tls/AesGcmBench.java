@@ -28,7 +28,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * nonce per record through {@code Cipher.init}, heap arrays; the yardstick of issue 31's goal 3.
  * {@code ours}: our record layer's cipher, sealing a pooled direct buffer in place (OpenSSL's
  * where libcrypto loads); {@code oursJdk}: our fallback on the JDK's. Opening costs about the
- * same. Run: {@code java -jar microbench/build/benchmarks.jar AesGcmBench}.
+ * same. Run: {@code java -jar microbench/build/benchmarks.jar AesGcmBench} (add
+ * {@code -jvmArgs -Xmx1g} for the 256 MiB of {@code memory}).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -39,6 +40,18 @@ import org.openjdk.jmh.annotations.Warmup;
 public class AesGcmBench {
     @Param({"73", "4145", "16385"})
     int record;
+
+    /**
+     * Where the plaintext is: {@code cache}, one record's buffer sealed over and over (hot in the
+     * CPU's caches); {@code memory}, the next record-sized slice of 256 MiB each time, as a RAM
+     * namespace's data arrives at the target's record layer (from DRAM).
+     */
+    @Param({"cache", "memory"})
+    String source;
+
+    private static final int SPAN = 256 << 20;
+    private int slots;
+    private int slot;
 
     private final byte[] key = new byte[16];
     private final byte[] iv = new byte[12];
@@ -55,11 +68,13 @@ public class AesGcmBench {
         new java.util.Random(1).nextBytes(key);
         spec = new SecretKeySpec(key, "AES");
         jdk = Cipher.getInstance("AES/GCM/NoPadding");
-        heap = new byte[5 + record + 16];
+        int size = 5 + record + 16;
+        slots = source.equals("memory") ? SPAN / size : 1;
+        heap = new byte[slots * size];
         ours = RecordCipher.create(true, key, iv, false);
         oursJdk = RecordCipher.create(true, key, iv, true);
-        direct = PooledByteBufAllocator.DEFAULT.directBuffer(5 + record + 16);
-        direct.writerIndex(5 + record + 16);
+        direct = io.netty.buffer.Unpooled.directBuffer(slots * size);
+        direct.writerIndex(slots * size);
         System.out.println("\nours: " + ours.provider());
     }
 
@@ -77,19 +92,26 @@ public class AesGcmBench {
         iv[10] = (byte) (s >>> 8);
         iv[9] = (byte) (s >>> 16);
         jdk.init(Cipher.ENCRYPT_MODE, spec, new GCMParameterSpec(128, iv));
-        jdk.updateAAD(heap, 0, 5);
-        return jdk.doFinal(heap, 5, record, heap, 5);
+        int at = next();
+        jdk.updateAAD(heap, at, 5);
+        return jdk.doFinal(heap, at + 5, record, heap, at + 5);
+    }
+
+    private int next() {
+        int s = slot;
+        slot = s + 1 == slots ? 0 : s + 1;
+        return s * (5 + record + 16);
     }
 
     @Benchmark
     public ByteBuf ours() {
-        ours.seal(direct, 0, record, seq++);
+        ours.seal(direct, next(), record, seq++);
         return direct;
     }
 
     @Benchmark
     public ByteBuf oursJdk() {
-        oursJdk.seal(direct, 0, record, seq++);
+        oursJdk.seal(direct, next(), record, seq++);
         return direct;
     }
 }
