@@ -213,16 +213,22 @@ class RecordLayerTest {
         }
     }
 
+    /** What the handler before it reports to the end of {@code c}'s pipeline. */
+    private static AtomicReference<Throwable> errors(EmbeddedChannel c) {
+        AtomicReference<Throwable> error = new AtomicReference<>();
+        c.pipeline().addLast(new io.netty.channel.ChannelInboundHandlerAdapter() {
+            @Override
+            public void exceptionCaught(io.netty.channel.ChannelHandlerContext ctx, Throwable cause) {
+                error.set(cause);
+            }
+        });
+        return error;
+    }
+
     @Test
     void aTamperedRecordEndsTheConnectionWithBadRecordMac() {
         Pair p = new Pair(KEY, false, false, RecordLayer.KEY_UPDATE_AFTER, RecordLayer.KEY_UPDATE_AFTER);
-        AtomicReference<Throwable> hostError = new AtomicReference<>();
-        p.host.pipeline().addLast(new io.netty.channel.ChannelInboundHandlerAdapter() {
-            @Override
-            public void exceptionCaught(io.netty.channel.ChannelHandlerContext ctx, Throwable cause) {
-                hostError.set(cause);
-            }
-        });
+        AtomicReference<Throwable> hostError = errors(p.host);
         try {
             send(p.host, new byte[4096]);
             ByteBuf record = p.host.readOutbound();
@@ -241,13 +247,7 @@ class RecordLayerTest {
     @Test
     void anOversizedRecordIsRefusedWithRecordOverflow() {
         Pair p = new Pair(KEY, false, false, RecordLayer.KEY_UPDATE_AFTER, RecordLayer.KEY_UPDATE_AFTER);
-        AtomicReference<Throwable> hostError = new AtomicReference<>();
-        p.host.pipeline().addLast(new io.netty.channel.ChannelInboundHandlerAdapter() {
-            @Override
-            public void exceptionCaught(io.netty.channel.ChannelHandlerContext ctx, Throwable cause) {
-                hostError.set(cause);
-            }
-        });
+        AtomicReference<Throwable> hostError = errors(p.host);
         try {
             p.target.writeInbound(Unpooled.wrappedBuffer(new byte[] {23, 3, 3, (byte) 0x41, 1}));
             assertFalse(p.target.isOpen());
