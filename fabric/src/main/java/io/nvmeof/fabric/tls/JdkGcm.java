@@ -10,15 +10,16 @@ import javax.crypto.spec.SecretKeySpec;
 /** The JDK's AES-GCM for a record direction, where OpenSSL's cannot be loaded. Works on a heap copy of each record. */
 final class JdkGcm extends RecordCipher {
     private static final int MAX = HEADER + NvmeTls.RECORD + 256 + TAG;
-    private final boolean encrypt;
     private final SecretKeySpec key;
     private final Cipher cipher;
     private final byte[] nonce = new byte[12];
     private final byte[] work = new byte[MAX];
+    /** The record being sealed: where it starts in its buffer, and its sequence number. */
+    private int recordAt;
+    private long recordSeq;
 
     JdkGcm(boolean encrypt, byte[] key, byte[] iv) {
         super(iv);
-        this.encrypt = encrypt;
         this.key = new SecretKeySpec(key, "AES");
         try {
             this.cipher = Cipher.getInstance("AES/GCM/NoPadding");
@@ -43,14 +44,27 @@ final class JdkGcm extends RecordCipher {
         return new GCMParameterSpec(TAG * 8, nonce);
     }
 
+    /** The record is gathered in a heap copy (header, then plaintext) and sealed at {@link #finish}. */
     @Override
-    void seal(ByteBuf buf, int at, int length, long seq) {
-        buf.getBytes(at, work, 0, HEADER + length);
+    void begin(ByteBuf record, int at, int size, long seq) {
+        recordAt = at;
+        recordSeq = seq;
+        record.getBytes(at, work, 0, HEADER);
+    }
+
+    @Override
+    void update(ByteBuf from, int index, int length, ByteBuf record, int at) {
+        from.getBytes(index, work, at - recordAt, length);
+    }
+
+    @Override
+    void finish(ByteBuf record, int at) {
+        int length = at - recordAt - HEADER;
         try {
-            cipher.init(Cipher.ENCRYPT_MODE, key, nonce(seq));
+            cipher.init(Cipher.ENCRYPT_MODE, key, nonce(recordSeq));
             cipher.updateAAD(work, 0, HEADER);
             int n = cipher.doFinal(work, HEADER, length, work, HEADER);
-            buf.setBytes(at + HEADER, work, HEADER, n);
+            record.setBytes(recordAt + HEADER, work, HEADER, n);
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("AES-GCM failed to seal a record", e);
         }

@@ -97,6 +97,9 @@ final class OpenSslGcm extends RecordCipher {
             return false;
         }
         synchronized (LOCK) {
+            if (crypto == null && missing == null && !PlatformDependent.hasUnsafe()) {
+                missing = "Netty has no direct memory access here (its buffers carry no addresses)";
+            }
             if (crypto == null && missing == null) {
                 LibCrypto l = null;
                 StringBuilder why = new StringBuilder();
@@ -162,18 +165,6 @@ final class OpenSslGcm extends RecordCipher {
     }
 
     @Override
-    void seal(ByteBuf buf, int at, int length, long seq) {
-        begin(buf, at, HEADER + length + TAG, seq);
-        long rec = buf.memoryAddress() + at;
-        update(rec + HEADER, buf, at + HEADER, length);
-        finish(buf, at + HEADER + length);
-    }
-
-    /**
-     * Starts sealing the record whose {@code size} bytes (header, plaintext, tag) are at
-     * {@code at} of {@code record}: its nonce, and its header as the additional data. The
-     * plaintext follows by {@link #update}, the tag by {@link #finish}.
-     */
     void begin(ByteBuf record, int at, int size, long seq) {
         if (!encrypt) {
             throw new IllegalStateException("an opening cipher does not seal");
@@ -188,17 +179,28 @@ final class OpenSslGcm extends RecordCipher {
     }
 
     /**
-     * Encrypts {@code length} bytes at native address {@code from} (inside a live buffer of the
-     * caller's, checked by it, or inside {@code record}) into {@code record} at {@code at}.
+     * Encrypts straight from {@code from}'s memory where it has an address (no copy first);
+     * a heap or composite buffer is copied into the record and encrypted there in place.
      */
-    void update(long from, ByteBuf record, int at, int length) {
-        if (length > 0 && lib.EVP_EncryptUpdate(live(), address(record, at, length), scratch + OUT_LENGTH, from,
-                length) != 1) {
+    @Override
+    void update(ByteBuf from, int index, int length, ByteBuf record, int at) {
+        if (length == 0) {
+            return;
+        }
+        long dst = address(record, at, length);
+        long src;
+        if (from.hasMemoryAddress()) {
+            src = address(from, index, length);
+        } else {
+            record.setBytes(at, from, index, length);
+            src = dst;
+        }
+        if (lib.EVP_EncryptUpdate(live(), dst, scratch + OUT_LENGTH, src, length) != 1) {
             throw new IllegalStateException("OpenSSL's AES-GCM failed to seal a record");
         }
     }
 
-    /** Ends the record: its tag goes to {@code record} at {@code at}. */
+    @Override
     void finish(ByteBuf record, int at) {
         long c = live();
         long tag = address(record, at, TAG);

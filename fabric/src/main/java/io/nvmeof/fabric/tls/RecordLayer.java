@@ -18,8 +18,9 @@ import org.bouncycastle.tls.crypto.TlsSecret;
  * sequence numbers per direction, KeyUpdate both ways (7.2), alerts, and post-handshake messages
  * (a NewSessionTicket is ignored: we never resume). Inbound records are opened into pooled
  * buffers that go on to the PDU reader, straight from the socket's buffer when a record arrived
- * whole; outbound bytes are gathered into a pooled record buffer until a flush or 16 KiB and
- * sealed in place. Nothing on the heap is allocated per record with OpenSSL's cipher.
+ * whole; the buffers written out are held until a flush or 16 KiB of them, and sealed from where
+ * they are into a pooled record buffer. Nothing on the heap is allocated per record with
+ * OpenSSL's cipher.
  *
  * <p>A sending key is replaced by a KeyUpdate after {@link #keyUpdateAfter} records, well inside
  * AES-GCM's limit of about 2^24.5 records per key (5.5). Used on the channel's event loop only.
@@ -306,53 +307,54 @@ final class RecordLayer {
 
     /** Seals {@code n} gathered bytes into one application data record. */
     private void sealPending(ChannelHandlerContext ctx, int n) {
+        seal(ctx, ContentType.application_data, n, null);
+        if (out.seq >= keyUpdateAfter) {
+            // 7.2: our key is worn; the peer keeps its own (update_not_requested)
+            updateWriteKey(ctx);
+        }
+    }
+
+    /**
+     * Seals and writes one record of content {@code type}: its {@code n} bytes are {@code inline}
+     * (a control message) or, if that is null, the next {@code n} gathered bytes, sealed from the
+     * buffers that hold them, each released once sealed.
+     */
+    private void seal(ChannelHandlerContext ctx, short type, int n, int[] inline) {
         int size = RecordCipher.HEADER + n + 1 + RecordCipher.TAG;
         ByteBuf r = ctx.alloc().directBuffer(size);
         try {
             writeHeader(r, n + 1);
+            RecordCipher c = out.cipher;
+            c.begin(r, 0, size, out.seq++);
             int at = RecordCipher.HEADER;
-            OpenSslGcm streaming = out.cipher instanceof OpenSslGcm o && r.hasMemoryAddress() ? o : null;
-            if (streaming != null) {
-                streaming.begin(r, 0, size, out.seq);
-            }
-            int left = n;
-            while (left > 0) {
-                ByteBuf piece = pending.peek();
-                int c = Math.min(left, piece.readableBytes());
-                if (streaming != null && piece.hasMemoryAddress()) {
-                    streaming.update(piece.memoryAddress() + piece.readerIndex(), r, at, c);
-                } else {
-                    r.setBytes(at, piece, piece.readerIndex(), c);
-                    if (streaming != null) {
-                        streaming.update(r.memoryAddress() + at, r, at, c);
-                    }
+            if (inline != null) {
+                for (int b : inline) {
+                    r.setByte(at++, b);
                 }
-                piece.skipBytes(c);
-                if (!piece.isReadable()) {
-                    pending.poll().release();
-                }
-                at += c;
-                left -= c;
-            }
-            pendingBytes -= n;
-            r.setByte(at, ContentType.application_data);
-            if (streaming != null) {
-                streaming.update(r.memoryAddress() + at, r, at, 1);
-                streaming.finish(r, at + 1);
-                out.seq++;
+                c.update(r, RecordCipher.HEADER, n, r, RecordCipher.HEADER);
             } else {
-                out.cipher.seal(r, 0, n + 1, out.seq++);
+                for (int left = n; left > 0; ) {
+                    ByteBuf piece = pending.peek();
+                    int k = Math.min(left, piece.readableBytes());
+                    c.update(piece, piece.readerIndex(), k, r, at);
+                    piece.skipBytes(k);
+                    if (!piece.isReadable()) {
+                        pending.poll().release();
+                    }
+                    at += k;
+                    left -= k;
+                }
+                pendingBytes -= n;
             }
+            r.setByte(at, type);
+            c.update(r, at, 1, r, at);
+            c.finish(r, at + 1);
         } catch (RuntimeException e) {
             r.release();
             throw e;
         }
         r.writerIndex(size);
         ctx.write(r, ctx.voidPromise());
-        if (out.seq >= keyUpdateAfter) {
-            // 7.2: our key is worn; the peer keeps its own (update_not_requested)
-            updateWriteKey(ctx);
-        }
     }
 
     private static void writeHeader(ByteBuf r, int inner) {
@@ -369,21 +371,7 @@ final class RecordLayer {
     /** A record of its own for a control message (an alert, a KeyUpdate), after the data gathered. */
     private void control(ChannelHandlerContext ctx, short type, int... bytes) {
         flush(ctx);
-        int size = RecordCipher.HEADER + bytes.length + 1 + RecordCipher.TAG;
-        ByteBuf r = ctx.alloc().directBuffer(size);
-        try {
-            writeHeader(r, bytes.length + 1);
-            for (int i = 0; i < bytes.length; i++) {
-                r.setByte(RecordCipher.HEADER + i, bytes[i]);
-            }
-            r.setByte(RecordCipher.HEADER + bytes.length, type);
-            out.cipher.seal(r, 0, bytes.length + 1, out.seq++);
-        } catch (RuntimeException e) {
-            r.release();
-            throw e;
-        }
-        r.writerIndex(size);
-        ctx.write(r, ctx.voidPromise());
+        seal(ctx, type, bytes.length, bytes);
     }
 
     private void updateWriteKey(ChannelHandlerContext ctx) {

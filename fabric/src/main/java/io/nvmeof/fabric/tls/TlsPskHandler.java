@@ -187,9 +187,7 @@ public final class TlsPskHandler extends ChannelDuplexHandler {
                 }
                 handshakeRecord(buf);
             }
-        } catch (RecordLayer.Alert a) {
-            fail(a);
-        } catch (IOException e) {
+        } catch (IOException e) { // a RecordLayer.Alert among them
             fail(e);
         } finally {
             buf.release();
@@ -227,9 +225,8 @@ public final class TlsPskHandler extends ChannelDuplexHandler {
             first = false;
             probe(total);
         }
-        protocol.offerInput(in, 0, total);
+        protocol.offerInput(in, 0, total); // BC yields no application data: its end switches to our records
         drain();
-        deliver();
     }
 
     private static int length(byte[] header) {
@@ -246,17 +243,6 @@ public final class TlsPskHandler extends ChannelDuplexHandler {
         PskIdentity id = hello == null || hello.identities().isEmpty() ? null : PskIdentity.parse(hello.identities().get(0));
         if (id != null) {
             serverPeer.pskHash(id.cipher() == 2 ? DhchapHash.SHA384 : DhchapHash.SHA256);
-        }
-    }
-
-    /** Decrypted application data goes on to the PDU reader. */
-    private void deliver() {
-        int n;
-        while (!failed && (n = protocol.getAvailableInputBytes()) > 0) {
-            ByteBuf b = ctx.alloc().directBuffer(n);
-            int got = protocol.readInput(b.internalNioBuffer(0, n), n);
-            b.writerIndex(got);
-            ctx.fireChannelRead(b);
         }
     }
 
