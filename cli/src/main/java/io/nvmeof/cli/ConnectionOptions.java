@@ -49,7 +49,8 @@ final class ConnectionOptions {
     @Option(names = "--ctrl-loss-tmo", description = "Seconds to keep reconnecting after a lost connection (default: ${DEFAULT-VALUE}; 0: none).")
     int ctrlLossSeconds = 600;
 
-    @Option(names = "--reconnect-delay", description = "Seconds between reconnect attempts (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--reconnect-delay", description = "The longest wait, in seconds, between reconnect attempts: the first comes 0.1 s after"
+            + " a loss, each next one waits twice as long, up to this (default: ${DEFAULT-VALUE}).")
     int reconnectDelaySeconds = 10;
 
     @Option(names = "--iopolicy", paramLabel = "POLICY", description = "With several paths: numa (the first usable"

@@ -30,6 +30,9 @@ public final class ConnectOptions {
     Multipath.Policy ioPolicy = Multipath.Policy.NUMA;
     Duration noPathTimeout;
 
+    /** The wait before the first reconnect attempt after a loss (see {@link #reconnectDelay(Duration)}). */
+    public static final Duration FIRST_RECONNECT_DELAY = Duration.ofMillis(100);
+
     public static ConnectOptions defaults() {
         return new ConnectOptions();
     }
@@ -122,7 +125,13 @@ public final class ConnectOptions {
         return this;
     }
 
-    /** Time between reconnect attempts (Linux's reconnect_delay, 10 s by default). */
+    /**
+     * The longest wait between reconnect attempts (Linux's reconnect_delay, 10 s by default). The
+     * first attempt after a loss comes {@link #FIRST_RECONNECT_DELAY} later (or this, if shorter),
+     * and each failed attempt doubles the wait, up to this: a target that restarts in a second, or
+     * an attempt broken while it was being set up, costs a second, not a whole delay; one that
+     * stays down is asked every delay.
+     */
     public ConnectOptions reconnectDelay(Duration d) {
         if (d.isNegative()) {
             throw new IllegalArgumentException("reconnectDelay must not be negative");
@@ -233,5 +242,12 @@ public final class ConnectOptions {
     public ConnectOptions registerUserBuffers(boolean on) {
         this.registerUserBuffers = on;
         return this;
+    }
+
+    /** The wait before reconnect attempt {@code failed + 1}, after {@code failed} attempts failed since the loss. */
+    long reconnectDelayMillis(int failed) {
+        long max = reconnectDelay.toMillis();
+        long first = FIRST_RECONNECT_DELAY.toMillis();
+        return failed >= 20 ? max : Math.min(max, first << failed);
     }
 }

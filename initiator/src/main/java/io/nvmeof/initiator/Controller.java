@@ -56,6 +56,7 @@ public final class Controller implements AutoCloseable {
     private final AtomicInteger reconnects = new AtomicInteger();
     private long lostAtNanos;
     private Throwable lossCause;
+    private int failedAttempts; // reconnect attempts failed since the loss: each doubles the wait for the next
     /** Namespaces handed out, kept current by namespace-change events. */
     private final Map<Integer, NamespaceDevice> devices = new ConcurrentHashMap<>();
     private final AsyncEventHandler asyncEvents = new AsyncEventHandler(this);
@@ -235,9 +236,10 @@ public final class Controller implements AutoCloseable {
         move(ControllerState.RESETTING);
         lostAtNanos = System.nanoTime();
         lossCause = cause;
+        failedAttempts = 0;
         LOG.log(System.Logger.Level.WARNING, "lost the connection to " + uri + " (" + cause.getMessage()
-                + "); reconnecting every " + options.reconnectDelay.toMillis() + " ms for up to "
-                + options.controllerLossTimeout.toSeconds() + " s");
+                + "); reconnecting in " + options.reconnectDelayMillis(0) + " ms, then at most every "
+                + options.reconnectDelay.toMillis() + " ms for up to " + options.controllerLossTimeout.toSeconds() + " s");
         onControllerThread(this::reset);
     }
 
@@ -264,7 +266,7 @@ public final class Controller implements AutoCloseable {
 
     private void scheduleAttempt() {
         try {
-            events.schedule(this::reconnectAttempt, options.reconnectDelay.toMillis(), TimeUnit.MILLISECONDS);
+            events.schedule(this::reconnectAttempt, options.reconnectDelayMillis(failedAttempts), TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException e) {
             // closed meanwhile: close() fails what waits
         }
@@ -295,8 +297,12 @@ public final class Controller implements AutoCloseable {
         try {
             bringUp();
         } catch (IOException | RuntimeException e) {
-            LOG.log(System.Logger.Level.INFO, "reconnect to " + uri + " failed: " + e.getMessage());
             tearDown();
+            synchronized (this) {
+                failedAttempts++;
+            }
+            LOG.log(System.Logger.Level.INFO, "reconnect to " + uri + " failed: " + e.getMessage() + "; next attempt in "
+                    + options.reconnectDelayMillis(failedAttempts) + " ms");
             scheduleAttempt();
             return;
         }

@@ -93,6 +93,8 @@ public final class Multipath implements AutoCloseable {
         /** A read of the ANA log is queued and not yet begun: more reasons to read it need no second one. */
         final AtomicBoolean anaQueued = new AtomicBoolean();
         int seenReconnects = -1;
+        /** Connect attempts that failed while the path had no controller yet: each doubles the wait for the next. */
+        int failedConnects;
         final AtomicInteger inflight = new AtomicInteger();
         final LongAdder ios = new LongAdder();
         final LongAdder failovers = new LongAdder();
@@ -351,7 +353,8 @@ public final class Multipath implements AutoCloseable {
 
     private void scheduleConnect(Path p) {
         try {
-            exec.schedule(() -> connectLater(p), options.reconnectDelay.toMillis(), TimeUnit.MILLISECONDS);
+            p.failedConnects++;
+            exec.schedule(() -> connectLater(p), options.reconnectDelayMillis(p.failedConnects), TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException e) {
             // closed
         }

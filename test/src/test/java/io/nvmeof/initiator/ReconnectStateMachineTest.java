@@ -52,6 +52,8 @@ class ReconnectStateMachineTest {
     static final class Flaky extends FakeHostTransport {
         volatile boolean down;
         final AtomicInteger attempts = new AtomicInteger();
+        /** When each attempt began (System.nanoTime()), in order. */
+        final List<Long> attemptNanos = new CopyOnWriteArrayList<>();
         final List<HostQueue> open = new CopyOnWriteArrayList<>();
 
         Flaky() {
@@ -61,6 +63,9 @@ class ReconnectStateMachineTest {
         @Override
         CompletableFuture<HostQueue> open(EventLoopGroup group, InetSocketAddress address, int qid, int depth, int inCapsule,
                                           ConnectOptions options) {
+            if (qid == 0) {
+                attemptNanos.add(System.nanoTime());
+            }
             attempts.incrementAndGet();
             if (down) {
                 return CompletableFuture.failedFuture(new ConnectException("flaky: the fabric is down"));
@@ -208,6 +213,47 @@ class ReconnectStateMachineTest {
             assertThrows(IOException.class, () -> dev.read(0, ByteBuffer.allocate(4096)));
             assertEquals(before, FLAKY.attempts.get(), "no reconnect attempt");
             assertEquals(0, c.reconnects());
+        }
+    }
+
+    @Test
+    void reconnectAttemptsStartQuickAndBackOffToTheReconnectDelay() throws Exception {
+        ConnectOptions o = options(Duration.ofSeconds(120)).reconnectDelay(Duration.ofSeconds(10));
+        assertEquals(List.of(100L, 200L, 400L, 800L, 1600L, 3200L, 6400L, 10000L, 10000L),
+                java.util.stream.IntStream.range(0, 9).mapToObj(o::reconnectDelayMillis).toList());
+        assertEquals(10000L, o.reconnectDelayMillis(Integer.MAX_VALUE));
+        assertEquals(30L, options(Duration.ofSeconds(1)).reconnectDelay(Duration.ofMillis(30)).reconnectDelayMillis(0),
+                "a reconnect delay shorter than the first wait is the first wait");
+        try (Controller c = connect(o)) {
+            BlockDevice dev = c.namespace(1);
+            for (int round = 0; round < 2; round++) {
+                dev.write(0, pattern(5 + round));
+                FLAKY.down = true;
+                int seen = FLAKY.attemptNanos.size();
+                long lost = System.nanoTime();
+                FLAKY.drop();
+                CompletableFuture<Void> write = dev.writeAsync(8192, pattern(7 + round));
+                Awaitility.await().atMost(PATIENCE).until(() -> FLAKY.attemptNanos.size() >= seen + 4);
+                List<Long> at = FLAKY.attemptNanos.subList(seen, seen + 4);
+                // each wait is at least the one it should be (a timer never fires early) ...
+                assertTrue(at.get(0) - lost >= TimeUnit.MILLISECONDS.toNanos(100), "round " + round + ": the first after 100 ms");
+                for (int i = 1; i < 4; i++) {
+                    long gap = at.get(i) - at.get(i - 1);
+                    assertTrue(gap >= TimeUnit.MILLISECONDS.toNanos(100L << i),
+                            "round " + round + ": attempt " + (i + 1) + " waited " + gap / 1_000_000 + " ms");
+                }
+                // ... and four attempts (0.1 + 0.2 + 0.4 + 0.8 s) came before one reconnect delay had passed
+                assertTrue(at.get(3) - lost < TimeUnit.SECONDS.toNanos(10),
+                        "round " + round + ": four attempts took " + (at.get(3) - lost) / 1_000_000 + " ms");
+                assertFalse(write.isDone(), "the write waits while the fabric is down");
+                FLAKY.down = false;
+                write.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+                assertEquals(round + 1, c.reconnects());
+                // the next loss starts again from the quick first attempt (the second round checks it)
+            }
+            ByteBuffer back = ByteBuffer.allocate(8192);
+            dev.read(8192, back);
+            assertEquals(pattern(8), back.flip());
         }
     }
 }
