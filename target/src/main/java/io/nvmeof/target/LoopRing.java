@@ -11,20 +11,25 @@ import io.netty.channel.epoll.Native;
 import io.netty.channel.unix.FileDescriptor;
 import io.netty.util.concurrent.FastThreadLocal;
 import io.netty.util.concurrent.Future;
+import io.nvmeof.target.backend.AioRing;
 import io.nvmeof.target.backend.IoRing;
+import io.nvmeof.target.backend.KernelQueue;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * An event loop's own io_uring: file and block I/O submitted on the loop, completed on it, with
- * no thread in between. Made on first use, on the loop's thread; the ring's eventfd is
- * registered with the loop like a socket, so completions that come later (a disk's, an
- * fdatasync's) wake the loop. A command goes to the kernel as it is queued; the responses of a
- * batch of completions leave in one flush per connection. The loop closes its ring as it ends.
+ * An event loop's own kernel queues: file and block I/O submitted on the loop, completed on it,
+ * with no thread in between. An io_uring ({@link IoRing}) for any file, and a Linux AIO context
+ * ({@link AioRing}) for O_DIRECT files and block devices, whose completions reach a polling
+ * loop sooner. Made on first use, on the loop's thread; both signal one eventfd, registered with
+ * the loop like a socket, so completions that come later (a disk's, an fdatasync's) wake the
+ * loop. A command goes to the kernel as it is queued; the responses of a batch of completions
+ * leave in one flush per connection. The loop closes its queues as it ends.
  *
- * <p>Native epoll loops only. Where the kernel or a seccomp filter refuses io_uring, this says
- * so once in the log and {@link #of} answers null: the I/O threads do the work.
+ * <p>Native epoll loops only. Where the kernel or a seccomp filter refuses one of the two, the
+ * other serves (AIO only O_DIRECT); where it refuses both, this says so once in the log and
+ * {@link #of} answers null: the I/O threads do the work.
  */
 final class LoopRing implements EpollIoHandle {
     private static final System.Logger LOG = System.getLogger(LoopRing.class.getName());
@@ -32,12 +37,17 @@ final class LoopRing implements EpollIoHandle {
     static final int ENTRIES = 256;
     /** Why rings are not used: logged once per process. */
     private static final AtomicBoolean REFUSAL_LOGGED = new AtomicBoolean();
+    private static final AtomicBoolean AIO_REFUSAL_LOGGED = new AtomicBoolean();
     /** A loop where io_uring was refused (or is not for its engine): no ring, and not asked again. */
     private static final Object NONE = new Object();
     private static final FastThreadLocal<Object> RINGS = new FastThreadLocal<>();
-    private static volatile boolean refuseForTesting;
+    private static volatile boolean refuseUringForTesting;
+    private static volatile boolean refuseAioForTesting;
 
-    final IoRing ring;
+    /** The io_uring, null where refused; the AIO context, null where refused. */
+    private final IoRing uring;
+    private final AioRing aio;
+    private final KernelQueue[] queues;
     private final FileDescriptor eventFd;
     private final EventLoop loop;
     private final Runnable submitTask = this::submitNow;
@@ -46,10 +56,24 @@ final class LoopRing implements EpollIoHandle {
     /** Written on the loop; read by tests after it ended. */
     private volatile boolean closed;
 
-    private LoopRing(IoRing ring, FileDescriptor eventFd, EventLoop loop) {
-        this.ring = ring;
+    private LoopRing(IoRing uring, AioRing aio, FileDescriptor eventFd, EventLoop loop) {
+        this.uring = uring;
+        this.aio = aio;
+        this.queues = uring == null ? new KernelQueue[] {aio} : aio == null ? new KernelQueue[] {uring}
+                : new KernelQueue[] {aio, uring};
         this.eventFd = eventFd;
         this.loop = loop;
+    }
+
+    /**
+     * The queue for a file opened with O_DIRECT ({@code direct}) or not: AIO for direct I/O when
+     * {@code aio} allows it and the kernel gave a context, else the io_uring; null if none can take it.
+     */
+    KernelQueue queue(boolean direct, boolean aioAllowed) {
+        if (direct && aioAllowed && aio != null) {
+            return aio;
+        }
+        return uring;
     }
 
     /** The ring of {@code loop}, made now if it has none; null where there can be none. On the loop only. */
@@ -76,15 +100,42 @@ final class LoopRing implements EpollIoHandle {
             return null; // not native epoll: the I/O threads serve files
         }
         IoRing ring = null;
+        AioRing aio = null;
         FileDescriptor efd = null;
         try {
-            if (refuseForTesting) {
-                throw new IOException("io_uring_setup: Operation not permitted (errno 1, refused for a test)");
-            }
-            ring = IoRing.open(ENTRIES);
             efd = Native.newEventFd();
-            ring.registerEventFd(efd.intValue());
-            LoopRing lr = new LoopRing(ring, efd, loop);
+            IOException uringRefused = null;
+            try {
+                if (refuseUringForTesting) {
+                    throw new IOException("io_uring_setup: Operation not permitted (errno 1, refused for a test)");
+                }
+                ring = IoRing.open(ENTRIES);
+                ring.registerEventFd(efd.intValue());
+            } catch (IOException | RuntimeException | LinkageError e) {
+                if (ring != null) {
+                    ring.close();
+                    ring = null;
+                }
+                uringRefused = e instanceof IOException ? (IOException) e : new IOException(e.toString(), e);
+            }
+            try {
+                if (refuseAioForTesting) {
+                    throw new IOException("io_setup: Operation not permitted (errno 1, refused for a test)");
+                }
+                aio = AioRing.open(ENTRIES, efd.intValue());
+            } catch (IOException | RuntimeException | LinkageError e) {
+                if (ring == null) {
+                    throw uringRefused; // neither: the I/O threads serve files
+                }
+                if (AIO_REFUSAL_LOGGED.compareAndSet(false, true)) {
+                    LOG.log(System.Logger.Level.INFO, "O_DIRECT files use io_uring: no Linux AIO here ({0})", e.getMessage());
+                }
+            }
+            if (ring == null && REFUSAL_LOGGED.compareAndSet(false, true)) {
+                LOG.log(System.Logger.Level.WARNING, "files without O_DIRECT use the I/O threads: no io_uring here ({0});"
+                        + " O_DIRECT files use Linux AIO", uringRefused.getMessage());
+            }
+            LoopRing lr = new LoopRing(ring, aio, efd, loop);
             // Netty closes registered handles as the loop shuts down, but not when the shutdown
             // request lands late in the loop's last pass: then the ring closes once the loop is gone.
             loop.terminationFuture().addListener(x -> lr.close(false));
@@ -98,6 +149,9 @@ final class LoopRing implements EpollIoHandle {
         } catch (IOException | RuntimeException | LinkageError e) {
             if (ring != null) {
                 ring.close();
+            }
+            if (aio != null) {
+                aio.close();
             }
             closeQuietly(efd);
             if (REFUSAL_LOGGED.compareAndSet(false, true)) {
@@ -117,9 +171,10 @@ final class LoopRing implements EpollIoHandle {
         registration.submit(EpollIoOps.EPOLLIN);
     }
 
-    /** For tests: loops that have no ring yet will get none, as where io_uring is refused. */
-    static void refuseForTesting(boolean refuse) {
-        refuseForTesting = refuse;
+    /** For tests: loops that have no queues yet will get no io_uring, or no AIO context, as where the kernel refuses them. */
+    static void refuseForTesting(boolean uring, boolean aio) {
+        refuseUringForTesting = uring;
+        refuseAioForTesting = aio;
     }
 
     /**
@@ -165,13 +220,21 @@ final class LoopRing implements EpollIoHandle {
         inBatch = true;
         int errno = 0;
         try {
-            if (submit) {
-                errno = ring.submit();
-            } else {
-                ring.reap();
+            for (KernelQueue q : queues) {
+                if (submit) {
+                    errno = q.submit();
+                } else {
+                    q.reap();
+                }
             }
-            while (errno == 0 && ring.unsubmitted() > 0) {
-                errno = ring.submit(); // what the completions queued
+            for (boolean more = true; more && errno == 0; ) {
+                more = false;
+                for (KernelQueue q : queues) {
+                    if (errno == 0 && q.unsubmitted() > 0) {
+                        errno = q.submit(); // what the completions queued
+                        more = true;
+                    }
+                }
             }
         } finally {
             inBatch = false;
@@ -196,9 +259,9 @@ final class LoopRing implements EpollIoHandle {
             return;
         }
         int errno = batch(true);
-        if (ring.unsubmitted() > 0) {
-            if (errno != IoRing.EAGAIN && errno != IoRing.EBUSY && errno != IoRing.EINTR) {
-                LOG.log(System.Logger.Level.WARNING, "io_uring_enter: {0}; trying again", ring.describe(-errno));
+        if (unsubmitted() > 0) {
+            if (errno != KernelQueue.EAGAIN && errno != KernelQueue.EBUSY && errno != KernelQueue.EINTR) {
+                LOG.log(System.Logger.Level.WARNING, "submitting file I/O: {0}; trying again", queues[0].describe(-errno));
             }
             retryLater(); // the rest on the next pass (completions reaped meanwhile make room)
         }
@@ -206,6 +269,23 @@ final class LoopRing implements EpollIoHandle {
 
     boolean closed() {
         return closed;
+    }
+
+    private int unsubmitted() {
+        int n = 0;
+        for (KernelQueue q : queues) {
+            n += q.unsubmitted();
+        }
+        return n;
+    }
+
+    /** Operations queued or in flight, in all of this loop's queues. */
+    int inFlight() {
+        int n = 0;
+        for (KernelQueue q : queues) {
+            n += q.inFlight();
+        }
+        return n;
     }
 
     @Override
@@ -244,9 +324,11 @@ final class LoopRing implements EpollIoHandle {
         long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
         // Off the loop (it ended without closing its handles) completions cannot run: what is in
         // flight keeps its buffers, never returned to the pool, and the kernel cancels it.
-        while (onLoop && ring.inFlight() > 0 && System.nanoTime() - deadline < 0) {
-            ring.submit();
-            if (ring.inFlight() > 0) {
+        while (onLoop && inFlight() > 0 && System.nanoTime() - deadline < 0) {
+            for (KernelQueue q : queues) {
+                q.submit();
+            }
+            if (inFlight() > 0) {
                 try {
                     Thread.sleep(1);
                 } catch (InterruptedException e) {
@@ -255,14 +337,16 @@ final class LoopRing implements EpollIoHandle {
                 }
             }
         }
-        if (ring.inFlight() > 0) {
-            LOG.log(System.Logger.Level.WARNING, "closing an io_uring with {0} operations still in flight", ring.inFlight());
+        if (inFlight() > 0) {
+            LOG.log(System.Logger.Level.WARNING, "closing file I/O queues with {0} operations still in flight", inFlight());
         }
         closed = true;
         if (registration != null && onLoop) {
             registration.cancel();
         }
-        ring.close();
+        for (KernelQueue q : queues) {
+            q.close();
+        }
         closeQuietly(eventFd);
     }
 

@@ -4,7 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
-import io.nvmeof.target.backend.IoRing;
+import io.nvmeof.target.backend.KernelQueue;
 import java.nio.ByteBuffer;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -13,7 +13,7 @@ import java.util.concurrent.RejectedExecutionException;
  * queue's event loop except while a blocking backend call runs on the I/O executor, when
  * that thread alone touches it until it hands the request back.
  */
-final class Request implements Runnable, IoRing.Completion {
+final class Request implements Runnable, KernelQueue.Completion {
     /** Where the request is in its life (STYLE: an explicit state per request). */
     public enum State { FREE, NEW, NEED_BUFFER, TRANSFERRING_H2C, WAITING_FUSED, EXECUTING, TRANSFERRING_C2H, COMPLETED }
 
@@ -54,6 +54,8 @@ final class Request implements Runnable, IoRing.Completion {
     boolean offloaded;
     /** The loop's io_uring while the command is in it ({@link RingIo}), else null. */
     LoopRing ring;
+    /** Which of the loop's queues holds it (AIO or io_uring). */
+    KernelQueue ringQueue;
     /** The backend's descriptor for the ring, the data's address, and the bytes the ring has moved so far. */
     int ringFd;
     long ringAddress;

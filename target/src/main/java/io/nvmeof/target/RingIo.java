@@ -4,13 +4,13 @@ import io.netty.buffer.ByteBuf;
 import io.netty.util.internal.PlatformDependent;
 import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Status;
-import io.nvmeof.target.backend.IoRing;
+import io.nvmeof.target.backend.KernelQueue;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 
 /**
- * Read, Write and Flush of file and block namespaces through the event loop's own io_uring
- * ({@link LoopRing}): submitted on the command's loop and completed there, with no hand-off to
+ * Read, Write and Flush of file and block namespaces through the event loop's own kernel queues
+ * ({@link LoopRing}: Linux AIO for O_DIRECT, io_uring otherwise): submitted on the command's loop and completed there, with no hand-off to
  * the I/O threads. The command counts as offloaded meanwhile, as on the I/O threads: a queue
  * that closes, a namespace being drained or a reservation's abort wait for it the same way.
  *
@@ -42,7 +42,7 @@ final class RingIo {
             return false;
         }
         LoopRing ring = LoopRing.of(q.transport().eventLoop());
-        if (ring == null || ring.ring.room() == 0) {
+        if (ring == null) {
             return false;
         }
         int fd;
@@ -50,6 +50,10 @@ final class RingIo {
             fd = ns.backend().ringFd();
         } catch (IOException e) {
             return false; // the I/O threads report it as they meet it
+        }
+        KernelQueue kq = ring.queue(ns.backend().ringDirect(), q.target().aioFileIo());
+        if (kq == null || kq.room() == 0) {
+            return false;
         }
         long address = op == NvmOpcode.FLUSH.code ? 0 : address(r.data, r.dataOffset, r.length);
         if (fd < 0 || address == 0 && op != NvmOpcode.FLUSH.code) {
@@ -62,6 +66,7 @@ final class RingIo {
             r.ringLocked = true;
         }
         r.ring = ring;
+        r.ringQueue = kq;
         r.ringFd = fd;
         r.ringAddress = address;
         r.ringMoved = 0;
@@ -87,7 +92,7 @@ final class RingIo {
 
     /** Queues what is left of {@code r}'s transfer (or its flush). There is room: its own slot was just freed or checked. */
     private static void queueNext(Request r) {
-        IoRing ring = r.ring.ring;
+        KernelQueue ring = r.ringQueue;
         int op = r.sqe.opcode();
         long at = r.byteOffset + r.ringMoved;
         long address = r.ringAddress + r.ringMoved;
@@ -111,12 +116,12 @@ final class RingIo {
     /** The kernel finished an operation of {@code r}: {@code result} bytes moved, or a negated errno. On the loop. */
     static void done(Request r, int result) {
         int op = r.sqe.opcode();
-        if (result == -IoRing.EINTR || result == -IoRing.EAGAIN) {
+        if (result == -KernelQueue.EINTR || result == -KernelQueue.EAGAIN) {
             queueNext(r); // nothing moved: the same again
             return;
         }
         if (result < 0) {
-            IoCommands.failed(r, new IOException(r.ring.ring.describe(result)));
+            IoCommands.failed(r, new IOException(r.ringQueue.describe(result)));
             finish(r, r.status);
             return;
         }
@@ -147,6 +152,7 @@ final class RingIo {
         }
         r.queue.transport().holdFlush(r.ring);
         r.ring = null;
+        r.ringQueue = null;
         r.status = status;
         r.queue.ioFinished(r);
     }

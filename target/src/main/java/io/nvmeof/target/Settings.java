@@ -34,13 +34,16 @@ public final class Settings {
                     + " epoll falls back to nio off Linux).",
             s -> s.toLowerCase(Locale.ROOT), s -> s,
             s -> List.of("epoll", "io_uring", "nio").contains(s) ? null : "must be epoll, io_uring or nio, not '" + s + "'");
-    public static final Setting<String> FILE_IO = row("file_io", "threads", String.class, "io_uring or threads",
-            "io_uring", null, false,
-            "How file and block namespaces read, write and flush: io_uring submits from the command's event loop and"
-                    + " completes there, one ring per loop (epoll engine; where the kernel or a seccomp filter refuses"
-                    + " io_uring, threads is used and logged); threads hands each command to the I/O threads.",
+    public static final Setting<String> FILE_IO = row("file_io", "threads", String.class, "auto, io_uring or threads",
+            "auto", null, false,
+            "How file and block namespaces read, write and flush. auto: submitted from the command's event loop and"
+                    + " completed there (epoll engine), O_DIRECT ones through the loop's Linux AIO context (its completions"
+                    + " reach a polling loop without an interrupt first), the others through the loop's io_uring; io_uring:"
+                    + " all through the io_uring. Where the kernel or a seccomp filter refuses one, the other serves; where"
+                    + " both, threads is used and logged. threads: each command handed to the I/O threads.",
             s -> s.toLowerCase(Locale.ROOT), s -> s,
-            s -> List.of("io_uring", "threads").contains(s) ? null : "must be io_uring or threads, not '" + s + "'");
+            s -> List.of("auto", "io_uring", "threads").contains(s) ? null
+                    : "must be auto, io_uring or threads, not '" + s + "'");
     public static final Setting<Integer> IO_THREADS = integer("io_threads", "threads", Math.max(4, 2 * CORES), 1, 1024,
             "twice the cores, at least 4", false, "Threads for blocking backend I/O: file and block namespaces with"
                     + " file_io=threads, and what io_uring does not take (Write Zeroes, deallocate, Compare, Copy).");

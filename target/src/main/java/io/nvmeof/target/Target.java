@@ -504,7 +504,12 @@ public final class Target implements AutoCloseable {
 
     /** File and block namespaces' reads, writes and flushes go through their loop's io_uring ({@link Settings#FILE_IO}). */
     boolean ringFileIo() {
-        return "io_uring".equals(options.get(Settings.FILE_IO));
+        return !"threads".equals(options.get(Settings.FILE_IO));
+    }
+
+    /** O_DIRECT files and block devices go through their loop's Linux AIO context ({@link Settings#FILE_IO} auto). */
+    boolean aioFileIo() {
+        return "auto".equals(options.get(Settings.FILE_IO));
     }
 
     int maxQueueSize() {

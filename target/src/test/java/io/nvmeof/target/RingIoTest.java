@@ -113,6 +113,34 @@ class RingIoTest {
         assertEquals(0, exercise(Target.Options.defaults(), direct), "reads, writes and flushes took no I/O thread");
     }
 
+    /**
+     * Which of the loop's queues serves which file, shown by refusing the other: O_DIRECT goes
+     * through AIO by default (it serves alone where io_uring is refused), through io_uring with
+     * file_io=io_uring or where AIO is refused; a buffered file never through AIO.
+     */
+    @ParameterizedTest(name = "file_io={0}, O_DIRECT {1}, io_uring refused {2}, AIO refused {3}: I/O threads {4}")
+    @org.junit.jupiter.params.provider.CsvSource({
+        "auto, true, true, false, false",
+        "auto, true, false, true, false",
+        "auto, false, true, false, true",
+        "io_uring, true, false, true, false",
+        "io_uring, true, true, false, true",
+        "auto, true, true, true, true"})
+    void eachFileGoesToTheQueueThatCanTakeIt(String fileIo, boolean direct, boolean uringRefused, boolean aioRefused,
+                                             boolean threads) throws Exception {
+        LoopRing.refuseForTesting(uringRefused, aioRefused);
+        try {
+            long tasks = exercise(Target.Options.defaults().with(Settings.FILE_IO, fileIo), direct);
+            if (threads) {
+                assertTrue(tasks >= 6, "the I/O threads served it: " + tasks);
+            } else {
+                assertEquals(0, tasks, "the loop's queue served it");
+            }
+        } finally {
+            LoopRing.refuseForTesting(false, false);
+        }
+    }
+
     /** A block device (a loop device over a file) goes through the ring as a file does, with O_DIRECT. */
     @Test
     void aBlockDeviceGoesThroughTheRing() throws Exception {
@@ -131,11 +159,11 @@ class RingIoTest {
 
     @Test
     void whereIoUringIsRefusedTheIoThreadsServe() throws Exception {
-        LoopRing.refuseForTesting(true);
+        LoopRing.refuseForTesting(true, true);
         try {
             assertTrue(exercise(Target.Options.defaults(), false) >= 6);
         } finally {
-            LoopRing.refuseForTesting(false);
+            LoopRing.refuseForTesting(false, false);
         }
     }
 
@@ -153,7 +181,7 @@ class RingIoTest {
                 LoopRing ring = LoopRing.of(loop);
                 made.complete(ring);
                 // fdatasync goes to the kernel's workers: it completes later, through the eventfd
-                ring.ring.fdatasync(ringFd, res -> doneOn.complete(res + " on " + Thread.currentThread().getName()));
+                ring.queue(false, true).fdatasync(ringFd, res -> doneOn.complete(res + " on " + Thread.currentThread().getName()));
                 ring.queued();
             });
             LoopRing ring = made.get(10, TimeUnit.SECONDS);

@@ -87,6 +87,11 @@ public interface Backend extends AutoCloseable {
         return -1;
     }
 
+    /** Whether {@link #ringFd()} is opened with O_DIRECT: then Linux AIO can take its I/O without blocking. */
+    default boolean ringDirect() {
+        return false;
+    }
+
     /** Alignment, in bytes, that data buffers need (O_DIRECT); 1 if none. */
     default int bufferAlignment() {
         return 1;

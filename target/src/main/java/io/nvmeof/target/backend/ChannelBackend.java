@@ -66,6 +66,11 @@ abstract class ChannelBackend extends AbstractBackend {
     }
 
     @Override
+    public boolean ringDirect() {
+        return direct;
+    }
+
+    @Override
     public int ringFd() throws IOException {
         int f = ringFd;
         if (f == -1) {

@@ -5,27 +5,18 @@ import io.nvmeof.target.backend.LinuxIo.LibC;
 import java.io.IOException;
 import java.lang.invoke.VarHandle;
 import jnr.ffi.Platform;
-import jnr.ffi.Runtime;
 
 /**
  * An io_uring of our own (Linux 5.6 and later), driven through its three system calls with
- * jnr-ffi: no native code to build, no library beyond libc. One thread owns a ring: it queues
- * reads, writes and fdatasyncs ({@link #read}, {@link #write}, {@link #fdatasync}), hands them to
- * the kernel with {@link #submit} and collects what completed with {@link #reap}, each
- * completion going to the {@link Completion} queued with it. Nothing here allocates per
- * operation.
+ * jnr-ffi: no native code to build, no library beyond libc. A {@link KernelQueue} for any file,
+ * buffered or O_DIRECT. Nothing here allocates per operation.
  *
  * <p>The rings are shared with the kernel: the submission tail and completion head are ours,
  * written with release order; the submission head and completion tail are the kernel's, read
  * with acquire order (io_uring(7)). No more operations are in flight than the completion ring
  * holds, so it never overflows.
  */
-public final class IoRing implements AutoCloseable {
-    /** Where an operation's result goes: bytes moved, or a negated errno. */
-    public interface Completion {
-        void ringDone(int result);
-    }
-
+public final class IoRing extends KernelQueue {
     private static final boolean X86 = Platform.getNativePlatform().getCPU() == Platform.CPU.X86_64;
     /** io_uring's calls have one number on every architecture since 5.1 (x86-64's table included). */
     private static final long SYS_IO_URING_SETUP = 425;
@@ -47,18 +38,11 @@ public final class IoRing implements AutoCloseable {
     private static final byte OP_READ = 22;
     private static final byte OP_WRITE = 23;
     private static final int FSYNC_DATASYNC = 1;
-    /** RWF_DSYNC: this write alone is durable when it completes, as with O_DSYNC (for FUA). */
-    private static final int RWF_DSYNC = 2;
-
-    public static final int EINTR = 4;
-    public static final int EAGAIN = 11;
-    public static final int EBUSY = 16;
 
     private static final int SQE_SIZE = 64;
     private static final int CQE_SIZE = 16;
     private static final int PARAMS_SIZE = 120;
 
-    private final LibC c;
     private final int fd;
     private final long sqRing;
     private final long sqRingSize;
@@ -72,22 +56,12 @@ public final class IoRing implements AutoCloseable {
     private final long cqTail;
     private final int cqMask;
     private final long cqes;
-    /** The most operations in flight at once: the completion ring's size, capped by the submission ring's. */
-    private final int capacity;
-
-    /** Completions by slot; a free slot is null. The slot is the operation's user_data. */
-    private final Completion[] waiting;
-    private final int[] freeSlots;
-    private int free;
     /** Our submission tail, ahead of what the kernel has seen until {@link #submit}. */
     private int tail;
-    /** Queued and not yet taken by the kernel. */
-    private int unsubmitted;
-    private boolean closed;
-    private boolean reaping;
 
     private IoRing(LibC c, int fd, long params) throws IOException {
-        this.c = c;
+        // no more in flight than the completion ring holds (capped by the submission ring), so it never overflows
+        super(c, Math.min(PlatformDependent.getInt(params), PlatformDependent.getInt(params + 4)));
         this.fd = fd;
         int sqEntries = PlatformDependent.getInt(params);
         int cqEntries = PlatformDependent.getInt(params + 4);
@@ -122,13 +96,6 @@ public final class IoRing implements AutoCloseable {
         cqMask = PlatformDependent.getInt(cq + PlatformDependent.getInt(cqOff + 8));
         cqes = cq + PlatformDependent.getInt(cqOff + 20);
         tail = PlatformDependent.getInt(sqTail);
-        capacity = Math.min(cqEntries, sqEntries);
-        waiting = new Completion[capacity];
-        freeSlots = new int[capacity];
-        for (int i = 0; i < capacity; i++) {
-            freeSlots[i] = capacity - 1 - i;
-        }
-        free = capacity;
     }
 
     /**
@@ -159,11 +126,6 @@ public final class IoRing implements AutoCloseable {
         }
     }
 
-    private static IOException error(LibC c, String what) {
-        int errno = Runtime.getRuntime(c).getLastError();
-        return new IOException(what + ": " + c.strerror(errno) + " (errno " + errno + ")");
-    }
-
     private long map(long size, long offset) throws IOException {
         long at = c.syscall(SYS_MMAP, 0, size, PROT_READ_WRITE, MAP_SHARED_POPULATE, fd, offset);
         if (at == -1) {
@@ -176,21 +138,6 @@ public final class IoRing implements AutoCloseable {
         if (address != 0) {
             c.syscall(SYS_MUNMAP, address, size, 0, 0, 0, 0);
         }
-    }
-
-    /** Operations that may still be queued now: none once the ring is full. */
-    public int room() {
-        return free;
-    }
-
-    /** Queued operations the kernel has not taken yet. */
-    public int unsubmitted() {
-        return unsubmitted;
-    }
-
-    /** Operations queued or in flight. */
-    public int inFlight() {
-        return capacity - free;
     }
 
     /** Has the kernel signal {@code eventFd} whenever it posts a completion (IORING_REGISTER_EVENTFD). */
@@ -206,30 +153,26 @@ public final class IoRing implements AutoCloseable {
         }
     }
 
-    /**
-     * Queues a read of {@code length} bytes at {@code offset} of {@code file} into the memory at
-     * {@code address}. Returns false, queuing nothing, when the ring is full.
-     */
+    @Override
     public boolean read(int file, long offset, long address, int length, Completion done) {
         return queue(OP_READ, file, offset, address, length, 0, done);
     }
 
-    /** Queues a write, as {@link #read}; with {@code dsync} it is durable as it completes (RWF_DSYNC). */
+    @Override
     public boolean write(int file, long offset, long address, int length, boolean dsync, Completion done) {
         return queue(OP_WRITE, file, offset, address, length, dsync ? RWF_DSYNC : 0, done);
     }
 
-    /** Queues an fdatasync of {@code file}. */
+    @Override
     public boolean fdatasync(int file, Completion done) {
         return queue(OP_FSYNC, file, 0, 0, 0, FSYNC_DATASYNC, done);
     }
 
     private boolean queue(byte op, int file, long offset, long address, int length, int flags, Completion done) {
-        if (free == 0 || closed) {
+        int slot = takeSlot(done);
+        if (slot < 0) {
             return false;
         }
-        int slot = freeSlots[--free];
-        waiting[slot] = done;
         long sqe = sqes + (long) (tail & sqMask) * SQE_SIZE;
         PlatformDependent.setMemory(sqe, SQE_SIZE, (byte) 0);
         PlatformDependent.putByte(sqe, op);
@@ -246,19 +189,15 @@ public final class IoRing implements AutoCloseable {
         return true;
     }
 
-    /**
-     * Hands what is queued to the kernel (one io_uring_enter), then reaps what completed meanwhile.
-     * Returns 0, or the errno that stopped the kernel from taking everything: EAGAIN and EBUSY
-     * (short of memory, or completions to reap first) and EINTR mean "try again"; what was not
-     * taken stays queued for the next submit.
-     */
+    /** One io_uring_enter for what is queued, then a reap. */
+    @Override
     public int submit() {
         int errno = 0;
         if (unsubmitted > 0) {
             // five arguments: with no GETEVENTS flag the kernel reads neither sig nor sigsz
             long n = c.syscall(SYS_IO_URING_ENTER, fd, unsubmitted, 0, 0, 0);
             if (n < 0) {
-                errno = Runtime.getRuntime(c).getLastError();
+                errno = lastErrno();
             } else {
                 unsubmitted -= (int) n;
             }
@@ -267,30 +206,18 @@ public final class IoRing implements AutoCloseable {
         return errno;
     }
 
-    /** Waits in the kernel until at least one completion is there (tests, and draining at close). */
+    @Override
     int await() {
         long n = c.syscall(SYS_IO_URING_ENTER, fd, unsubmitted, 1, ENTER_GETEVENTS, 0, 0);
         if (n < 0) {
-            return Runtime.getRuntime(c).getLastError();
+            return lastErrno();
         }
         unsubmitted -= (int) n;
         return 0;
     }
 
-    /** Hands every posted completion to its {@link Completion}; returns how many. */
-    public int reap() {
-        if (reaping) {
-            return 0; // a completion submitted from within reap: the outer reap goes on
-        }
-        reaping = true;
-        try {
-            return reapAll();
-        } finally {
-            reaping = false;
-        }
-    }
-
-    private int reapAll() {
+    @Override
+    int reapAll() {
         int head = PlatformDependent.getInt(cqHead);
         int count = 0;
         while (true) {
@@ -306,19 +233,11 @@ public final class IoRing implements AutoCloseable {
                 head++;
                 VarHandle.releaseFence(); // done reading the entry before the kernel may reuse it
                 PlatformDependent.putInt(cqHead, head);
-                Completion done = waiting[slot];
-                waiting[slot] = null;
-                freeSlots[free++] = slot;
                 count++;
-                done.ringDone(result); // may queue again: the slot is free already
+                complete(slot, result); // may queue again: the slot is free already
             }
         }
         return count;
-    }
-
-    /** A negated errno from a completion, in words. */
-    public String describe(int result) {
-        return c.strerror(-result) + " (errno " + -result + ")";
     }
 
     /**
