@@ -502,7 +502,7 @@ public final class Target implements AutoCloseable {
         return authExecutor;
     }
 
-    /** File and block namespaces' reads, writes and flushes go through their loop's io_uring ({@link Settings#FILE_IO}). */
+    /** File and block namespaces' reads, writes and flushes go through their loop's kernel queues ({@link Settings#FILE_IO}). */
     boolean ringFileIo() {
         return !"threads".equals(options.get(Settings.FILE_IO));
     }
