@@ -48,7 +48,7 @@ class AllocationTest {
         assertTrue(perCommand < 8, "allocated " + perCommand + " bytes per command on the event loop over TLS");
     }
 
-    /** A file namespace's reads and writes go (O_DIRECT) go through the loop's AIO context: nothing allocated per command there either. */
+    /** An O_DIRECT file namespace's reads and writes go through the loop's AIO context: nothing allocated per command there either. */
     @Test
     void fileReadsAndWritesThroughTheRingAllocateNothingOnTheEventLoop(@TempDir Path dir) throws Exception {
         double perCommand = measure(false, FileBackend.open(dir.resolve("ns"), 16 << 20, 4096, false, true));
