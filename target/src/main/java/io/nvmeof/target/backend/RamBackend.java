@@ -103,10 +103,18 @@ public final class RamBackend extends MemoryBackend {
             ByteBuffer seg = segments[(int) (offset >>> SEGMENT_SHIFT)];
             int at = (int) (offset & (SEGMENT - 1));
             int n = Math.min(dst.remaining(), seg.capacity() - at);
+            if (n <= 0) {
+                throw pastTheEnd(offset, dst.remaining());
+            }
             dst.put(dst.position(), seg, at, n);
             dst.position(dst.position() + n);
             offset += n;
         }
+    }
+
+    /** The callers check ranges against the namespace's size; a transfer past its end is a bug, refused rather than spun on. */
+    private static IndexOutOfBoundsException pastTheEnd(long offset, int remaining) {
+        return new IndexOutOfBoundsException(remaining + " bytes at " + offset + " run past the end of the RAM namespace");
     }
 
     @Override
@@ -116,6 +124,9 @@ public final class RamBackend extends MemoryBackend {
             ByteBuffer seg = segments[(int) (offset >>> SEGMENT_SHIFT)];
             int at = (int) (offset & (SEGMENT - 1));
             int n = Math.min(src.remaining(), seg.capacity() - at);
+            if (n <= 0) {
+                throw pastTheEnd(offset, src.remaining());
+            }
             seg.put(at, src, src.position(), n);
             src.position(src.position() + n);
             offset += n;

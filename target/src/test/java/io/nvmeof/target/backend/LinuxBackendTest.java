@@ -107,7 +107,7 @@ class LinuxBackendTest {
             data.put(random(65536, 9)).flip();
             d.write(65536, data);
             d.flush();
-            ByteBuffer back = ByteBuffer.allocateDirect(65536 + 4096).alignedSlice(4096);
+            ByteBuffer back = ByteBuffer.allocateDirect(65536 + 4096).alignedSlice(4096).limit(65536);
             other.read(65536, back);
             assertEquals(random(65536, 9), back.flip());
         } finally {
