@@ -60,6 +60,17 @@ class BackendTest {
 
     /** Where the kernel offers transparent huge pages, a RAM namespace sits on them, reads zeroes, and keeps data. */
     @Test
+    @org.junit.jupiter.api.Timeout(10)
+    void aRamTransferPastTheEndIsRefusedNotSpunOn() {
+        RamBackend b = new RamBackend(1 << 20, 4096);
+        ByteBuffer one = ByteBuffer.allocateDirect(4096);
+        assertThrows(IndexOutOfBoundsException.class, () -> b.read((1 << 20) - 2048, one.clear()));
+        assertThrows(IndexOutOfBoundsException.class, () -> b.write(1 << 20, one.clear()));
+        b.read((1 << 20) - 4096, one.clear());
+        assertEquals(0, one.remaining(), "the last block reads");
+    }
+
+    @Test
     void ramSitsOnHugePagesWhereTheKernelOffersThem() throws IOException {
         Path thp = Path.of("/sys/kernel/mm/transparent_hugepage/enabled");
         boolean offered = Files.exists(thp) && !Files.readString(thp).contains("[never]");
