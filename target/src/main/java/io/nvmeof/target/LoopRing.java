@@ -11,7 +11,6 @@ import io.netty.channel.epoll.Native;
 import io.netty.channel.unix.FileDescriptor;
 import io.netty.util.concurrent.FastThreadLocal;
 import io.netty.util.concurrent.Future;
-import io.nvmeof.fabric.BusyPoll;
 import io.nvmeof.target.backend.AioRing;
 import io.nvmeof.target.backend.IoRing;
 import io.nvmeof.target.backend.KernelQueue;
@@ -52,8 +51,6 @@ final class LoopRing implements EpollIoHandle {
     private final FileDescriptor eventFd;
     private final EventLoop loop;
     private final Runnable submitTask = this::submitNow;
-    /** The loop polls on while the disk has our operations ({@link BusyPoll#holdWhile}). */
-    private final java.util.function.BooleanSupplier holding = () -> inFlight() > 0;
     private boolean submitScheduled;
     private IoRegistration registration;
     /** Written on the loop; read by tests after it ended. */
@@ -172,7 +169,6 @@ final class LoopRing implements EpollIoHandle {
         }
         registration = f.getNow();
         registration.submit(EpollIoOps.EPOLLIN);
-        BusyPoll.holdWhile(holding); // on the loop: registered from it
     }
 
     /** For tests: loops that have no queues yet will get no io_uring, or no AIO context, as where the kernel refuses them. */
@@ -345,9 +341,6 @@ final class LoopRing implements EpollIoHandle {
             LOG.log(System.Logger.Level.WARNING, "closing file I/O queues with {0} operations still in flight", inFlight());
         }
         closed = true;
-        if (onLoop) {
-            BusyPoll.stopPollingFor(holding);
-        }
         if (registration != null && onLoop) {
             registration.cancel();
         }
