@@ -120,12 +120,32 @@ public final class BusyPoll {
         }
     }
 
-    /** On the same loop's thread: {@code busy} is gone (its connection ended). */
+    /** On the same loop's thread: {@code busy} is gone (its connection ended, its queue closed). */
     public static void stopPollingFor(BooleanSupplier busy) {
         Window w = LOOP.get();
         if (w != null) {
             w.sources = Arrays.stream(w.sources).filter(b -> b != busy)
                     .toArray(BooleanSupplier[]::new);
+            w.holds = Arrays.stream(w.holds).filter(b -> b != busy)
+                    .toArray(BooleanSupplier[]::new);
+        }
+    }
+
+    /** How long after its last event an adaptive loop keeps polling while a {@link #holdWhile} source is busy: 1 ms. */
+    public static final long HOLD_NANOS = 1_000_000;
+
+    /**
+     * On an event loop's thread: while {@code busy} (a disk's operations in flight), an adaptive
+     * loop keeps polling up to {@link #HOLD_NANOS} after its last event, whatever its window: a
+     * device's completions come in clumps with gaps a short window would sleep through, and each
+     * sleep costs a wake-up when the next clump comes (on a VM, an interrupt to the loop's core).
+     * A device slower than that still lets the loop sleep. No effect on other modes.
+     */
+    public static void holdWhile(BooleanSupplier busy) {
+        Window w = LOOP.get();
+        if (w != null) {
+            w.holds = Arrays.copyOf(w.holds, w.holds.length + 1);
+            w.holds[w.holds.length - 1] = busy;
         }
     }
 
@@ -160,6 +180,7 @@ public final class BusyPoll {
         private boolean idleSleep;
         private boolean bound;
         BooleanSupplier[] sources = new BooleanSupplier[0];
+        BooleanSupplier[] holds = new BooleanSupplier[0];
 
         /** What a poll that found nothing does before the next: {@link Thread#yield()}. */
         private final Runnable pause;
@@ -202,7 +223,7 @@ public final class BusyPoll {
                 return ready;
             }
             boolean waiting = !adaptive || waiting();
-            if (waiting && now - lastEvent < window) {
+            if (waiting && now - lastEvent < window || adaptive && now - lastEvent < HOLD_NANOS && holding()) {
                 // a polite poll: a thread waiting for this core (the host on a shared machine,
                 // another loop, the JIT) runs first, so polling for an answer never delays it
                 pause.run();
@@ -211,6 +232,16 @@ public final class BusyPoll {
             slept = true;
             idleSleep = !waiting;
             return SelectStrategy.SELECT;
+        }
+
+        /** Whether a device's operations are in flight on this loop ({@link #holdWhile}). */
+        private boolean holding() {
+            for (BooleanSupplier b : holds) {
+                if (b.getAsBoolean()) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         /** Whether something on this loop waits for an answer (always, when nothing said). */

@@ -121,6 +121,42 @@ class BusyPollTest {
     }
 
     @Test
+    void whileADeviceHasOperationsInFlightAnAdaptiveLoopPollsUpToAMillisecond() throws Exception {
+        Clock c = new Clock();
+        BusyPoll.Window w = new BusyPoll.Window(100 * US, true, () -> c.now);
+        assertEquals(SelectStrategy.SELECT, w.calculateStrategy(() -> 0, false)); // binds this thread as its loop
+        assertEquals(0, w.window(), "no window yet");
+        boolean[] disk = {true};
+        java.util.function.BooleanSupplier d = () -> disk[0];
+        BusyPoll.holdWhile(d);
+        try {
+            c.now += 5000 * US;
+            assertEquals(2, w.calculateStrategy(() -> 2, false), "a completion");
+            long last = c.now;
+            // the disk's next completions come in clumps: the loop polls across the gap, window or not
+            while (c.now - last < BusyPoll.HOLD_NANOS) {
+                assertEquals(0, w.calculateStrategy(() -> 0, false), (c.now - last) / US + " us after the last event");
+                c.now += 50 * US;
+            }
+            assertEquals(SelectStrategy.SELECT, w.calculateStrategy(() -> 0, false), "a millisecond without events: sleep");
+            c.now += 10 * US;
+            assertEquals(1, w.calculateStrategy(() -> 1, false));
+            disk[0] = false;
+            c.now += 1 * US;
+            assertEquals(SelectStrategy.SELECT, w.calculateStrategy(() -> 0, false),
+                    "nothing in flight: the window alone decides, and it is none");
+        } finally {
+            BusyPoll.stopPollingFor(d);
+        }
+        disk[0] = true;
+        c.now += 1 * US;
+        assertEquals(1, w.calculateStrategy(() -> 1, false));
+        c.now += 50 * US; // past the window the last wake-up gave it (10 us), inside what a hold would poll
+        assertTrue(w.window() < 50 * US, w.window() + " ns");
+        assertEquals(SelectStrategy.SELECT, w.calculateStrategy(() -> 0, false), "a hold that was stopped holds nothing");
+    }
+
+    @Test
     void aFixedWindowOpensAfterTheWakeUpToo() throws Exception {
         Clock c = new Clock();
         BusyPoll.Window w = new BusyPoll.Window(20 * US, false, () -> c.now);

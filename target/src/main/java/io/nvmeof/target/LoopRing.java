@@ -11,12 +11,14 @@ import io.netty.channel.epoll.Native;
 import io.netty.channel.unix.FileDescriptor;
 import io.netty.util.concurrent.FastThreadLocal;
 import io.netty.util.concurrent.Future;
+import io.nvmeof.fabric.BusyPoll;
 import io.nvmeof.target.backend.AioRing;
 import io.nvmeof.target.backend.IoRing;
 import io.nvmeof.target.backend.KernelQueue;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 
 /**
  * An event loop's own kernel queues: file and block I/O submitted on the loop, completed on it,
@@ -51,6 +53,8 @@ final class LoopRing implements EpollIoHandle {
     private final FileDescriptor eventFd;
     private final EventLoop loop;
     private final Runnable submitTask = this::submitNow;
+    /** The loop polls on while the disk has our operations ({@link BusyPoll#holdWhile}). */
+    private final BooleanSupplier holding = () -> inFlight() > 0;
     private boolean submitScheduled;
     private IoRegistration registration;
     /** Written on the loop; read by tests after it ended. */
@@ -169,6 +173,19 @@ final class LoopRing implements EpollIoHandle {
         }
         registration = f.getNow();
         registration.submit(EpollIoOps.EPOLLIN);
+        BusyPoll.holdWhile(holding); // on the loop: registered from it
+    }
+
+    /**
+     * Closes the current loop's queues, if it made any, delivering on it what is in flight (for at
+     * most {@link #CLOSE_WAIT_NANOS}): a stopping target runs this on each of its loops before it
+     * shuts them down, so no queue is left to close off its loop with buffers still in the kernel.
+     */
+    static void closeOnThisLoop() {
+        Object r = RINGS.getIfExists();
+        if (r instanceof LoopRing) {
+            ((LoopRing) r).close(true);
+        }
     }
 
     /** For tests: loops that have no queues yet will get no io_uring, or no AIO context, as where the kernel refuses them. */
@@ -341,6 +358,9 @@ final class LoopRing implements EpollIoHandle {
             LOG.log(System.Logger.Level.WARNING, "closing file I/O queues with {0} operations still in flight", inFlight());
         }
         closed = true;
+        if (onLoop) {
+            BusyPoll.stopPollingFor(holding);
+        }
         if (registration != null && onLoop) {
             registration.cancel();
         }

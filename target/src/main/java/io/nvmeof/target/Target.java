@@ -2,6 +2,7 @@ package io.nvmeof.target;
 
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.Future;
 import io.netty.util.internal.PlatformDependent;
 import io.nvmeof.fabric.BusyPoll;
 import io.nvmeof.fabric.EventLoops;
@@ -18,6 +19,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -676,6 +678,28 @@ public final class Target implements AutoCloseable {
         return connectionsRefused.sum();
     }
 
+    /**
+     * Each loop closes its own file I/O queues, delivering what is still in flight there, before
+     * the loops stop: completions run only on their loop, and a queue closed after it would keep
+     * the buffers of what was in flight.
+     */
+    private void closeLoopRings() {
+        List<Future<?>> closing = new ArrayList<>();
+        for (EventExecutor l : group) {
+            try {
+                closing.add(l.submit(LoopRing::closeOnThisLoop));
+            } catch (RejectedExecutionException e) {
+                // already stopping: it closes its handles itself
+            }
+        }
+        long deadline = System.nanoTime() + LoopRing.CLOSE_WAIT_NANOS + TimeUnit.SECONDS.toNanos(1);
+        for (Future<?> f : closing) {
+            if (!f.awaitUninterruptibly(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                LOG.log(System.Logger.Level.WARNING, "an event loop did not close its file I/O queues in time");
+            }
+        }
+    }
+
     @Override
     public synchronized void close() throws IOException {
         if (closed) {
@@ -703,6 +727,7 @@ public final class Target implements AutoCloseable {
             }
         }
         if (group != null) {
+            closeLoopRings();
             group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         }
         Closeables.closeAll(transports.values());

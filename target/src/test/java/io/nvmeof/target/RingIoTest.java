@@ -18,6 +18,7 @@ import io.nvmeof.protocol.tcp.PduType;
 import io.nvmeof.target.backend.Backend;
 import io.nvmeof.target.backend.BlockBackend;
 import io.nvmeof.target.backend.FileBackend;
+import io.nvmeof.target.backend.KernelQueue;
 import io.nvmeof.target.backend.LoopDevice;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -195,6 +196,74 @@ class RingIoTest {
             assertFalse(ring.fd().isOpen(), "and its eventfd");
         } finally {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * A target stopping with file I/O in flight on a loop first has that loop close its queues:
+     * what is in flight completes on the loop before the loop starts shutting down (completions
+     * run only there; a queue closed after its loop would keep those buffers for good).
+     */
+    @Test
+    void aStoppingTargetDeliversFileIoInFlightOnItsLoopsBeforeTheyStop() throws Exception {
+        Path f = dir.resolve("closing");
+        int blocks = 1024;
+        int ops = 32;
+        byte[] content = new byte[blocks * BS];
+        new Random(5).nextBytes(content);
+        Files.write(f, content); // not a hole: each read goes to the disk
+        ByteBuffer buffer = ByteBuffer.allocateDirect((ops + 1) * BS).alignedSlice(BS);
+        CompletableFuture<LoopRing> made = new CompletableFuture<>();
+        java.util.concurrent.atomic.AtomicBoolean stopping = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicInteger submitted = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.List<String> delivered = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        try (FileBackend b = FileBackend.open(f, 0, BS, false, true)) {
+            Target target = new Target(Target.Options.defaults().with(Settings.EVENT_LOOP_THREADS, 1));
+            try {
+                target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
+                EventLoop loop = (EventLoop) target.eventLoops().get(0);
+                long address = io.netty.util.internal.PlatformDependent.directBufferAddress(buffer);
+                int fd = b.ringFd();
+                loop.execute(() -> {
+                    LoopRing ring = LoopRing.of(loop);
+                    made.complete(ring);
+                    Random random = new Random(7);
+                    // each slot reads again as its read completes, until the target is stopping:
+                    // reads are in flight whenever close comes
+                    KernelQueue.Completion[] again = new KernelQueue.Completion[ops];
+                    for (int i = 0; i < ops; i++) {
+                        long slot = address + (long) i * BS;
+                        KernelQueue.Completion[] self = again;
+                        int n = i;
+                        again[i] = res -> {
+                            delivered.add(res + (loop.inEventLoop() ? " on the loop" : " off the loop")
+                                    + (loop.isShuttingDown() ? " shutting down" : ""));
+                            if (!stopping.get()) {
+                                submitted.incrementAndGet();
+                                ring.queue(true, true).read(fd, (long) random.nextInt(blocks) * BS, slot, BS, self[n]);
+                            }
+                        };
+                    }
+                    for (int i = 0; i < ops; i++) {
+                        submitted.incrementAndGet();
+                        ring.queue(true, true).read(fd, (long) random.nextInt(blocks) * BS, address + (long) i * BS, BS,
+                                again[i]);
+                    }
+                    ring.queued();
+                });
+                assertNotNull(made.get(10, TimeUnit.SECONDS), "an epoll loop has queues");
+                Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> delivered.size() > 4 * ops);
+            } finally {
+                stopping.set(true);
+                target.close();
+            }
+            LoopRing ring = made.get();
+            assertTrue(ring.closed(), "the target closed its loop's queues");
+            synchronized (delivered) {
+                assertEquals(submitted.get(), delivered.size(), "every read submitted completed");
+                assertEquals(java.util.Set.of(BS + " on the loop"), new java.util.HashSet<>(delivered),
+                        "every read completed on its loop, before the loop was shutting down");
+            }
         }
     }
 }
