@@ -4,7 +4,8 @@
 #   bench/compare-spdk.sh [ROUNDS]        (default 3; SPDK built in $SPDK, default /var/tmp/spdk)
 #   CASES="randread-qd32 randread-qd1" JAR=/path/other/nvmeof.jar bench/compare-spdk.sh 5
 #
-# Each case runs ours and SPDK's alternately (A B A B ...), each side pinned to one core
+# Each case runs ours and SPDK's alternately, who goes first alternating too (A B, B A, A B ...:
+# a disk whose speed drifts within a round favours neither), each side pinned to one core
 # (target on core 0, host on core 1), a 512 MiB RAM (malloc) namespace of 4 KiB blocks, and
 # prints the medians and their ratio. A fresh target per run; ours gets a warm-up run first
 # (a JIT has to compile before it is measured, as SPDK's code is compiled before it starts), and
@@ -126,18 +127,23 @@ target_case() { # name qd bs workload field(1 iops, 2 MiB/s, 3 lat, 4 cpu)
     OUR_NAMESPACE=ram:512M
     SPDK_AIO_FILE=
     case $1 in file-*) use_file ;; esac
+    local side
     for i in $(seq "$ROUNDS"); do
-        start_ours
-        spdk_perf $OUR_NQN "$2" "$3" "$4" > /dev/null   # warm-up
-        read -r iops mibs lat cpu < <(spdk_perf $OUR_NQN "$2" "$3" "$4")
-        stop_target
-        record "$1.ours" "$(echo "$iops $mibs $lat $cpu" | cut -d' ' -f"$5")"
-        [ "$1" = "randread-qd32" ] && record cpu.ours "$cpu"
-        start_spdk
-        read -r iops mibs lat cpu < <(spdk_perf $SPDK_NQN "$2" "$3" "$4")
-        stop_target
-        record "$1.spdk" "$(echo "$iops $mibs $lat $cpu" | cut -d' ' -f"$5")"
-        [ "$1" = "randread-qd32" ] && record cpu.spdk "$cpu"
+        # who goes first alternates: a disk (or the cache of the host under a VM) that speeds up
+        # or slows down over a round favours neither
+        for side in $( ((i % 2)) && echo "ours spdk" || echo "spdk ours"); do
+            if [ "$side" = ours ]; then
+                start_ours
+                spdk_perf $OUR_NQN "$2" "$3" "$4" > /dev/null   # warm-up
+                read -r iops mibs lat cpu < <(spdk_perf $OUR_NQN "$2" "$3" "$4")
+            else
+                start_spdk
+                read -r iops mibs lat cpu < <(spdk_perf $SPDK_NQN "$2" "$3" "$4")
+            fi
+            stop_target
+            record "$1.$side" "$(echo "$iops $mibs $lat $cpu" | cut -d' ' -f"$5")"
+            [ "$1" = "randread-qd32" ] && record "cpu.$side" "$cpu"
+        done
         echo "  $1 round $i: ours $(echo "${R[$1.ours]}" | tail -2 | head -1), spdk $(echo "${R[$1.spdk]}" | tail -2 | head -1)" >&2
     done
 }
