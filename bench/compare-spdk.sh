@@ -7,7 +7,7 @@
 # Each case runs ours and SPDK's alternately, who goes first alternating too (A B, B A, A B ...:
 # a disk whose speed drifts within a round favours neither), each side pinned to one core
 # (target on core 0, host on core 1), a 512 MiB RAM (malloc) namespace of 4 KiB blocks, and
-# prints the medians and their ratio. A fresh target per run; ours gets a warm-up run first
+# prints the medians and their ratio. A fresh target per run; ours gets two warm-up runs first
 # (a JIT has to compile before it is measured, as SPDK's code is compiled before it starts), and
 # our bench, a fresh JVM each run, runs RAMP seconds (default 3) before it measures (--ramp_time).
 # CPU time per I/O of a target is utime+stime from /proc/PID/stat over the measured run,
@@ -134,7 +134,11 @@ target_case() { # name qd bs workload field(1 iops, 2 MiB/s, 3 lat, 4 cpu)
         for side in $( ((i % 2)) && echo "ours spdk" || echo "spdk ours"); do
             if [ "$side" = ours ]; then
                 start_ours
-                spdk_perf $OUR_NQN "$2" "$3" "$4" > /dev/null   # warm-up
+                # warm-up: two connections, as a target that has served hosts before: the second
+                # connection's setup deoptimizes code the JIT compiled from the first one's I/O
+                # alone, and it runs slower for about a second while it recompiles
+                spdk_perf $OUR_NQN "$2" "$3" "$4" > /dev/null
+                spdk_perf $OUR_NQN "$2" "$3" "$4" > /dev/null
                 read -r iops mibs lat cpu < <(spdk_perf $OUR_NQN "$2" "$3" "$4")
             else
                 start_spdk
