@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
+import io.netty.util.internal.PlatformDependent;
 import io.nvmeof.fabric.BusyPoll;
 import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.protocol.NvmOpcode;
@@ -26,6 +27,13 @@ import java.nio.file.Files;
 import java.time.Duration;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -214,15 +222,15 @@ class RingIoTest {
         Files.write(f, content); // not a hole: each read goes to the disk
         ByteBuffer buffer = ByteBuffer.allocateDirect((ops + 1) * BS).alignedSlice(BS);
         CompletableFuture<LoopRing> made = new CompletableFuture<>();
-        java.util.concurrent.atomic.AtomicBoolean stopping = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.atomic.AtomicInteger submitted = new java.util.concurrent.atomic.AtomicInteger();
-        java.util.List<String> delivered = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        AtomicBoolean stopping = new AtomicBoolean();
+        AtomicInteger submitted = new AtomicInteger();
+        List<String> delivered = Collections.synchronizedList(new ArrayList<>());
         try (FileBackend b = FileBackend.open(f, 0, BS, false, true)) {
             Target target = new Target(Target.Options.defaults().with(Settings.EVENT_LOOP_THREADS, 1));
             try {
                 target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
                 EventLoop loop = (EventLoop) target.eventLoops().get(0);
-                long address = io.netty.util.internal.PlatformDependent.directBufferAddress(buffer);
+                long address = PlatformDependent.directBufferAddress(buffer);
                 int fd = b.ringFd();
                 loop.execute(() -> {
                     LoopRing ring = LoopRing.of(loop);
@@ -261,7 +269,7 @@ class RingIoTest {
             assertTrue(ring.closed(), "the target closed its loop's queues");
             synchronized (delivered) {
                 assertEquals(submitted.get(), delivered.size(), "every read submitted completed");
-                assertEquals(java.util.Set.of(BS + " on the loop"), new java.util.HashSet<>(delivered),
+                assertEquals(Set.of(BS + " on the loop"), new HashSet<>(delivered),
                         "every read completed on its loop, before the loop was shutting down");
             }
         }
