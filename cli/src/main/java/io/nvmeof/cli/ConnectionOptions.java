@@ -67,7 +67,7 @@ final class ConnectionOptions {
 
     @Option(names = "--busy-poll", arity = "0..1", paramLabel = "MODE", fallbackValue = "always",
             description = "How the event loops wait. Default: adaptive (poll after each event for a window each loop"
-                    + " sizes itself, up to 100 us; adaptive:MAX for another limit). Alone or always: never sleep, as SPDK"
+                    + " sizes itself, up to 200 us; adaptive:MAX for another limit). Alone or always: never sleep, as SPDK"
                     + " does: the lowest latency, a whole core per I/O queue's loop. MICROS: a fixed window. off: sleep"
                     + " whenever nothing is ready.")
     String busyPoll;

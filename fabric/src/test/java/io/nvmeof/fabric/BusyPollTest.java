@@ -94,6 +94,41 @@ class BusyPollTest {
     }
 
     @Test
+    void theDefaultWindowGrowsToCatchAHostThatAnswersIn150Microseconds() throws Exception {
+        // a host answering a batch of completions with a batch of 4 KiB writes: 100-200 us on a VM
+        long gap = 150 * US;
+        Clock c = new Clock();
+        BusyPoll.Window w = new BusyPoll.Window(BusyPoll.ADAPTIVE.windowNanos(), true, () -> c.now);
+        assertEquals(SelectStrategy.SELECT, w.calculateStrategy(() -> 0, false));
+        c.now += gap;
+        assertEquals(0, w.calculateStrategy(() -> 0, false));
+        long window = w.window();
+        for (int i = 0; i < 10 && window < gap; i++) {
+            window = sleepAndWake(w, c, gap);
+        }
+        assertEquals(160 * US, window, "10, 20, 40, 80, 160 us");
+        // now the loop is still polling when the host's next commands come: no sleep, no wake-up
+        long last = c.now;
+        while (c.now - last < gap) {
+            assertEquals(0, w.calculateStrategy(() -> 0, false), (c.now - last) / US + " us after the last event");
+            c.now += 10 * US;
+        }
+        assertEquals(1, w.calculateStrategy(() -> 1, false), "caught by polling");
+        assertEquals(160 * US, w.window());
+
+        // with a limit of 100 us the same host makes the window shrink to none: it sleeps every gap
+        Clock c2 = new Clock();
+        BusyPoll.Window narrow = new BusyPoll.Window(100 * US, true, () -> c2.now);
+        assertEquals(SelectStrategy.SELECT, narrow.calculateStrategy(() -> 0, false));
+        c2.now += gap;
+        assertEquals(SelectStrategy.SELECT, narrow.calculateStrategy(() -> 0, false), "150 us is past its limit");
+        for (int i = 0; i < 10; i++) {
+            sleepAndWake(narrow, c2, gap);
+        }
+        assertEquals(0, narrow.window());
+    }
+
+    @Test
     void aLoopThatKnowsWhatItWaitsForPollsOnlyWhileItWaits() throws Exception {
         Clock c = new Clock();
         BusyPoll.Window w = new BusyPoll.Window(100 * US, true, () -> c.now);

@@ -24,7 +24,7 @@ public final class Settings {
     public static final Setting<BusyPoll> BUSY_POLL = row("busy_poll", "threads", BusyPoll.class,
             "adaptive[:MAX], off, always or MICROS", BusyPoll.ADAPTIVE, null, false,
             "How event loops wait (native epoll only): adaptive polls after each event for a window each loop sizes from"
-                    + " what its sleeps cost it (up to MAX us, default 100), sleeping when events are far apart; off sleeps"
+                    + " what its sleeps cost it (up to MAX us, default 200), sleeping when events are far apart; off sleeps"
                     + " when idle; always never sleeps, as SPDK's reactors, a core per event loop; MICROS keeps polling"
                     + " that long after each event, then sleeps.",
             BusyPoll::parse, BusyPoll::text, v -> null);
