@@ -5,7 +5,8 @@
 #   bench/poll-cost.sh [ROUNDS]          (default 3)
 #   MODES="off adaptive always" IDLE=60 LIGHT=20 bench/poll-cost.sh 3
 # idle:  a target (RAM namespace) and a host connected to it with two I/O queues doing nothing
-#        (keep-alive only), IDLE seconds (default 60): each process's CPU, % of one core.
+#        (keep-alive only), IDLE seconds (default 60) from SETTLE seconds after the host connected
+#        (default 20: the JIT's start-up work is not idle cost): each process's CPU, % of one core.
 # light: nvmeof bench at 1,000 IOPS (4 KiB randread, QD1, --rate_iops) for LIGHT seconds after a
 #        5 s ramp: each process's CPU over the measured part, and the mean latency.
 # Target on core 0, host on core 1 (taskset); CPU is utime+stime from /proc/PID/stat.
@@ -14,6 +15,7 @@ ROUNDS=${1:-3}
 MODES=${MODES:-off adaptive}
 IDLE=${IDLE:-60}
 LIGHT=${LIGHT:-20}
+SETTLE=${SETTLE:-20}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 JAR=${JAR:-$HERE/cli/build/nvmeof.jar}
 [ -f "$JAR" ] || { echo "build the CLI first: mvn -B -q install -DskipTests"; exit 1; }
@@ -43,10 +45,10 @@ for round in $(seq "$ROUNDS"); do
   for mode in $MODES; do
     # idle
     start_target "$mode"
-    taskset -c 1 java -cp "$JAR" "$HERE/bench/IdleHost.java" "$URI" $((IDLE + 10)) "$mode" >"$WORK/h.out" 2>&1 &
+    taskset -c 1 java -cp "$JAR" "$HERE/bench/IdleHost.java" "$URI" $((SETTLE + IDLE + 5)) "$mode" >"$WORK/h.out" 2>&1 &
     HPID=$!
     for _ in $(seq 300); do grep -q "connected" "$WORK/h.out" && break; sleep 0.1; done
-    sleep 5
+    sleep "$SETTLE"
     t0=$(ticks $TPID) h0=$(ticks $HPID)
     sleep "$IDLE"
     t1=$(ticks $TPID) h1=$(ticks $HPID)
