@@ -48,7 +48,9 @@ if [ -f /mnt/share/nvmeof.jar ]; then
      ours read "$uri" -o 0 -l 4194304 -d /tmp/tback "${auth[@]}" 2>/tmp/tr.err && cmp /tmp/pattern /tmp/tback; then
     echo "check: 4 MiB written and read back through nvmet over TLS 1.3 with DH-HMAC-CHAP"
   else
-    echo "FAILED: write/read through nvmet over TLS"; tail -5 /tmp/tw.err /tmp/tr.err
+    echo "FAILED: write/read through nvmet over TLS"
+    # the host side forwards only check: and FAILED: lines: what the two runs said goes with it
+    { tail -n 8 /tmp/tw.err /tmp/tr.err; tail -n 5 /tmp/tlshd.log; dmesg | tail -n 8; } 2>&1 | sed 's/^/FAILED:   /'
   fi
   grep -q "authenticated with hmac(sha384), DH group ffdhe3072; controller authenticated" /tmp/tr.err \
     && echo "check: our initiator authenticated inside TLS" || echo "FAILED: no authentication inside TLS"

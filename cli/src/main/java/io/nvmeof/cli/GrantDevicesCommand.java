@@ -7,7 +7,12 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFileAttributes;
+import io.nvmeof.daemon.StateStore;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
@@ -53,11 +58,7 @@ final class GrantDevicesCommand implements Callable<Integer> {
         for (String path : blockDevices(target.configuration())) {
             wanted.add(Path.of(path).toRealPath().toString());
         }
-        TreeSet<String> before = new TreeSet<>();
-        if (Files.exists(state)) {
-            before.addAll(Files.readAllLines(state, StandardCharsets.UTF_8));
-            before.remove("");
-        }
+        TreeSet<String> before = granted(state, out);
         for (String dev : wanted) {
             setfacl("-m", "u:" + user + ":rw", dev);
             out.println("granted " + user + " rw on " + dev);
@@ -68,10 +69,42 @@ final class GrantDevicesCommand implements Callable<Integer> {
                 out.println("took back " + user + "'s access to " + dev);
             }
         }
-        Files.createDirectories(state.toAbsolutePath().getParent());
-        Files.write(state, wanted, StandardCharsets.UTF_8);
+        // the state's directory is the service's: a link or a file planted there is replaced, never written through
+        StateStore.writePrivately(state, wanted.isEmpty() ? "" : String.join("\n", wanted) + "\n");
         out.flush();
         return 0;
+    }
+
+    /**
+     * The devices granted before, as {@code state} keeps them: only if it is a regular file (no
+     * link followed) owned by this user, which is root as the unit runs it. The service's user
+     * can write the directory it lies in, so anything else there is ignored with a warning.
+     */
+    static TreeSet<String> granted(Path state, PrintWriter out) throws IOException {
+        TreeSet<String> before = new TreeSet<>();
+        PosixFileAttributes a;
+        try {
+            a = Files.readAttributes(state, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException e) {
+            return before;
+        }
+        Object owner = Files.getAttribute(state, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+        Object self = Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        if (!a.isRegularFile() || !owner.equals(self) || a.size() > (1 << 20)) {
+            out.println("ignoring " + state + ": not a regular file of this user's (uid " + self + ") of at most 1 MiB; it"
+                    + " will be replaced");
+            return before;
+        }
+        try (java.nio.channels.SeekableByteChannel ch = Files.newByteChannel(state, StandardOpenOption.READ,
+                LinkOption.NOFOLLOW_LINKS)) {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate((int) a.size());
+            while (b.hasRemaining() && ch.read(b) > 0) {
+                // read it all
+            }
+            new String(b.array(), 0, b.position(), StandardCharsets.UTF_8).lines().filter(l -> !l.isEmpty())
+                    .forEach(before::add);
+        }
+        return before;
     }
 
     /** The paths of the block namespaces of {@code c}. */

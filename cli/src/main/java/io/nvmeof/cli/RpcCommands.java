@@ -158,16 +158,7 @@ final class RpcCommands {
     @Command(name = "resize", mixinStandardHelpOptions = true, description = "Change a namespace's size in place under"
             + " running I/O (resize_namespace); it persists. Without --size a file or device namespace takes its storage's"
             + " size now (after the file or device grew).")
-    static final class NsResize extends SocketOption implements Callable<Integer> {
-        @CommandLine.Spec
-        CommandLine.Model.CommandSpec spec;
-
-        @Option(names = "--subsystem", required = true, paramLabel = "NQN")
-        String nqn;
-
-        @Option(names = "--nsid", required = true, paramLabel = "N")
-        long nsid;
-
+    static final class NsResize extends NamespaceCommand implements Callable<Integer> {
         @Option(names = "--size", paramLabel = "SIZE", description = "The new size (bytes, or 64k, 256M, 1G...).")
         String size;
 
@@ -176,9 +167,7 @@ final class RpcCommands {
 
         @Override
         public Integer call() throws Exception {
-            ObjectNode p = JSON.createObjectNode();
-            p.put("nqn", nqn);
-            p.put("nsid", nsid);
+            ObjectNode p = params();
             if (size != null) {
                 p.put("size", io.nvmeof.fabric.Sizes.parse(size, "--size"));
             }
@@ -190,22 +179,10 @@ final class RpcCommands {
     }
 
     @Command(name = "remove", mixinStandardHelpOptions = true, description = "Remove a namespace (remove_namespace); it persists.")
-    static final class NsRemove extends SocketOption implements Callable<Integer> {
-        @CommandLine.Spec
-        CommandLine.Model.CommandSpec spec;
-
-        @Option(names = "--subsystem", required = true, paramLabel = "NQN")
-        String nqn;
-
-        @Option(names = "--nsid", required = true, paramLabel = "N")
-        long nsid;
-
+    static final class NsRemove extends NamespaceCommand implements Callable<Integer> {
         @Override
         public Integer call() throws Exception {
-            ObjectNode p = JSON.createObjectNode();
-            p.put("nqn", nqn);
-            p.put("nsid", nsid);
-            return RpcCommands.call(socket, "remove_namespace", p, spec.commandLine().getOut(), spec.commandLine().getErr());
+            return RpcCommands.call(socket, "remove_namespace", params(), spec.commandLine().getOut(), spec.commandLine().getErr());
         }
     }
 
@@ -357,6 +334,66 @@ final class RpcCommands {
         public Integer call() throws Exception {
             return RpcCommands.call(socket, "get_ana_states", JSON.createObjectNode(), spec.commandLine().getOut(),
                     spec.commandLine().getErr());
+        }
+    }
+
+    @Command(name = "reservations", mixinStandardHelpOptions = true, description = {"A running target's view of a"
+            + " namespace's reservation, and the operator's way out of stale registrations.",
+        "Hosts change reservations with resv-register, resv-acquire, resv-release; these commands act as the target's"
+            + " operator, with no key."}, subcommands = {ResvShow.class, ResvClear.class})
+    static final class ReservationsCmd {
+    }
+
+    /** A command on one namespace of a running target: its subsystem and NSID. */
+    abstract static class NamespaceCommand extends SocketOption {
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Option(names = "--subsystem", required = true, paramLabel = "NQN")
+        String nqn;
+
+        @Option(names = "--nsid", required = true, paramLabel = "N")
+        long nsid;
+
+        /** The parameters that name the namespace: {@code nqn}, {@code nsid}. */
+        ObjectNode params() {
+            ObjectNode p = JSON.createObjectNode();
+            p.put("nqn", nqn);
+            p.put("nsid", nsid);
+            return p;
+        }
+    }
+
+    @Command(name = "show", mixinStandardHelpOptions = true, description = "A namespace's reservation (get_reservations):"
+            + " generation, type, holder, PTPL, and each registration with the host NQN that made it, its host ID and key.")
+    static final class ResvShow extends NamespaceCommand implements Callable<Integer> {
+        @Override
+        public Integer call() throws Exception {
+            return RpcCommands.call(socket, "get_reservations", params(), spec.commandLine().getOut(), spec.commandLine().getErr());
+        }
+    }
+
+    @Command(name = "clear", mixinStandardHelpOptions = true, description = "Remove a namespace's registrations"
+            + " (clear_registrations): a host's (--host), one host ID's (--host-id), or all; as if each had unregistered"
+            + " (a reservation its holder loses is released), and its hosts are told. A host ID registered by one host"
+            + " NQN is refused to every other at Connect until then. Kept as the reservation's PTPL keeps it.")
+    static final class ResvClear extends NamespaceCommand implements Callable<Integer> {
+        @Option(names = "--host", paramLabel = "HOSTNQN", description = "Only this host NQN's registrations.")
+        String host;
+
+        @Option(names = "--host-id", paramLabel = "UUID", description = "Only the registration of this host ID.")
+        String hostId;
+
+        @Override
+        public Integer call() throws Exception {
+            ObjectNode p = params();
+            if (host != null) {
+                p.put("host", host);
+            }
+            if (hostId != null) {
+                p.put("host_id", hostId);
+            }
+            return RpcCommands.call(socket, "clear_registrations", p, spec.commandLine().getOut(), spec.commandLine().getErr());
         }
     }
 }

@@ -6,6 +6,9 @@ import io.nvmeof.daemon.config.ConfigException;
 import io.nvmeof.daemon.config.ConfigLoader;
 import io.nvmeof.daemon.config.ConfigWriter;
 import io.nvmeof.daemon.config.TargetConfig;
+import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
+import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
+import io.nvmeof.target.backend.Backend;
 import io.nvmeof.daemon.metrics.MetricsServer;
 import io.nvmeof.fabric.Failures;
 import io.nvmeof.target.Namespace;
@@ -15,7 +18,11 @@ import io.nvmeof.target.Target;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 
 /**
@@ -52,6 +59,12 @@ public final class Daemon implements AutoCloseable {
     private TargetConfig loaded;
     private ObjectNode state = StateStore.empty();
     private io.nvmeof.daemon.rpc.RpcServer rpc;
+    /** The configuration file's namespaces are the operator's: their paths are not checked (guarded by this). */
+    private TargetConfig trusted;
+    /** The configuration being applied: its allowed paths bound the API's namespaces (guarded by this). */
+    private TargetConfig applying;
+    /** The API's namespaces left out because their paths are refused: "NQN#NSID" to why (guarded by this). */
+    private Map<String, String> unserved = Map.of();
 
     private Daemon(Source source, PrintWriter out, Target target, Systemd systemd, StateStore store) {
         this.source = source;
@@ -59,7 +72,7 @@ public final class Daemon implements AutoCloseable {
         this.target = target;
         this.systemd = systemd;
         this.store = store;
-        this.applier = new ConfigApplier(target);
+        this.applier = new ConfigApplier(target, this::openNamespace);
     }
 
     /**
@@ -79,17 +92,27 @@ public final class Daemon implements AutoCloseable {
     public static Daemon start(Source source, PrintWriter out, Path socket, StateStore store) throws IOException {
         TargetConfig loaded = source.load();
         ObjectNode state = store != null ? store.load() : StateStore.empty();
-        TargetConfig initial = effective(loaded, state, store);
-        Target target = new Target(initial.settings());
+        if (store != null && !store.scrubbed().isEmpty()) {
+            List<String> moved = keepKeysInFiles(store, state, loaded);
+            store.save(state); // the keys it held leave the state file at once
+            out.println("nvmeof target: the state file " + store.file() + " held keys or other entries the management"
+                    + " API never writes for host(s) " + store.scrubbed() + "; dropped, so their keys come from the"
+                    + " configuration file and its key files" + (moved.isEmpty() ? "" : "; host(s) " + moved + ", which"
+                    + " the configuration file gives no key, keep theirs in key files of the state directory"));
+        }
+        Target target = new Target(loaded.settings());
         Daemon d = new Daemon(source, out, target, Systemd.fromEnvironment(), store);
         try {
             synchronized (d) {
+                d.trusted = loaded;
+                TargetConfig initial = d.effective(loaded, state); // the API changes no setting: loaded's are its
                 if (store != null) {
                     // before any namespace: those it kept find their reservations as they attach
                     target.reservationStore().persistence(new ReservationFile(reservationFile(store)));
                 }
                 d.loaded = loaded;
                 d.state = state;
+                d.applying = initial;
                 d.applier.apply(initial);
                 d.current = initial;
                 d.generation = 1;
@@ -112,24 +135,171 @@ public final class Daemon implements AutoCloseable {
         return d;
     }
 
+    /**
+     * A host entry dropped from the state for holding keys inline (an older {@code set_qos} copied
+     * them there) must not leave that host without authentication: where the configuration file
+     * gives it no key, each key moves to a private file of the state directory (whose own files
+     * are never servable), and the entry names those files, as {@code set_host_keys} would. The
+     * hosts so kept.
+     */
+    private static List<String> keepKeysInFiles(StateStore store, ObjectNode state, TargetConfig loaded)
+            throws IOException {
+        List<String> kept = new ArrayList<>();
+        for (String nqn : store.scrubbed()) {
+            boolean fileHasKeys = loaded.hosts().stream().anyMatch(h -> h.nqn().equals(nqn)
+                    && (h.hostKey() != null || h.tlsKey() != null));
+            com.fasterxml.jackson.databind.JsonNode was = store.dropped(nqn);
+            if (fileHasKeys || was == null) {
+                continue;
+            }
+            ObjectNode entry = ((ObjectNode) state.get("hosts")).putObject(nqn);
+            entry.put("nqn", nqn);
+            String id;
+            try {
+                id = java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                        .digest(nqn.getBytes(java.nio.charset.StandardCharsets.UTF_8)), 0, 8);
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new IllegalStateException(e); // every JDK has SHA-256
+            }
+            for (String field : List.of("dhchap_key", "dhchap_ctrl_key", "tls_key")) {
+                if (was.path(field).isTextual()) {
+                    Path file = store.file().toAbsolutePath().resolveSibling("host-" + id + "." + field);
+                    StateStore.writePrivately(file, was.get(field).asText() + "\n");
+                    entry.put(field + "_file", file.toString());
+                } else if (was.path(field + "_file").isTextual()) {
+                    entry.set(field + "_file", was.get(field + "_file"));
+                }
+            }
+            for (String field : List.of("dhchap_hashes", "dhchap_dhgroups")) {
+                if (was.has(field)) {
+                    entry.set(field, was.get(field));
+                }
+            }
+            if (entry.size() == 1) {
+                ((ObjectNode) state.get("hosts")).remove(nqn); // it had no key to keep
+            } else {
+                kept.add(nqn);
+            }
+        }
+        return kept;
+    }
+
     /** Where reservations with Persist Through Power Loss are kept: beside the state file. */
     static Path reservationFile(StateStore store) {
         return store.file().resolveSibling("reservations.json");
     }
 
-    /** The configuration {@code loaded} with the management API's {@code state} over it. */
-    private static TargetConfig effective(TargetConfig loaded, ObjectNode state, StateStore store) {
+    /**
+     * The configuration {@code loaded} with the management API's {@code state} over it, less the
+     * API's file and block namespaces whose paths are refused now (a link re-pointed since, a
+     * state file edited by hand): those are logged and kept in {@link #unserved()}.
+     */
+    private TargetConfig effective(TargetConfig loaded, ObjectNode state) {
+        TargetConfig merged;
         if (StateStore.isEmpty(state)) {
-            return loaded;
+            merged = loaded;
+        } else {
+            ObjectNode tree = StateStore.merge(ConfigWriter.tree(loaded, ConfigWriter.Secrets.WRITTEN), state);
+            try {
+                merged = ConfigLoader.parse(tree, null);
+            } catch (ConfigException e) {
+                throw new ConfigException(e.field(), e.getMessage().substring(e.field().length() + 2)
+                        + " (in the configuration with the management API's changes" + (store != null ? " from "
+                        + store.file() : "") + " over it)");
+            }
         }
-        ObjectNode merged = StateStore.merge(ConfigWriter.tree(loaded, ConfigWriter.Secrets.WRITTEN), state);
-        try {
-            return ConfigLoader.parse(merged, null);
-        } catch (ConfigException e) {
-            throw new ConfigException(e.field(), e.getMessage().substring(e.field().length() + 2)
-                    + " (in the configuration with the management API's changes" + (store != null ? " from "
-                    + store.file() : "") + " over it)");
+        NamespacePaths paths = paths(merged);
+        Map<String, String> refused = new TreeMap<>();
+        List<SubsystemConfig> subsystems = new ArrayList<>();
+        for (SubsystemConfig s : merged.subsystems()) {
+            List<NamespaceConfig> kept = new ArrayList<>();
+            for (NamespaceConfig n : s.namespaces()) {
+                if (n.path() != null && !fromFile(loaded, s.nqn(), n)) {
+                    try {
+                        paths.resolve(n.path());
+                    } catch (NamespacePaths.Refused e) {
+                        String key = s.nqn() + "#" + Integer.toUnsignedString(n.nsid());
+                        refused.put(key, e.getMessage());
+                        LOG.log(System.Logger.Level.ERROR, "not serving namespace {0} that the management API added: {1}",
+                                key, e.getMessage());
+                        continue;
+                    }
+                }
+                kept.add(n);
+            }
+            subsystems.add(kept.size() == s.namespaces().size() ? s : new SubsystemConfig(s.nqn(), s.serial(), s.model(),
+                    s.firmware(), s.ieeeOui(), s.allowAnyHost(), s.allowedHosts(), kept, s.cntlidMin(), s.cntlidMax(),
+                    s.gateways()));
         }
+        unserved = java.util.Collections.unmodifiableMap(refused); // in NQN#NSID order
+        return new TargetConfig(merged.ports(), subsystems, merged.settings(), merged.hosts(), merged.metrics(),
+                merged.management(), merged.hostQos(), merged.keyFiles());
+    }
+
+    /** Whether the configuration file {@code loaded} has namespace {@code n} of {@code nqn}, with its path. */
+    private static boolean fromFile(TargetConfig loaded, String nqn, NamespaceConfig n) {
+        for (SubsystemConfig s : loaded.subsystems()) {
+            if (s.nqn().equals(nqn)) {
+                for (NamespaceConfig f : s.namespaces()) {
+                    if (f.nsid() == n.nsid() && java.util.Objects.equals(f.path(), n.path())) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
+    /** The state directory (null: none): never served. */
+    private Path stateDirectory() {
+        return store == null ? null : store.file().toAbsolutePath().getParent();
+    }
+
+    /** Where {@code save_config} writes under {@code c} (null: nowhere): never served. */
+    public Path saveDirectory(TargetConfig c) {
+        Path d = c.management().saveConfigDir();
+        return d != null ? d : stateDirectory() == null ? null : stateDirectory().resolve("saved");
+    }
+
+    /** The paths the API may serve under {@code c}; a save directory under an allowed path is refused. */
+    private NamespacePaths paths(TargetConfig c) {
+        Path save = saveDirectory(c);
+        if (save != null && stateDirectory() != null
+                && NamespacePaths.real(save).equals(NamespacePaths.real(stateDirectory()))) {
+            throw new ConfigException("management.save_config_dir", save + " is the state directory: a saved"
+                    + " configuration would replace state.json; name a directory of its own");
+        }
+        if (c.management().saveConfigDir() != null) {
+            for (Path a : c.management().allowedPaths()) {
+                if (NamespacePaths.real(save).startsWith(NamespacePaths.real(a))) {
+                    throw new ConfigException("management.save_config_dir", save + " lies under management.allowed_paths "
+                            + a + ": a saved configuration must never be servable");
+                }
+            }
+        }
+        return new NamespacePaths(c.management().allowedPaths(), stateDirectory(), save);
+    }
+
+    /** The paths the API may serve now. */
+    public synchronized NamespacePaths paths() {
+        return paths(current);
+    }
+
+    /** The API's namespaces not served because their paths are refused: "NQN#NSID" to why. */
+    public synchronized Map<String, String> unserved() {
+        return unserved;
+    }
+
+    /**
+     * Opens a namespace's storage: the configuration file's as they are; the API's file and block
+     * namespaces through {@link NamespacePaths#pin}, checked again at this very open.
+     */
+    private Backend openNamespace(String nqn, NamespaceConfig n) throws IOException {
+        if (n.path() == null || trusted == null || fromFile(trusted, nqn, n)) {
+            return n.spec().open();
+        }
+        return n.spec().open(paths(applying != null ? applying : current).pin(n.path(),
+                n.backend().equals("file") && n.size() > 0));
     }
 
     public Target target() {
@@ -167,7 +337,8 @@ public final class Daemon implements AutoCloseable {
     public synchronized ConfigApplier.Changes change(Edit edit, String who) throws IOException {
         ObjectNode next = state.deepCopy();
         edit.edit(next, configuration());
-        TargetConfig config = effective(loaded, next, store);
+        Map<String, String> unservedBefore = unserved;
+        TargetConfig config = effective(loaded, next);
         TargetConfig before = current;
         ConfigApplier.Changes c = apply(config);
         try {
@@ -183,6 +354,7 @@ public final class Daemon implements AutoCloseable {
             } catch (IOException | RuntimeException undo) {
                 e.addSuppressed(undo);
             }
+            unserved = unservedBefore;
             throw new IOException(c.failures().isEmpty() ? "the change was undone: cannot keep it in " + store.file()
                     + ": " + Failures.describe(e) : "the change was undone: " + Failures.describe(e), e);
         }
@@ -198,7 +370,13 @@ public final class Daemon implements AutoCloseable {
      * as far as the target allows (see {@link ConfigApplier}). Returns what changed.
      */
     private synchronized ConfigApplier.Changes apply(TargetConfig next) throws IOException {
-        ConfigApplier.Changes c = applier.apply(next);
+        applying = next;
+        ConfigApplier.Changes c;
+        try {
+            c = applier.apply(next);
+        } finally {
+            applying = null;
+        }
         current = next;
         generation++;
         try {
@@ -217,7 +395,16 @@ public final class Daemon implements AutoCloseable {
             ConfigApplier.Changes c;
             synchronized (this) {
                 TargetConfig next = source.load();
-                c = apply(effective(next, state, store));
+                TargetConfig trustedBefore = trusted;
+                Map<String, String> unservedBefore = unserved;
+                trusted = next;
+                try {
+                    c = apply(effective(next, state));
+                } catch (IOException | RuntimeException e) {
+                    trusted = trustedBefore;
+                    unserved = unservedBefore;
+                    throw e;
+                }
                 loaded = next;
             }
             out.println("nvmeof target reloaded: " + c);
@@ -292,6 +479,13 @@ public final class Daemon implements AutoCloseable {
         if (next != null) {
             out.println("  metrics on " + address.scheme() + "://" + next.address().getAddress().getHostAddress() + ":"
                     + next.address().getPort() + "/metrics" + (address.user() != null ? " (basic authentication)" : ""));
+            if (address.user() != null && address.keystore() == null && !next.address().getAddress().isLoopbackAddress()) {
+                String warning = "metrics: basic authentication over plain HTTP on " + next.address().getAddress()
+                        .getHostAddress() + ", not a loopback address: the password crosses the network in the clear;"
+                        + " set metrics.tls_keystore for HTTPS";
+                out.println("  WARNING " + warning);
+                LOG.log(System.Logger.Level.WARNING, warning);
+            }
         }
     }
 

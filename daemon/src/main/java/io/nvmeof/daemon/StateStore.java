@@ -34,12 +34,18 @@ public final class StateStore {
      * The kinds of entry: subsystems (by NQN: their attributes, or null), namespaces ("NQN#NSID":
      * the namespace, or null), subsystem_hosts ("NQN#HOST": allowed or not), ports (by PORTID),
      * port_subsystems ("PORTID#NQN": served there or not), port_ana ("PORTID#GRPID": the ANA
-     * group's state through the port, or null for the file's), hosts (by NQN: their keys, or null).
+     * group's state through the port, or null for the file's), hosts (by NQN: the files their keys
+     * are in, never a key, or null), host_qos (by NQN: the host's rate limits).
      * Each is as fine as what the API changes, so that an operator's later edit of the file to
      * anything else still takes effect.
      */
     static final List<String> KINDS = List.of("subsystems", "namespaces", "subsystem_hosts", "ports",
-            "port_subsystems", "port_ana", "hosts");
+            "port_subsystems", "port_ana", "hosts", "host_qos");
+    /** What a host entry may hold: what {@code set_host_keys} takes (keys by file, by absolute path). */
+    public static final List<String> HOST_FIELDS = List.of("nqn", "dhchap_key_file", "dhchap_ctrl_key_file", "tls_key_file",
+            "dhchap_hashes", "dhchap_dhgroups");
+    private static final System.Logger LOG = System.getLogger(StateStore.class.getName());
+    private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
     private static final int VERSION = 1;
 
     private final Path file;
@@ -64,7 +70,11 @@ public final class StateStore {
 
     /**
      * The state saved, or an empty one if there is no file yet. A file that cannot be read as
-     * a state is an error naming it: it is never silently reset.
+     * a state is an error naming it: it is never silently reset. A host entry that holds more
+     * than {@code set_host_keys} takes (a key written inline, as {@code set_qos} once copied
+     * them; a key file by relative path; anything else) is dropped with a warning naming the
+     * host, so its keys come from the configuration file again; its rate limits move to {@code
+     * host_qos}. {@link #scrubbed} says whether that happened, so the caller saves it at once.
      */
     public ObjectNode load() throws IOException {
         String text;
@@ -93,7 +103,65 @@ public final class StateStore {
                 throw new IOException("state file " + file + ": \"" + k + "\" is not an object; it is corrupt");
             }
         }
+        scrubbed = scrubHosts(state);
         return state;
+    }
+
+    private List<String> scrubbed = List.of();
+    private final Map<String, JsonNode> dropped = new java.util.TreeMap<>();
+
+    /** The hosts whose entries the last {@link #load} dropped (see there). */
+    public List<String> scrubbed() {
+        return scrubbed;
+    }
+
+    /** What the last {@link #load} dropped for host {@code nqn} (null: nothing), to keep its keys in key files. */
+    public JsonNode dropped(String nqn) {
+        return dropped.get(nqn);
+    }
+
+    /** Drops host entries that hold more than {@code set_host_keys} takes; their QoS moves to host_qos. */
+    private List<String> scrubHosts(ObjectNode state) {
+        ObjectNode hosts = (ObjectNode) state.get("hosts");
+        ObjectNode qos = (ObjectNode) state.get("host_qos");
+        List<String> dropped = new java.util.ArrayList<>();
+        List<String> names = new java.util.ArrayList<>();
+        hosts.fieldNames().forEachRemaining(names::add);
+        for (String nqn : names) {
+            JsonNode h = hosts.get(nqn);
+            if (h.isNull()) {
+                continue;
+            }
+            String problem = hostProblem(h);
+            if (problem == null) {
+                continue;
+            }
+            if (h.has("qos") && !qos.has(nqn)) {
+                qos.set(nqn, h.get("qos"));
+            }
+            this.dropped.put(nqn, hosts.remove(nqn));
+            dropped.add(nqn);
+            LOG.log(System.Logger.Level.WARNING, "state file {0}: host {1}''s entry {2}; dropped, so its keys come from"
+                    + " the configuration file and its key files again", file, nqn, problem);
+        }
+        return dropped;
+    }
+
+    /** Null if {@code h} is what {@code set_host_keys} makes, else what is wrong with it. */
+    static String hostProblem(JsonNode h) {
+        if (!h.isObject()) {
+            return "is not an object";
+        }
+        for (java.util.Iterator<String> it = h.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            if (!HOST_FIELDS.contains(f)) {
+                return f.endsWith("_key") ? "held a key inline (" + f + ")" : "held " + f;
+            }
+            if (f.endsWith("_file") && !(h.get(f).isTextual() && h.get(f).asText().startsWith("/"))) {
+                return "named " + f + " by a relative path";
+            }
+        }
+        return null;
     }
 
     /** Replaces the saved state with {@code state}, atomically and durably. */
@@ -102,26 +170,32 @@ public final class StateStore {
     }
 
     /**
-     * Replaces {@code file} with {@code text}, readable by its owner only: written to a
-     * temporary file beside it, flushed to the disk, renamed over it, the directory flushed, so
+     * Replaces {@code file} with {@code text}, readable by its owner only: written to a new
+     * temporary file beside it (a name of its own, created exclusively with mode 0600 and no
+     * link followed, so nothing planted there is written through), flushed to the disk, renamed
+     * over it (which replaces a link there, never what it points to), the directory flushed, so
      * that a crash leaves the old file or the new one, never a mixture.
      */
     public static void writePrivately(Path file, String text) throws IOException {
-        Files.createDirectories(file.toAbsolutePath().getParent());
-        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        Path dir = file.toAbsolutePath().getParent();
+        Files.createDirectories(dir);
+        Path tmp = dir.resolve("." + file.getFileName() + "." + Long.toUnsignedString(RANDOM.nextLong(), 36) + ".tmp");
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                StandardOpenOption.WRITE)) {
-            Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-------"));
+        try (FileChannel ch = FileChannel.open(tmp, java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                java.nio.file.LinkOption.NOFOLLOW_LINKS), PosixFilePermissions.asFileAttribute(
+                PosixFilePermissions.fromString("rw-------")))) {
             ByteBuffer b = ByteBuffer.wrap(bytes);
             while (b.hasRemaining()) {
                 ch.write(b);
             }
             ch.force(true);
+            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException | RuntimeException e) {
+            Files.deleteIfExists(tmp);
+            throw e;
         }
-        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        try (FileChannel dir = FileChannel.open(file.toAbsolutePath().getParent(), StandardOpenOption.READ)) {
-            dir.force(true);
+        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+            d.force(true);
         }
     }
 
@@ -199,10 +273,22 @@ public final class StateStore {
         }
         ArrayNode hosts = array(out, "hosts");
         for (Map.Entry<String, JsonNode> e : entries(state, "hosts")) {
+            JsonNode qos = find(hosts, "nqn", e.getKey()) != null ? find(hosts, "nqn", e.getKey()).get("qos") : null;
             remove(hosts, "nqn", e.getKey());
             if (!e.getValue().isNull()) {
-                hosts.add(e.getValue());
+                ObjectNode h = e.getValue().deepCopy();
+                if (qos != null) {
+                    h.set("qos", qos); // keys and rate limits are changed apart
+                }
+                hosts.add(h);
             }
+        }
+        for (Map.Entry<String, JsonNode> e : entries(state, "host_qos")) {
+            ObjectNode h = find(hosts, "nqn", e.getKey());
+            if (h == null) {
+                h = hosts.addObject().put("nqn", e.getKey());
+            }
+            h.set("qos", e.getValue());
         }
         return out;
     }

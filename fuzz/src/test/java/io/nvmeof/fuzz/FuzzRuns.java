@@ -14,12 +14,30 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class FuzzRuns {
     private final String target;
+    /** The saved inputs' folder of the fuzz test ({@code <Class>Inputs/<method>} beside the class), or null if none. */
+    private final java.net.URL inputs;
+    private final String inputsName;
     private final AtomicLong count = new AtomicLong();
     private final AtomicLong inTarget = new AtomicLong();
     private final long started = System.nanoTime();
 
-    public FuzzRuns(String target) {
+    /** Counts the runs of {@code test}'s fuzz test {@code method}, whose saved inputs Jazzer replays. */
+    public FuzzRuns(String target, Class<?> test, String method) {
         this.target = target;
+        this.inputsName = test.getPackageName().replace('.', '/') + "/" + test.getSimpleName() + "Inputs/" + method;
+        this.inputs = test.getResource(test.getSimpleName() + "Inputs/" + method);
+    }
+
+    /** The saved inputs in {@code folder} (null: none): files, not folders. */
+    static long inputCount(java.net.URL folder) {
+        if (folder == null || !"file".equals(folder.getProtocol())) {
+            return 0;
+        }
+        try (var files = java.nio.file.Files.list(java.nio.file.Path.of(folder.toURI()))) {
+            return files.filter(java.nio.file.Files::isRegularFile).count();
+        } catch (java.io.IOException | java.net.URISyntaxException e) {
+            return 0;
+        }
     }
 
     public static boolean fuzzing() {
@@ -61,6 +79,13 @@ public final class FuzzRuns {
         if (fuzzing()) {
             long asked = Long.getLong("nvmeof.fuzz.runs", 1);
             assertTrue(n >= asked, "fuzz target " + target + " ran " + n + " times, " + asked + " asked: skipped or cut short");
+        } else {
+            // replaying: the seeds and past findings must be where Jazzer looks, and each must have run
+            long saved = inputCount(inputs);
+            assertTrue(saved > 0, "fuzz target " + target + " has no saved inputs in " + inputsName
+                    + ": its corpus is not replayed (moved with the class?)");
+            assertTrue(n >= saved, "fuzz target " + target + " replayed " + n + " of the " + saved + " inputs in "
+                    + inputsName);
         }
     }
 }

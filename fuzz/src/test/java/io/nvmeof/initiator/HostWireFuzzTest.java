@@ -36,7 +36,8 @@ import org.junit.jupiter.api.AfterAll;
  * and a page the host cannot use is an IOException, never another exception.
  */
 class HostWireFuzzTest {
-    private static final FuzzRuns RUNS = new FuzzRuns("initiator parsing");
+    private static final FuzzRuns RUNS = new FuzzRuns("initiator parsing",
+            HostWireFuzzTest.class, "whateverATargetSendsTheHostHolds");
     private static final NvmeofUri VIA = NvmeofUri.parse("nvme+tcp://127.0.0.1:8009/nqn.2014-08.org.nvmexpress.discovery");
 
     @AfterAll

@@ -43,7 +43,8 @@ import org.junit.jupiter.api.BeforeAll;
  */
 class TargetWireFuzzTest {
     static final String NQN = "nqn.2026-11.io.nvmeof:fuzz";
-    private static final FuzzRuns RUNS = new FuzzRuns("target wire and command path");
+    private static final FuzzRuns RUNS = new FuzzRuns("target wire and command path",
+            TargetWireFuzzTest.class, "everyCommandIsAnsweredAndNothingEscapes");
     static Target target;
     static Port port;
 

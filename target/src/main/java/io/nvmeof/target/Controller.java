@@ -37,6 +37,8 @@ public final class Controller {
     private final UUID hostId;
     private volatile long katoMillis;
     private final QueuePair[] ioQueues;
+    /** The Copy bytes this controller's queues have running ({@link Settings#MAX_COPY_IN_FLIGHT}). */
+    final CopyBudget copies = new CopyBudget();
     private volatile QueuePair admin;
     private volatile int cc;
     private volatile int csts;

@@ -14,8 +14,10 @@ import java.nio.ByteBuffer;
  * ({@link io.nvmeof.target.backend.Backend#copy}): RAM by memory copy, a file by copy_file_range,
  * otherwise by reads and writes through one bounce buffer of {@link #BOUNCE} bytes reserved from
  * the target's buffer budget before the work goes to the I/O executor. Copies larger than the
- * event loop may do run there too. Writers are kept apart from fused Compare and Write as a Write
- * is; FUA flushes before the completion.
+ * event loop may do run there too, a {@link #STEP} at a time, each step queued behind what other
+ * commands queued meanwhile; a controller has at most {@link Settings#MAX_COPY_IN_FLIGHT} bytes of
+ * Copy running ({@link CopyBudget}). Writers are kept apart from fused Compare and Write as a
+ * Write is; FUA flushes before the completion.
  */
 final class CopyCommand {
     /** MSRC + 1: source ranges per command. */
@@ -26,6 +28,11 @@ final class CopyCommand {
     static final long MAX_COPY_BYTES = 64L << 20;
     /** The bounce buffer of a copy through reads and writes. */
     static final int BOUNCE = 1 << 20;
+    /**
+     * The most a Copy copies in one turn on the I/O executor: a 64 MiB Copy takes 64 turns, and a
+     * command another host queued there waits behind one step of it, not the whole.
+     */
+    static final int STEP = BOUNCE;
 
     private CopyCommand() {
     }
@@ -66,7 +73,8 @@ final class CopyCommand {
     /**
      * With its descriptors in: checks and keeps the ranges, gives the data back, then runs the
      * copy here or on the I/O executor (reserving its bounce buffer first where it may need one).
-     * Runs again when a waited-for buffer is reserved.
+     * Runs again, past what it has done, when its QoS turn comes, its controller's Copy budget has
+     * room for it, or a waited-for buffer is reserved.
      */
     static void execute(Request r, Controller c) {
         QueuePair q = r.queue;
@@ -78,12 +86,12 @@ final class CopyCommand {
                 q.complete(r, s);
                 return;
             }
-            long wait = q.qosWait(r, r.copyBytes, r.copyBytes);
-            if (wait > 0) {
-                // over a QoS limit: waits its turn (holding nothing), then runs from here
-                q.transport().eventLoop().schedule(r.qosResume, wait, java.util.concurrent.TimeUnit.NANOSECONDS);
-                return;
+            if (q.throttled(r, r.copyBytes, r.copyBytes)) {
+                return; // over a QoS limit: waits its turn (holding nothing), then runs from here
             }
+        }
+        if (r.copyHeld == 0 && !c.copies.reserve(r, q.target().maxCopyInFlight())) {
+            return; // the controller has as much copying as it may: runs from here once earlier ones finish
         }
         boolean blocking = ns.backend().blocking();
         if (blocking) {
@@ -127,8 +135,8 @@ final class CopyCommand {
             if (nlb > maxRange) {
                 return Status.COMMAND_SIZE_LIMIT_EXCEEDED;
             }
-            if (slba < 0 || slba + nlb > blocks) {
-                return Status.LBA_OUT_OF_RANGE;
+            if (slba < 0 || slba > blocks - nlb) {
+                return Status.LBA_OUT_OF_RANGE; // not slba + nlb > blocks: near 2^63 that sum wraps negative
             }
             r.copyRanges[2 * i] = slba << shift;
             r.copyRanges[2 * i + 1] = (long) nlb << shift;
@@ -138,7 +146,7 @@ final class CopyCommand {
             return Status.COMMAND_SIZE_LIMIT_EXCEEDED;
         }
         long sdlba = r.sqe.slba();
-        if (sdlba < 0 || sdlba + total > blocks) {
+        if (sdlba < 0 || sdlba > blocks - total) {
             return Status.LBA_OUT_OF_RANGE;
         }
         r.byteOffset = sdlba << shift;
@@ -147,25 +155,51 @@ final class CopyCommand {
         return null;
     }
 
-    /** The backend work: each range in turn to the next destination blocks, under the writers' shared lock. */
+    /**
+     * The backend work: each range in turn to the next destination blocks, under the writers'
+     * shared lock. On the I/O executor one step of at most {@link #STEP} bytes a call (the
+     * queue hands the Copy back there for the next, behind what others queued meanwhile); on the
+     * event loop (a small Copy of a memory backend) all of it. A range whose destination overlaps
+     * its source from above is stepped through from its end, as a memmove.
+     */
     static Status run(Request r) throws IOException {
         Namespace ns = r.namespace;
         // a buffer of its own over the bounce memory: the backend moves its position and limit
         ByteBuffer bounce = r.data != null ? r.dataNio(bounceSize(r)).slice() : null;
-        long to = r.byteOffset;
+        long budget = r.offloaded ? STEP : Long.MAX_VALUE;
         ns.writersSharedLock().lock();
         try {
-            for (int i = 0; i < r.copyCount; i++) {
-                long length = r.copyRanges[2 * i + 1];
-                ns.backend().copy(r.copyRanges[2 * i], to, length, bounce);
-                to += length;
+            while (r.copyIndex < r.copyCount && budget > 0) {
+                long from = r.copyRanges[2 * r.copyIndex];
+                long length = r.copyRanges[2 * r.copyIndex + 1];
+                long to = r.byteOffset;
+                long left = length - r.copyRangeDone;
+                long n = Math.min(budget, left);
+                boolean backward = to > from && to < from + length;
+                long at = backward ? left - n : r.copyRangeDone;
+                if (!ns.holds(from + at, n) || !ns.holds(to + at, n)) {
+                    return Status.LBA_OUT_OF_RANGE; // the namespace shrank since the ranges were checked
+                }
+                ns.backend().copy(from + at, to + at, n, bounce);
+                budget -= n;
+                r.copyRangeDone += n;
+                if (r.copyRangeDone == length) {
+                    r.copyIndex++;
+                    r.copyRangeDone = 0;
+                    r.byteOffset += length;
+                }
             }
         } finally {
             ns.writersSharedLock().unlock();
         }
-        if (r.sqe.fua()) {
+        if (done(r) && r.sqe.fua()) {
             ns.backend().flush();
         }
         return Status.SUCCESS;
+    }
+
+    /** Whether every range of the Copy has been copied. */
+    static boolean done(Request r) {
+        return r.copyIndex == r.copyCount;
     }
 }

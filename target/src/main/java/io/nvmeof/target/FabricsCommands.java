@@ -145,12 +145,12 @@ final class FabricsCommands {
             Controller c = subsystem.newController(target, hostnqn, data.hostId(),
                     target.grantedKato(sqe.connectKato(), subsystem.isDiscovery()), !authenticates);
             if (c == null) {
-                String holder = subsystem.hostIdHolder(data.hostId(), hostnqn);
+                String taken = subsystem.hostIdTaken(data.hostId(), hostnqn);
                 if (!subsystem.allows(hostnqn)) {
                     invalidHost(r, q, "host " + hostnqn + " not allowed in " + subnqn);
-                } else if (holder != null) {
-                    invalidParameter(r, q, ConnectData.HOSTID_OFFSET, IN_DATA, "host ID " + data.hostId()
-                            + " is held by host " + holder + " in " + subnqn);
+                } else if (taken != null) {
+                    invalidParameter(r, q, ConnectData.HOSTID_OFFSET, IN_DATA, "host " + hostnqn + " presented host ID "
+                            + data.hostId() + ", " + taken + " in " + subnqn);
                 } else {
                     q.complete(r, Status.CONNECT_CONTROLLER_BUSY);
                 }
@@ -161,6 +161,15 @@ final class FabricsCommands {
             if (refused != null) {
                 c.destroy();
                 invalidHost(r, q, "host " + hostnqn + ": " + refused);
+                return;
+            }
+            if (subsystem.isDiscovery() && !q.toDiscovery()) {
+                // discovery controllers have a cap of their own, apart from the I/O hosts' max_connections
+                c.destroy();
+                REFUSED.log(System.Logger.Level.WARNING, "refused Connect from {0}: {1} discovery controllers connected,"
+                        + " the most the target takes (max_discovery_connections)", q.transport().peer(),
+                        target.discoveryConnectionCount());
+                q.complete(r, Status.CONNECT_CONTROLLER_BUSY);
                 return;
             }
             q.connected(0, sqsize + 1, noFlowControl, c);

@@ -166,6 +166,12 @@ final class FusedCommands {
         Namespace ns = first.namespace;
         ns.compareAndWriteLock().lock();
         try {
+            if (!ns.holds(second.byteOffset, second.length)) {
+                // shrunk since the pair's range was checked: the Compare fails, the Write is aborted
+                first.status = Status.LBA_OUT_OF_RANGE;
+                second.status = Status.ABORTED_FUSED_FAILED;
+                return;
+            }
             try {
                 first.status = IoCommands.compare(first);
             } catch (IOException | RuntimeException e) {

@@ -79,7 +79,7 @@ final class IoCommands {
         }
         Reservations res = ns.reservations();
         r.abortEpoch = res.abortEpoch(); // before the check: a preempt after it aborts the command
-        s = res.check(r.queue.controller().hostId(), r.handler.opcode());
+        s = res.check(r.queue.controller().hostId(), r.queue.controller().hostNqn(), r.handler.opcode());
         if (s != null) {
             return s;
         }
@@ -169,6 +169,18 @@ final class IoCommands {
             r.data.setBytes(r.dataOffset, unaligned, from, r.length);
             unaligned.release();
         }
+        if (opcode == NvmOpcode.DATASET_MANAGEMENT.code && (r.sqe.cdw11() & DSM_DEALLOCATE) != 0 && !r.qosCharged) {
+            // charged for QoS once its ranges are in, checked first: a refused one costs nothing
+            r.qosCharged = true;
+            long blocks = deallocatedBlocks(r, r.namespace);
+            if (blocks < 0) {
+                q.complete(r, Status.LBA_OUT_OF_RANGE);
+                return;
+            }
+            if (q.throttled(r, 0, blocks << r.namespace.blockShift())) {
+                return; // runs from here again once its turn comes
+            }
+        }
         if (r.sqe.fuse() != SubmissionQueueEntry.FUSE_NORMAL) {
             q.fused().ready(r);
             return;
@@ -223,14 +235,28 @@ final class IoCommands {
             return ((long) r.sqe.blockCount() << ns.blockShift()) > LOOP_WORK_BYTES;
         }
         if (op == NvmOpcode.DATASET_MANAGEMENT.code && (r.sqe.cdw11() & DSM_DEALLOCATE) != 0 && r.data != null) {
-            int ranges = (r.sqe.cdw10() & 0xff) + 1;
-            long blocks = 0;
-            for (int i = 0; i < ranges; i++) {
-                blocks += r.data.getUnsignedIntLE(r.dataOffset + i * DSM_RANGE_SIZE + 4);
-            }
-            return (blocks << ns.blockShift()) > LOOP_WORK_BYTES || blocks < 0;
+            return (deallocatedBlocks(r, ns) << ns.blockShift()) > LOOP_WORK_BYTES;
         }
         return false;
+    }
+
+    /**
+     * The blocks a deallocate's ranges cover in all (at most 256 x (2^32 - 1): no overflow), or -1
+     * when one lies outside the namespace; the data must be in.
+     */
+    static long deallocatedBlocks(Request r, Namespace ns) {
+        int ranges = (r.sqe.cdw10() & 0xff) + 1;
+        long all = 0;
+        for (int i = 0; i < ranges; i++) {
+            int at = r.dataOffset + i * DSM_RANGE_SIZE;
+            long blocks = r.data.getUnsignedIntLE(at + 4);
+            long slba = r.data.getLongLE(at + 8);
+            if (slba < 0 || blocks > ns.blocks() || slba > ns.blocks() - blocks) {
+                return -1;
+            }
+            all += blocks;
+        }
+        return all;
     }
 
     private static boolean anyBlocking(Subsystem s) {
@@ -278,6 +304,9 @@ final class IoCommands {
     private static Status write(Request r) throws IOException {
         r.namespace.writersSharedLock().lock();
         try {
+            if (!r.namespace.holds(r.byteOffset, r.length)) {
+                return Status.LBA_OUT_OF_RANGE; // shrunk since its range was checked
+            }
             r.namespace.backend().write(r.byteOffset, r.dataNio(r.length));
         } finally {
             r.namespace.writersSharedLock().unlock();
@@ -290,9 +319,13 @@ final class IoCommands {
     }
 
     private static Status writeZeroes(Request r) throws IOException {
+        long length = (long) r.sqe.blockCount() << r.namespace.blockShift();
         r.namespace.writersSharedLock().lock();
         try {
-            r.namespace.backend().writeZeroes(r.byteOffset, (long) r.sqe.blockCount() << r.namespace.blockShift());
+            if (!r.namespace.holds(r.byteOffset, length)) {
+                return Status.LBA_OUT_OF_RANGE; // shrunk since its range was checked
+            }
+            r.namespace.backend().writeZeroes(r.byteOffset, length);
         } finally {
             r.namespace.writersSharedLock().unlock();
         }
@@ -335,24 +368,25 @@ final class IoCommands {
         }
     }
 
-    /** Dataset Management: with the deallocate attribute, every range is checked, then deallocated. */
+    /** Dataset Management: with the deallocate attribute, every range (each checked before) is deallocated. */
     private static Status datasetManagement(Request r) throws IOException {
         if ((r.sqe.cdw11() & DSM_DEALLOCATE) == 0) {
             return Status.SUCCESS; // integral read/write hints only: nothing to do
         }
         Namespace ns = r.namespace;
         int ranges = (r.sqe.cdw10() & 0xff) + 1;
-        ByteBuf d = r.data;
-        for (int i = 0; i < ranges; i++) {
-            int at = r.dataOffset + i * DSM_RANGE_SIZE;
-            long blocks = d.getUnsignedIntLE(at + 4);
-            long slba = d.getLongLE(at + 8);
-            if (slba < 0 || blocks > ns.blocks() || slba > ns.blocks() - blocks) {
-                return Status.LBA_OUT_OF_RANGE;
-            }
-        }
+        ByteBuf d = r.data; // every range checked by execute() already, before it was charged for QoS
         ns.writersSharedLock().lock();
         try {
+            // and again under the lock that keeps a shrink out, before any is deallocated
+            for (int i = 0; i < ranges; i++) {
+                int at = r.dataOffset + i * DSM_RANGE_SIZE;
+                long blocks = d.getUnsignedIntLE(at + 4);
+                long slba = d.getLongLE(at + 8);
+                if (slba < 0 || blocks > ns.blocks() || slba > ns.blocks() - blocks) {
+                    return Status.LBA_OUT_OF_RANGE;
+                }
+            }
             for (int i = 0; i < ranges; i++) {
                 int at = r.dataOffset + i * DSM_RANGE_SIZE;
                 long blocks = d.getUnsignedIntLE(at + 4);

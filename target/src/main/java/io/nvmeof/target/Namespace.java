@@ -117,7 +117,8 @@ public final class Namespace implements AutoCloseable {
 
     /**
      * Changes the size in place (see {@link Backend#resize}): writers wait for it, as for a fused
-     * Compare and Write; reads go on.
+     * Compare and Write; reads go on. A shrink waits for the writes that hold the writers' lock;
+     * one that takes the lock after it finds its range gone ({@link #holds}).
      */
     void resize(long bytes) throws IOException {
         Lock exclusive = compareAndWriteLock();
@@ -150,6 +151,16 @@ public final class Namespace implements AutoCloseable {
 
     public long blocks() {
         return backend.size() >>> blockShift;
+    }
+
+    /**
+     * Whether the {@code length} bytes at {@code offset} lie within the namespace now. A writer
+     * asks with the writers' lock held: its range was checked when its command arrived, a shrink
+     * ({@link #resize}) may have come between, and a write past the new end would grow a file
+     * back past it.
+     */
+    boolean holds(long offset, long length) {
+        return offset >= 0 && length >= 0 && offset <= backend.size() - length;
     }
 
     /**

@@ -67,6 +67,8 @@ final class QueuePair {
     private boolean admitted;
     /** The peer address this queue is counted against while pending, or null once it is not (or never was). */
     private java.net.InetAddress pendingFrom;
+    /** Its place in the target's connection counts, or null for a queue not counted (one on an embedded channel). */
+    private Target.ConnectionSlot slot;
     /**
      * Bytes of write data this queue has asked the host for (or is about to) and not yet
      * received, and the writes waiting for room in that window ({@link Settings#MAX_QUEUE_WRITE_DATA}).
@@ -81,15 +83,34 @@ final class QueuePair {
     }
 
     /**
-     * Counts this new connection against {@code peer}'s pending connections; false (the transport
-     * then closes it) when that address has {@link Settings#MAX_PENDING_PER_ADDRESS} already.
+     * Counts this new connection against {@code peer}'s pending connections, closing the oldest of
+     * them when that address has {@link Settings#MAX_PENDING_PER_ADDRESS} already ({@link
+     * Target#admitPending}).
      */
-    public boolean admitFrom(java.net.InetAddress peer) {
-        if (!target.admitPending(peer)) {
-            return false;
-        }
+    public void admitFrom(java.net.InetAddress peer) {
         pendingFrom = peer;
-        return true;
+        target.admitPending(peer, this);
+    }
+
+    /**
+     * Newer connections from its address took this pending one's place ({@link Target#admitPending}):
+     * its connection ends. Any thread.
+     */
+    void displaced() {
+        transport.abort();
+    }
+
+    /** The connection's place in the target's counts, which its Connect may move ({@link #toDiscovery()}). */
+    void slot(Target.ConnectionSlot slot) {
+        this.slot = slot;
+    }
+
+    /**
+     * The Connect named the discovery subsystem: the connection counts against {@link
+     * Settings#MAX_DISCOVERY_CONNECTIONS} from now on; false when they are all taken.
+     */
+    boolean toDiscovery() {
+        return slot == null || slot.toDiscovery();
     }
 
     /** Connected and authenticated (or not asked to authenticate): no longer on the connect deadline. */
@@ -108,7 +129,7 @@ final class QueuePair {
 
     private void notPending() {
         if (pendingFrom != null) {
-            target.pendingEnded(pendingFrom);
+            target.pendingEnded(pendingFrom, this);
             pendingFrom = null;
         }
     }
@@ -262,44 +283,107 @@ final class QueuePair {
         if (target.faults().intercept(this, r)) {
             return; // delayed, held or failed by an injected fault
         }
-        if (r.namespace != null && Qos.counted(r.sqe.opcode())) {
-            boolean write = r.sqe.opcode() == NvmOpcode.WRITE.code;
-            long wait = qosWait(r, write ? 0 : r.length, write ? r.length : 0);
-            if (wait > 0) {
-                // over a limit: it waits its turn here, before any data moves (a write asks for its
-                // data only then), holding no buffer
-                transport.eventLoop().schedule(r.qosResume, wait, TimeUnit.NANOSECONDS);
-                return;
-            }
+        if (qid > 0 && !fabrics && throttledAtStart(r)) {
+            return; // over a limit: it waits its turn here, before any data moves, holding no buffer
         }
         proceed(r);
     }
 
     /**
-     * How long {@code r}, one I/O reading {@code readBytes} and writing {@code writeBytes}, waits
-     * for its namespace's and its host's limits (0: none, or within them).
+     * Charges the NVM commands that {@link Qos} counts before their data moves (a write asks for
+     * its data only once its turn comes): true when {@code r} waits. Dataset Management and Copy
+     * are charged once their ranges are in ({@link IoCommands#execute}, {@link CopyCommand#execute}).
      */
-    long qosWait(Request r, long readBytes, long writeBytes) {
-        Qos ns = r.namespace.qos();
-        Qos host = target.hostQos(controller.hostNqn());
-        if (ns == null && host == null) {
-            return 0;
+    private boolean throttledAtStart(Request r) {
+        int op = r.sqe.opcode();
+        if (op == NvmOpcode.READ.code || op == NvmOpcode.COMPARE.code) {
+            return throttled(r, r.length, 0);
         }
-        long now = System.nanoTime();
-        long wait = ns != null ? ns.admit(readBytes, writeBytes, now) : 0;
-        return host != null ? Math.max(wait, host.admit(readBytes, writeBytes, now)) : wait;
+        if (op == NvmOpcode.WRITE.code) {
+            return throttled(r, 0, r.length);
+        }
+        if (op == NvmOpcode.WRITE_ZEROES.code) {
+            return throttled(r, 0, (long) r.sqe.blockCount() << r.namespace.blockShift());
+        }
+        return op == NvmOpcode.FLUSH.code && throttled(r, 0, 0); // of every namespace: the host's limits alone
     }
 
-    /** A command's QoS wait is over: on with it (a Copy from its execution), unless its connection ended meanwhile. */
+    /**
+     * Charges {@code r}, one I/O that reads {@code readBytes} and writes {@code writeBytes}, to its
+     * namespace's and its host's limits: true when it must wait, after which {@link #qosResume}
+     * goes on with it. Charged in pieces ({@link Qos#piece}) where it moves more than a piece.
+     */
+    boolean throttled(Request r, long readBytes, long writeBytes) {
+        Qos ns = r.namespace != null ? r.namespace.qos() : null;
+        Qos host = target.hostQos(controller.hostNqn());
+        if (ns == null && host == null) {
+            return false;
+        }
+        r.qosIos = 1;
+        r.qosReadLeft = readBytes;
+        r.qosWriteLeft = writeBytes;
+        return chargeNext(r, ns, host);
+    }
+
+    /**
+     * Charges {@code r}'s next pieces until one must wait (true: scheduled to resume then) or none
+     * is left (false). A piece is charged only once the one before is covered, so a large command
+     * holds no more than a piece of the limits' debt at a time and never goes over at the bound for
+     * more than that.
+     */
+    private boolean chargeNext(Request r, Qos ns, Qos host) {
+        long piece = Math.min(ns != null ? ns.piece() : Long.MAX_VALUE, host != null ? host.piece() : Long.MAX_VALUE);
+        long now = System.nanoTime();
+        while (true) {
+            long read = Math.min(piece, r.qosReadLeft);
+            long write = Math.min(piece, r.qosWriteLeft);
+            long wait = ns != null ? ns.admit(r.qosIos, read, write, now) : 0;
+            if (host != null) {
+                wait = Math.max(wait, host.admit(r.qosIos, read, write, now));
+            }
+            r.qosIos = 0;
+            r.qosReadLeft -= read;
+            r.qosWriteLeft -= write;
+            if (wait > 0) {
+                transport.eventLoop().schedule(r.qosResume, wait, TimeUnit.NANOSECONDS);
+                return true;
+            }
+            if (r.qosReadLeft == 0 && r.qosWriteLeft == 0) {
+                return false;
+            }
+        }
+    }
+
+    /**
+     * A command's QoS wait is over: its next piece is charged, or on with it (from its execution
+     * where it was charged there), unless its connection ended meanwhile.
+     */
     void qosResume(Request r) {
         if (closed) {
             return;
         }
-        if (r.copyCount > 0) {
+        if (r.qosReadLeft > 0 || r.qosWriteLeft > 0) {
+            Qos ns = r.namespace != null ? r.namespace.qos() : null;
+            Qos host = target.hostQos(controller.hostNqn());
+            if ((ns != null || host != null) && chargeNext(r, ns, host)) {
+                return;
+            }
+            r.qosReadLeft = 0; // the limits went away meanwhile
+            r.qosWriteLeft = 0;
+        }
+        if (r.state == Request.State.EXECUTING) {
             r.handler.execute().run(r, controller);
         } else {
             proceed(r);
         }
+    }
+
+    /** A waiting Copy's bytes are reserved in its controller's budget: on with it, unless it ended meanwhile. */
+    void copyReady(Request r) {
+        if (closed || r.copyHeld == 0 || r.state != Request.State.EXECUTING) {
+            return; // its connection ended, or it did: releaseData() gave the bytes back
+        }
+        r.handler.execute().run(r, controller);
     }
 
     /** Runs a validated command: asks for its data first if it is a write still missing some. */
@@ -526,6 +610,10 @@ final class QueuePair {
         }
         if (r.partner != null) {
             fused.finish(r);
+            return;
+        }
+        if (r.copyCount > 0 && r.status.isSuccess() && !CopyCommand.done(r)) {
+            offload(r); // a Copy's next step, behind what other commands queued there meanwhile
             return;
         }
         complete(r, r.status);

@@ -8,7 +8,7 @@ import java.net.InetSocketAddress;
 /**
  * What the transport-independent core needs from one queue's transport connection, in the
  * spirit of the kernel's {@code nvmet_fabrics_ops}: transports move data, the core owns
- * command semantics. Every method is called on the queue's event loop.
+ * command semantics. Every method but {@link #abort()} is called on the queue's event loop.
  */
 interface QueueTransport {
     /** The event loop that owns this queue. */
@@ -50,6 +50,12 @@ interface QueueTransport {
 
     /** Ends the connection. */
     void close();
+
+    /**
+     * Ends the connection from any thread, also one still being set up (an RDMA queue whose
+     * accept is under way): the one call not made on the queue's event loop.
+     */
+    void abort();
 
     /** The peer's address for logs, e.g. {@code 127.0.0.1:50122}. */
     String peer();

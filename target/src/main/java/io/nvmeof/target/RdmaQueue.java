@@ -42,6 +42,12 @@ final class RdmaQueue implements QueueTransport, RdmaHandler {
     private final int capsuleSize;
     private final int sendSlots;
     private RdmaConnection connection;
+    /**
+     * The connection as {@link #abort()} sees it from another thread (the data path reads the
+     * plain field), and whether it was aborted before there was one: then it ends as it starts.
+     */
+    private volatile RdmaConnection started;
+    private volatile boolean aborted;
     private InetSocketAddress peer;
     private InetSocketAddress local;
     // receive buffers for capsules, one region
@@ -112,11 +118,20 @@ final class RdmaQueue implements QueueTransport, RdmaHandler {
                 fail("not " + (queue.qid() < 0 ? "connected" : "authenticated") + " within " + deadline + " ms");
             }
         }, deadline, TimeUnit.MILLISECONDS);
+        started = c;
+        if (aborted) {
+            c.close(); // displaced while its accept was under way (abort() saw no connection yet)
+        }
     }
 
     /** Counts the connection against its peer address's pending connections ({@link QueuePair#admitFrom}). */
-    boolean admitFrom(java.net.InetAddress peer) {
-        return queue.admitFrom(peer);
+    void admitFrom(java.net.InetAddress peer) {
+        queue.admitFrom(peer);
+    }
+
+    /** Its place in the target's connection counts ({@link QueuePair#slot}). */
+    void slot(Target.ConnectionSlot slot) {
+        queue.slot(slot);
     }
 
     /** The connection was never accepted: it no longer counts as pending. */
@@ -327,6 +342,15 @@ final class RdmaQueue implements QueueTransport, RdmaHandler {
     public void close() {
         if (connection != null) {
             connection.close();
+        }
+    }
+
+    @Override
+    public void abort() {
+        aborted = true;
+        RdmaConnection c = started;
+        if (c != null) {
+            c.close();
         }
     }
 

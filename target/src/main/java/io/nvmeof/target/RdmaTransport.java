@@ -37,7 +37,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -227,31 +226,27 @@ public final class RdmaTransport implements TargetTransport {
     }
 
     private void request(Port port, ConnectRequest req, Set<RdmaConnection> connections) {
-        if (!target.admitConnection()) {
-            reject(req, RdmaCmReject.NO_RESOURCES, target.connectionCount() + " connections open, the most the target takes");
+        Target.ConnectionSlot slot = target.admitConnection();
+        if (slot == null) {
+            reject(req, RdmaCmReject.NO_RESOURCES, target.countedConnections()
+                    + " connections open besides discovery controllers, the most the target takes");
             return;
         }
-        AtomicBoolean counted = new AtomicBoolean(true);
-        Runnable uncount = () -> {
-            if (counted.compareAndSet(true, false)) {
-                target.connectionClosed();
-            }
-        };
         boolean accepted = false;
         try {
-            accepted = answer(port, req, connections, uncount);
+            accepted = answer(port, req, connections, slot);
         } finally {
             if (!accepted) {
-                uncount.run();
+                slot.end();
             }
         }
     }
 
     /**
      * Rejects or accepts a request (counted in by {@link Target#admitConnection()}); true when
-     * accepted, and then {@code uncount} runs once the connection has ended.
+     * accepted, and then {@code slot} ends once the connection has ended.
      */
-    private boolean answer(Port port, ConnectRequest req, Set<RdmaConnection> connections, Runnable uncount) {
+    private boolean answer(Port port, ConnectRequest req, Set<RdmaConnection> connections, Target.ConnectionSlot slot) {
         ByteBuffer pd = req.privateData();
         int qid = -1;
         int size = target.maxQueueSize();
@@ -285,10 +280,10 @@ public final class RdmaTransport implements TargetTransport {
         }
         int capsule = SubmissionQueueEntry.SIZE + (qid == 0 ? 0 : target.inCapsuleDataSize());
         RdmaQueue queue = new RdmaQueue(target, port, qid, size, capsule);
-        if (req.peer() != null && !queue.admitFrom(req.peer().getAddress())) {
-            reject(req, RdmaCmReject.NO_RESOURCES, "too many connections from " + req.peer().getAddress().getHostAddress()
-                    + " not yet connected and authenticated");
-            return false;
+        queue.slot(slot);
+        if (req.peer() != null) {
+            // at the cap, the address's oldest connection not yet connected makes room, as over TCP
+            queue.admitFrom(req.peer().getAddress());
         }
         ByteBuffer accept = Flyweight.allocate(RdmaCmAccept.SIZE);
         new RdmaCmAccept().<RdmaCmAccept>wrap(accept, 0).encode(size);
@@ -307,7 +302,7 @@ public final class RdmaTransport implements TargetTransport {
                         connections.add(c);
                         queue.start(c, () -> {
                             connections.remove(c);
-                            uncount.run();
+                            slot.end();
                         });
                     });
             return true;

@@ -72,6 +72,20 @@ final class Request implements Runnable, KernelQueue.Completion {
     long[] copyRanges;
     int copyCount;
     long copyBytes;
+    /** A Copy's progress: the range it is in, the bytes of that range copied (its destination is {@link #byteOffset}). */
+    int copyIndex;
+    long copyRangeDone;
+    /** Bytes of its controller's {@link CopyBudget} this Copy holds; waiting for them there. */
+    long copyHeld;
+    boolean copyWaiting;
+    /** What goes on once the Copy's bytes are reserved in its controller's budget (made once). */
+    final Runnable copyReady = () -> queue().copyReady(this);
+    /** QoS still to charge: the I/O (1 until its first piece is charged) and the bytes of the pieces to come. */
+    int qosIos;
+    long qosReadLeft;
+    long qosWriteLeft;
+    /** Charged to QoS already (a command charged at its execution, which runs again after the wait). */
+    boolean qosCharged;
     /** A preempt-and-abort waiting for this command to finish in its backend (see {@link Drain}), or null. */
     Drain drain;
     long byteOffset;
@@ -156,6 +170,12 @@ final class Request implements Runnable, KernelQueue.Completion {
         c2hLength = 0;
         copyCount = 0;
         copyBytes = 0;
+        copyIndex = 0;
+        copyRangeDone = 0;
+        qosIos = 0;
+        qosReadLeft = 0;
+        qosWriteLeft = 0;
+        qosCharged = false;
     }
 
     /** Releases the data buffer if the request still owns it. */
@@ -172,6 +192,9 @@ final class Request implements Runnable, KernelQueue.Completion {
         }
         if (reserved != 0) {
             queue.target().bufferBudget().release(this);
+        }
+        if (copyHeld != 0 || copyWaiting) {
+            queue.controller().copies.release(this, queue.target().maxCopyInFlight());
         }
     }
 

@@ -43,7 +43,7 @@ final class ReservationCommands {
         if (opcode == NvmOpcode.RESERVATION_REGISTER.code) {
             o = res.register(host, c.hostNqn(), action, iekey, cdw10 >>> 30, key1, d.getLongLE(r.dataOffset + 8));
         } else if (opcode == NvmOpcode.RESERVATION_ACQUIRE.code) {
-            o = res.acquire(host, action, iekey, rtype, key1, d.getLongLE(r.dataOffset + 8));
+            o = res.acquire(host, c.hostNqn(), action, iekey, rtype, key1, d.getLongLE(r.dataOffset + 8));
             if (action == Reservation.PREEMPT_AND_ABORT && !o.preempted().isEmpty()) {
                 // Commands of theirs not yet executing never will; those in a backend are waited
                 // for, so that once this completes nothing of the preempted hosts' can still land.
@@ -52,7 +52,7 @@ final class ReservationCommands {
                 return;
             }
         } else {
-            o = res.release(host, action, iekey, rtype, key1);
+            o = res.release(host, c.hostNqn(), action, iekey, rtype, key1);
         }
         finish(r, c, res, o);
     }

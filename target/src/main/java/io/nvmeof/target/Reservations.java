@@ -32,10 +32,10 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * One namespace's persistent reservation (NVMe Base 2.x, 8.19): its registrants, each a host
- * known by its 128-bit Host Identifier (so every controller of one host is one registrant), their
- * keys, the reservation's type and holder, and the generation. Commands change it under this
- * object's lock; the data path reads an immutable {@link State} with no lock and, while there is
- * no reservation, one field.
+ * known by its 128-bit Host Identifier (so every controller of one host is one registrant) and
+ * bound to the host NQN that registered it, their keys, the reservation's type and holder, and the
+ * generation. Commands change it under this object's lock; the data path reads an immutable
+ * {@link State} with no lock and, while there is no reservation, one field.
  *
  * <p>The rules follow the specification as Linux nvmet and SPDK apply it: keys are compared
  * unless IEKEY allows otherwise (Register and Replace only; Acquire and Release with IEKEY are
@@ -44,10 +44,26 @@ import java.util.concurrent.CompletableFuture;
  * oneself changes the type, and Release of another type than the reservation's is Invalid Field.
  * Registrants are capped at {@link #MAX_REGISTRANTS}: a Register past the cap is refused with
  * Internal Error and changes nothing.
+ *
+ * <p>A Host Identifier is only what a host claims at Connect, so a registration answers only to
+ * the host NQN that made it (the one a host proves with its DH-HMAC-CHAP key or TLS PSK): a
+ * command under a registered Host ID from another NQN is treated as from a host that is not
+ * registered (and the target refuses such a Connect in the first place). One NQN holds at most
+ * {@link #MAX_REGISTRATIONS_PER_HOST} registrations, so that it cannot fill the table with Host IDs
+ * of its own making; past it a Register is Reservation Conflict and changes nothing. The operator
+ * removes registrations with {@link Subsystem#clearRegistrations}.
  */
 public final class Reservations {
     /** How many hosts may be registered at once; SPDK's limit, whose overflow was CVE-2025-57275. */
     public static final int MAX_REGISTRANTS = 16;
+
+    /**
+     * How many registrations one host NQN may hold on a namespace: one, and room for a second
+     * under a new Host ID (a host whose ID changed, say /etc/nvme/hostid regenerated) until the
+     * stale one is preempted or cleared. Without it one NQN filled the table and locked the other
+     * hosts out of registering at all.
+     */
+    public static final int MAX_REGISTRATIONS_PER_HOST = 2;
 
     /** A registered host: its Host Identifier, the NQN it registered under, its key. */
     public record Registrant(UUID hostId, String hostNqn, long key) {
@@ -65,7 +81,7 @@ public final class Reservations {
             registrants = List.copyOf(registrants);
         }
 
-        /** The registrant with this Host Identifier, or null. */
+        /** The registrant with this Host Identifier, whichever host NQN registered it, or null. */
         public Registrant registrant(UUID hostId) {
             for (Registrant r : registrants) {
                 if (r.hostId.equals(hostId)) {
@@ -75,16 +91,38 @@ public final class Reservations {
             return null;
         }
 
+        /** The registrant with this Host Identifier if host {@code hostNqn} registered it, or null. */
+        public Registrant registrant(UUID hostId, String hostNqn) {
+            Registrant r = registrant(hostId);
+            return r != null && r.hostNqn.equals(hostNqn) ? r : null;
+        }
+
+        /** How many registrations host {@code hostNqn} holds. */
+        int registrations(String hostNqn) {
+            int n = 0;
+            for (Registrant r : registrants) {
+                if (r.hostNqn.equals(hostNqn)) {
+                    n++;
+                }
+            }
+            return n;
+        }
+
         boolean allRegistrantsType() {
             return type == WRITE_EXCLUSIVE_ALL_REGISTRANTS || type == EXCLUSIVE_ACCESS_ALL_REGISTRANTS;
         }
 
-        /** Whether {@code hostId} holds the reservation (every registrant does, for the all-registrants types). */
+        /** Whether registrant {@code hostId} holds the reservation (every registrant does, for the all-registrants types). */
         public boolean holds(UUID hostId) {
             if (type == 0) {
                 return false;
             }
             return allRegistrantsType() ? registrant(hostId) != null : holder.equals(hostId);
+        }
+
+        /** Whether host {@code hostNqn} under {@code hostId} holds the reservation. */
+        public boolean holds(UUID hostId, String hostNqn) {
+            return holds(hostId) && registrant(hostId, hostNqn) != null;
         }
     }
 
@@ -186,12 +224,13 @@ public final class Reservations {
     }
 
     /**
-     * Whether {@code hostId} may run the NVM command {@code opcode} on the namespace now: null, or
-     * Reservation Conflict (Base 2.x, Figure "Command Behavior in the Presence of a Reservation").
+     * Whether host {@code hostNqn} under {@code hostId} may run the NVM command {@code opcode} on
+     * the namespace now: null, or Reservation Conflict (Base 2.x, Figure "Command Behavior in the
+     * Presence of a Reservation").
      * Reads are Read, Compare and Verify; writes are Flush, Write, Write Uncorrectable, Write
      * Zeroes, Dataset Management and Copy; other commands are never refused here.
      */
-    public Status check(UUID hostId, int opcode) {
+    public Status check(UUID hostId, String hostNqn, int opcode) {
         State s = state;
         if (s.type == 0) {
             return null;
@@ -200,10 +239,10 @@ public final class Reservations {
         boolean write = !read && (opcode == NvmOpcode.FLUSH.code || opcode == NvmOpcode.WRITE.code
                 || opcode == NvmOpcode.WRITE_UNCORRECTABLE.code || opcode == NvmOpcode.WRITE_ZEROES.code
                 || opcode == NvmOpcode.DATASET_MANAGEMENT.code || opcode == NvmOpcode.COPY.code);
-        if (!read && !write || s.holds(hostId)) {
+        if (!read && !write || s.holds(hostId, hostNqn)) {
             return null;
         }
-        boolean registrant = s.registrant(hostId) != null;
+        boolean registrant = s.registrant(hostId, hostNqn) != null;
         boolean allowed = switch (s.type) {
             case WRITE_EXCLUSIVE -> read;
             case EXCLUSIVE_ACCESS -> false;
@@ -227,6 +266,9 @@ public final class Reservations {
             cptpl = CPTPL_NO_CHANGE;
         }
         Registrant me = s.registrant(hostId);
+        if (me != null && !me.hostNqn.equals(hostNqn)) {
+            return Outcome.of(Status.RESERVATION_CONFLICT); // another host's registration: not this one's to change
+        }
         List<Registrant> regs = new ArrayList<>(s.registrants);
         int type = s.type;
         UUID holder = s.holder;
@@ -242,8 +284,9 @@ public final class Reservations {
                     }
                     return ptpl(s, cptpl); // registered already, with this key: not an error
                 }
-                if (regs.size() >= MAX_REGISTRANTS) {
-                    return Outcome.of(Status.INTERNAL_ERROR);
+                Status full = full(s, hostNqn);
+                if (full != null) {
+                    return Outcome.of(full);
                 }
                 regs.add(new Registrant(hostId, hostNqn, nrkey));
             }
@@ -271,8 +314,9 @@ public final class Reservations {
                     if (!iekey) {
                         return Outcome.of(Status.RESERVATION_CONFLICT);
                     }
-                    if (regs.size() >= MAX_REGISTRANTS) {
-                        return Outcome.of(Status.INTERNAL_ERROR);
+                    Status full = full(s, hostNqn);
+                    if (full != null) {
+                        return Outcome.of(full);
                     }
                     regs.add(new Registrant(hostId, hostNqn, nrkey));
                 } else {
@@ -288,6 +332,18 @@ public final class Reservations {
         return new Outcome(Status.SUCCESS, notices, Set.of(), true);
     }
 
+    /**
+     * Why host {@code hostNqn} may not add a registration now, or null: its own share is taken
+     * (Reservation Conflict: what the host asks conflicts with what it holds), or the table is
+     * (Internal Error, as SPDK answers).
+     */
+    private static Status full(State s, String hostNqn) {
+        if (s.registrations(hostNqn) >= MAX_REGISTRATIONS_PER_HOST) {
+            return Status.RESERVATION_CONFLICT;
+        }
+        return s.registrants.size() >= MAX_REGISTRANTS ? Status.INTERNAL_ERROR : null;
+    }
+
     private Outcome ptpl(State s, int cptpl) {
         boolean ptpl = cptpl == CPTPL_SET || cptpl != CPTPL_CLEAR && s.ptpl;
         if (ptpl == s.ptpl) {
@@ -297,13 +353,13 @@ public final class Reservations {
         return new Outcome(Status.SUCCESS, List.of(), Set.of(), true);
     }
 
-    /** Reservation Acquire by {@code hostId}: acquire, preempt, or preempt and abort. */
-    public synchronized Outcome acquire(UUID hostId, int action, boolean iekey, int rtype, long crkey, long prkey) {
+    /** Reservation Acquire by {@code hostId} (known as {@code hostNqn}): acquire, preempt, or preempt and abort. */
+    public synchronized Outcome acquire(UUID hostId, String hostNqn, int action, boolean iekey, int rtype, long crkey, long prkey) {
         State s = state;
         if (iekey || rtype < WRITE_EXCLUSIVE || rtype > EXCLUSIVE_ACCESS_ALL_REGISTRANTS || action > PREEMPT_AND_ABORT) {
             return Outcome.of(Status.INVALID_FIELD);
         }
-        Registrant me = s.registrant(hostId);
+        Registrant me = s.registrant(hostId, hostNqn);
         if (me == null || me.key != crkey) {
             return Outcome.of(Status.RESERVATION_CONFLICT);
         }
@@ -392,13 +448,13 @@ public final class Reservations {
         return found;
     }
 
-    /** Reservation Release by {@code hostId}: release or clear. */
-    public synchronized Outcome release(UUID hostId, int action, boolean iekey, int rtype, long crkey) {
+    /** Reservation Release by {@code hostId} (known as {@code hostNqn}): release or clear. */
+    public synchronized Outcome release(UUID hostId, String hostNqn, int action, boolean iekey, int rtype, long crkey) {
         State s = state;
         if (iekey || action > CLEAR) {
             return Outcome.of(Status.INVALID_FIELD);
         }
-        Registrant me = s.registrant(hostId);
+        Registrant me = s.registrant(hostId, hostNqn);
         if (me == null || me.key != crkey) {
             return Outcome.of(Status.RESERVATION_CONFLICT);
         }
@@ -422,6 +478,55 @@ public final class Reservations {
                 : notices(s.registrants.stream().filter(r -> !r.hostId.equals(hostId)).toList(), RESERVATION_RELEASED);
         state = new State(s.generation, 0, null, s.registrants, s.ptpl);
         return new Outcome(Status.SUCCESS, notices, Set.of(), true);
+    }
+
+    /**
+     * What {@link #clearRegistrations} did.
+     *
+     * @param removed the registrations it removed
+     * @param notices the notices owed to hosts: registration preempted to those removed, reservation
+     *                released to the others where the reservation went with them and had given them access
+     */
+    record Cleared(List<Registrant> removed, List<Notice> notices) {
+        Cleared {
+            removed = List.copyOf(removed);
+            notices = List.copyOf(notices);
+        }
+    }
+
+    /**
+     * The operator removes the registrations of host {@code hostNqn} and Host ID {@code hostId}
+     * (either null: any; both null: every registration), as if each had unregistered: a reservation
+     * whose holder goes is released (one of the all-registrants types stays while registrants do).
+     * Stale registrations of a host that is gone, or one host's registrations past what it should
+     * hold, go this way without editing files. The generation moves on when any is removed.
+     */
+    synchronized Cleared clearRegistrations(String hostNqn, UUID hostId) {
+        State s = state;
+        List<Registrant> kept = new ArrayList<>();
+        List<Registrant> removed = new ArrayList<>();
+        for (Registrant g : s.registrants) {
+            boolean match = (hostNqn == null || g.hostNqn.equals(hostNqn)) && (hostId == null || g.hostId.equals(hostId));
+            (match ? removed : kept).add(g);
+        }
+        if (removed.isEmpty()) {
+            return new Cleared(List.of(), List.of());
+        }
+        List<Notice> notices = new ArrayList<>(notices(removed, REGISTRATION_PREEMPTED));
+        int type = s.type;
+        UUID holder = s.holder;
+        boolean holderGone = type != 0 && removed.stream().anyMatch(g -> g.hostId.equals(s.holder));
+        if (type != 0 && (s.allRegistrantsType() ? kept.isEmpty() : holderGone)) {
+            if (type == WRITE_EXCLUSIVE_REGISTRANTS_ONLY || type == EXCLUSIVE_ACCESS_REGISTRANTS_ONLY) {
+                notices.addAll(notices(kept, RESERVATION_RELEASED));
+            }
+            type = 0;
+            holder = null;
+        } else if (s.allRegistrantsType() && holderGone) {
+            holder = kept.get(0).hostId;
+        }
+        state = new State(s.generation + 1, type, holder, kept, s.ptpl);
+        return new Cleared(removed, notices);
     }
 
     private static List<Notice> notices(List<Registrant> to, int type) {

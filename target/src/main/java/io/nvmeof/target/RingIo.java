@@ -61,7 +61,12 @@ final class RingIo {
         }
         if (write) {
             if (!ns.writersSharedLock().tryLock()) {
-                return false; // a Compare and Write holds it: the I/O threads wait for it
+                return false; // a Compare and Write or a resize holds it: the I/O threads wait for it
+            }
+            if (!ns.holds(r.byteOffset, r.length)) {
+                // shrunk since its range was checked: the I/O threads' write says so
+                ns.writersSharedLock().unlock();
+                return false;
             }
             r.ringLocked = true;
         }

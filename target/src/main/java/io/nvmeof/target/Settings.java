@@ -79,13 +79,24 @@ public final class Settings {
             4L << 20, null, true,
             "Write data one queue may have asked its host for (R2T) and not yet received; one write alone always goes.",
             s -> Sizes.parse(s, "size"), v -> Long.toString(v), v -> v < 4096 ? "must be at least 4096" : null);
+    public static final Setting<Long> MAX_COPY_IN_FLIGHT = row("max_copy_in_flight", "limits", Long.class, "size",
+            4L << 20, null, true,
+            "Bytes of Copy commands one controller may have running at once; its further Copies wait their turn, holding"
+                    + " nothing (one Copy alone always runs). A Copy's work goes to the I/O threads 1 MiB at a time, behind"
+                    + " what other hosts queued there meanwhile.",
+            s -> Sizes.parse(s, "size"), v -> Long.toString(v), v -> v < 4096 ? "must be at least 4096" : null);
     public static final Setting<Integer> MAX_CONTROLLERS_PER_HOST = integer("max_controllers_per_host", "limits", 16, 1,
             0xffef, null, true, "Controllers one host NQN may hold in one subsystem at once (one per path under multipath).");
     public static final Setting<Integer> MAX_CONNECTIONS = integer("max_connections", "limits", 16384, 1, 1 << 24, null,
-            true, "Connections (queues) open at once, over all ports and hosts.");
+            true, "Connections (queues) open at once, over all ports and hosts, counted from accept; one whose Connect"
+                    + " names the discovery subsystem moves to max_discovery_connections.");
+    public static final Setting<Integer> MAX_DISCOVERY_CONNECTIONS = integer("max_discovery_connections", "limits", 256, 1,
+            1 << 24, null, true,
+            "Discovery controllers connected at once; a discovery Connect past it gets Controller Busy.");
     public static final Setting<Integer> MAX_PENDING_PER_ADDRESS = integer("max_pending_per_address", "limits", 128, 1,
             1 << 24, null, true,
-            "Connections from one address not yet connected and authenticated; established queues never count.");
+            "Connections from one address not yet connected and authenticated; a new one past it closes the oldest"
+                    + " of them. Established queues never count.");
 
     // ---- timeouts ----
     public static final Setting<Long> CONNECT_TIMEOUT_MS = millis("connect_timeout_ms", "timeouts", 10_000, 100, 3_600_000, true,

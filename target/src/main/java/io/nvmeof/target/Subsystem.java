@@ -4,6 +4,7 @@ import io.nvmeof.protocol.IdentifyController;
 import io.nvmeof.protocol.Nqn;
 import java.io.IOException;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Set;
@@ -301,7 +302,7 @@ public final class Subsystem implements AutoCloseable {
      */
     synchronized Controller newController(Target target, String hostNqn, UUID hostId, long katoMillis,
                                           boolean admitNow) {
-        if (!allows(hostNqn) || !discovery && hostIdHolder(hostId, hostNqn) != null) {
+        if (!allows(hostNqn) || !discovery && hostIdTaken(hostId, hostNqn) != null) {
             return null;
         }
         if (admittedControllers(hostNqn) >= target.maxControllersPerHost()) {
@@ -328,17 +329,64 @@ public final class Subsystem implements AutoCloseable {
     }
 
     /**
-     * The NQN of another host whose controller here holds Host Identifier {@code hostId}, or null.
+     * How another host NQN holds Host Identifier {@code hostId} here ("held by host X": a controller
+     * of its; "registered by host X on namespace N": a reservation registration of its), or null.
      * Reservations know a host by its Host Identifier: a second NQN presenting the same one would act
-     * as that host's registrant, so its Connect is refused (as SPDK's {@code dup_host_policy}).
+     * as that host's registrant, so its Connect is refused (as SPDK's {@code dup_host_policy}), and
+     * not only while the first is connected: its registration outlives its connections (and, with
+     * PTPL, the process). The operator frees such an ID with {@link #clearRegistrations}.
      */
-    synchronized String hostIdHolder(UUID hostId, String hostNqn) {
+    synchronized String hostIdTaken(UUID hostId, String hostNqn) {
         for (Controller c : controllers.values()) {
             if (c.hostId().equals(hostId) && !c.hostNqn().equals(hostNqn) && !c.destroyed()) {
-                return c.hostNqn();
+                return "held by host " + c.hostNqn();
+            }
+        }
+        for (Namespace ns : namespaces.values()) {
+            Reservations.Registrant r = ns.reservations().state().registrant(hostId);
+            if (r != null && !r.hostNqn().equals(hostNqn)) {
+                return "registered by host " + r.hostNqn() + " on namespace " + Integer.toUnsignedString(ns.nsid());
             }
         }
         return null;
+    }
+
+    /**
+     * The operator removes the reservation registrations on namespace {@code nsid} of host
+     * {@code hostNqn} and Host ID {@code hostId} (either null: any; both null: all), as if each had
+     * unregistered: a reservation whose holder goes is released (one of the all-registrants types
+     * stays while registrants do), and the generation moves on. Stale registrations of a host that
+     * is gone, which hold its Host ID against every other NQN at Connect, go this way without
+     * editing files. The hosts concerned get their notices (registration preempted; reservation
+     * released where it had given them access); it returns once the change is as durable as the
+     * reservation's PTPL asks, so it may wait on the disk: not for an event loop.
+     *
+     * @return the registrations removed
+     * @throws IllegalArgumentException if there is no namespace {@code nsid}
+     * @throws IOException if the change was made but could not be kept
+     */
+    public List<Reservations.Registrant> clearRegistrations(int nsid, String hostNqn, UUID hostId) throws IOException {
+        Namespace ns = namespaces.get(nsid);
+        if (ns == null) {
+            throw new IllegalArgumentException("no namespace " + Integer.toUnsignedString(nsid) + " in " + nqn);
+        }
+        Reservations res = ns.reservations();
+        Reservations.Cleared c = res.clearRegistrations(hostNqn, hostId);
+        if (c.removed().isEmpty()) {
+            return c.removed();
+        }
+        LOG.log(System.Logger.Level.INFO, "{0}: namespace {1}: registrations cleared: {2}", nqn,
+                Integer.toUnsignedString(nsid), c.removed().stream().map(g -> g.hostNqn() + " (" + g.hostId() + ")").toList());
+        for (Reservations.Notice n : c.notices()) {
+            reservationNotice(n.hostId(), nsid, n.type());
+        }
+        try {
+            res.stored().join();
+        } catch (java.util.concurrent.CompletionException e) {
+            throw new IOException("registrations of namespace " + Integer.toUnsignedString(nsid) + " of " + nqn
+                    + " cleared but not kept: " + e.getCause().getMessage(), e.getCause());
+        }
+        return c.removed();
     }
 
     /**

@@ -13,6 +13,8 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -562,6 +564,10 @@ public final class Target implements AutoCloseable {
         return options.get(Settings.MAX_QUEUE_WRITE_DATA);
     }
 
+    long maxCopyInFlight() {
+        return options.get(Settings.MAX_COPY_IN_FLIGHT);
+    }
+
     /** The budget of command data buffers. */
     public BufferBudget bufferBudget() {
         return bufferBudget;
@@ -597,66 +603,136 @@ public final class Target implements AutoCloseable {
     }
 
     private final AtomicInteger connections = new AtomicInteger();
+    private final AtomicInteger discoveryConnections = new AtomicInteger();
     private final BufferBudget bufferBudget;
 
     /**
-     * Counts a new connection in, or refuses it (false) when {@link Settings#MAX_CONNECTIONS} are
-     * open; each one counted in is counted out by {@link #connectionClosed()}.
+     * Counts a new connection in, or refuses it (null) when {@link Settings#MAX_CONNECTIONS} are
+     * open; the slot it gets is given back by {@link ConnectionSlot#end()}.
      */
-    boolean admitConnection() {
+    ConnectionSlot admitConnection() {
         while (true) {
             int n = connections.get();
             if (n >= options.get(Settings.MAX_CONNECTIONS)) {
                 connectionsRefused.increment();
-                return false;
+                return null;
             }
             if (connections.compareAndSet(n, n + 1)) {
-                return true;
+                return new ConnectionSlot();
             }
         }
     }
-
-    void connectionClosed() {
-        connections.decrementAndGet();
-    }
-
-    private final ConcurrentHashMap<java.net.InetAddress, AtomicInteger> pending = new ConcurrentHashMap<>();
-    private static final RateLimitedLog PENDING_REFUSED = new RateLimitedLog(LOG);
 
     /**
-     * Counts a new connection from {@code peer} as pending (not yet connected and authenticated),
-     * or refuses it (false) when {@link Settings#MAX_PENDING_PER_ADDRESS} from there are pending.
-     * Each one counted is counted out by {@link #pendingEnded}.
+     * One connection's place in the target's counts. From accept it counts against {@link
+     * Settings#MAX_CONNECTIONS}, before anyone knows what it is for; once its Connect names the
+     * discovery subsystem it counts against {@link Settings#MAX_DISCOVERY_CONNECTIONS} instead, so
+     * discovery controllers (unauthenticated, kept for minutes by their keep-alive) never crowd
+     * out an I/O host. Its transport ends it once, from any thread.
      */
-    boolean admitPending(java.net.InetAddress peer) {
-        int max = options.get(Settings.MAX_PENDING_PER_ADDRESS);
-        boolean[] ok = {false};
-        pending.compute(peer, (a, n) -> {
-            int now = n == null ? 0 : n.get();
-            if (now >= max) {
-                return n;
-            }
-            ok[0] = true;
-            if (n == null) {
-                return new AtomicInteger(1);
-            }
-            n.incrementAndGet();
-            return n;
-        });
-        if (!ok[0]) {
-            connectionsRefused.increment();
-            PENDING_REFUSED.log(System.Logger.Level.WARNING, "refused a connection from {0}: {1} connections from there"
-                    + " are not yet connected and authenticated, the most one address may have", peer.getHostAddress(), max);
+    final class ConnectionSlot {
+        private static final int COUNTED = 0;
+        private static final int DISCOVERY = 1;
+        private static final int ENDED = 2;
+        private final AtomicInteger state = new AtomicInteger(COUNTED);
+
+        private ConnectionSlot() {
         }
-        return ok[0];
+
+        /**
+         * Moves the connection to the discovery controllers' count; false, and it stays where it
+         * was, when {@link Settings#MAX_DISCOVERY_CONNECTIONS} are connected (or it has ended).
+         */
+        boolean toDiscovery() {
+            int max = options.get(Settings.MAX_DISCOVERY_CONNECTIONS);
+            while (true) {
+                int n = discoveryConnections.get();
+                if (n >= max) {
+                    return false;
+                }
+                if (discoveryConnections.compareAndSet(n, n + 1)) {
+                    break;
+                }
+            }
+            if (!state.compareAndSet(COUNTED, DISCOVERY)) {
+                discoveryConnections.decrementAndGet();
+                return false;
+            }
+            connections.decrementAndGet();
+            return true;
+        }
+
+        /** The connection is gone: out of whichever count it is in. Idempotent. */
+        void end() {
+            int was = state.getAndSet(ENDED);
+            if (was == COUNTED) {
+                connections.decrementAndGet();
+            } else if (was == DISCOVERY) {
+                discoveryConnections.decrementAndGet();
+            }
+        }
     }
 
-    void pendingEnded(java.net.InetAddress peer) {
-        pending.computeIfPresent(peer, (a, n) -> n.decrementAndGet() <= 0 ? null : n);
+    /** Per peer address, its connections not yet connected and authenticated, oldest first. */
+    private final ConcurrentHashMap<java.net.InetAddress, LinkedHashSet<QueuePair>> pending = new ConcurrentHashMap<>();
+    private static final RateLimitedLog PENDING_DISPLACED = new RateLimitedLog(LOG);
+    private final LongAdder pendingDisplaced = new LongAdder();
+
+    /**
+     * Counts {@code q}, a new connection from {@code peer}, as pending (not yet connected and
+     * authenticated) until {@link #pendingEnded}. Where that address has {@link
+     * Settings#MAX_PENDING_PER_ADDRESS} pending already, the oldest of them is closed to make room
+     * rather than the new one refused: hosts behind one NAT address, or containers on one node,
+     * share it with whoever floods it, and a host that completes its Connect promptly always gets
+     * in. Memory stays bounded: the displaced connection no longer counts and is closing.
+     */
+    void admitPending(java.net.InetAddress peer, QueuePair q) {
+        int max = options.get(Settings.MAX_PENDING_PER_ADDRESS);
+        List<QueuePair> displaced = new ArrayList<>(1);
+        pending.compute(peer, (a, set) -> {
+            LinkedHashSet<QueuePair> s = set != null ? set : new LinkedHashSet<>();
+            for (Iterator<QueuePair> it = s.iterator(); s.size() >= max && it.hasNext(); ) {
+                displaced.add(it.next());
+                it.remove();
+            }
+            s.add(q);
+            return s;
+        });
+        // closed outside the map's lock: a connection of this thread's own loop closes at once,
+        // and its close comes back to pendingEnded
+        for (QueuePair old : displaced) {
+            pendingDisplaced.increment();
+            PENDING_DISPLACED.log(System.Logger.Level.WARNING, "closed the connection from {0} that had waited longest"
+                    + " to connect: {1} connections from there are not yet connected and authenticated, the most one"
+                    + " address may have", peer.getHostAddress(), max);
+            old.displaced();
+        }
     }
 
-    /** Connections open now. */
+    void pendingEnded(java.net.InetAddress peer, QueuePair q) {
+        pending.computeIfPresent(peer, (a, set) -> {
+            set.remove(q);
+            return set.isEmpty() ? null : set;
+        });
+    }
+
+    /** Connections closed since the start to make room for newer ones from their address ({@link #admitPending}). */
+    public long pendingDisplaced() {
+        return pendingDisplaced.sum();
+    }
+
+    /** Connections open now, discovery controllers' too. */
     public int connectionCount() {
+        return connections.get() + discoveryConnections.get();
+    }
+
+    /** Connections open now whose Connect named the discovery subsystem ({@link Settings#MAX_DISCOVERY_CONNECTIONS}). */
+    public int discoveryConnectionCount() {
+        return discoveryConnections.get();
+    }
+
+    /** Connections open now that count against {@link Settings#MAX_CONNECTIONS}: all but discovery controllers'. */
+    int countedConnections() {
         return connections.get();
     }
 

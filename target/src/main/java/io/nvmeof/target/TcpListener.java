@@ -40,19 +40,21 @@ public final class TcpListener implements PortListener {
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        if (!target.admitConnection()) {
-                            LOG.log(System.Logger.Level.WARNING, "refused a connection from {0}: {1} connections open, "
-                                    + "the most the target takes", ch.remoteAddress(), target.connectionCount());
+                        Target.ConnectionSlot slot = target.admitConnection();
+                        if (slot == null) {
+                            LOG.log(System.Logger.Level.WARNING, "refused a connection from {0}: {1} connections open"
+                                    + " besides discovery controllers, the most the target takes", ch.remoteAddress(),
+                                    target.countedConnections());
                             ch.close();
                             return;
                         }
-                        ch.closeFuture().addListener(f -> target.connectionClosed());
+                        ch.closeFuture().addListener(f -> slot.end());
                         connections.add(ch);
                         String tls = port.options().getOrDefault(TcpTransport.TLS, "none");
                         if (!tls.equals("none")) {
                             ch.pipeline().addLast("tls-detect", new TlsDetector(target, tls.equals("required")));
                         }
-                        ch.pipeline().addLast("nvme-tcp", new TcpQueue(target, port));
+                        ch.pipeline().addLast("nvme-tcp", new TcpQueue(target, port, slot));
                     }
                 });
         Channel server = b.bind(address).sync().channel();

@@ -58,18 +58,24 @@ final class TcpQueue extends PduReader implements QueueTransport {
     private Request receiving;
     private int receivingTag;
 
+    /** A queue not counted against the target's connection caps (on an embedded channel). */
     TcpQueue(Target target, Port port) {
+        this(target, port, null);
+    }
+
+    /** The queue of an accepted connection holding {@code slot} in the target's counts. */
+    TcpQueue(Target target, Port port, Target.ConnectionSlot slot) {
         this.target = target;
         this.queue = new QueuePair(target, this, port);
+        this.queue.slot(slot);
         this.slotBits = 32 - Integer.numberOfLeadingZeros(Math.max(1, target.maxQueueSize() - 1));
     }
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
-        if (ctx.channel().remoteAddress() instanceof InetSocketAddress a && !queue.admitFrom(a.getAddress())) {
-            ctx.close();
-            return;
+        if (ctx.channel().remoteAddress() instanceof InetSocketAddress a) {
+            queue.admitFrom(a.getAddress());
         }
         // a host gets this long to complete ICReq, Connect and (if asked) authentication; then the socket is closed
         long deadline = target.connectTimeoutMillis();
@@ -340,6 +346,11 @@ final class TcpQueue extends PduReader implements QueueTransport {
     @Override
     public void close() {
         ctx.close();
+    }
+
+    @Override
+    public void abort() {
+        ctx.channel().close(); // from another thread, Netty runs it on the channel's loop
     }
 
     @Override

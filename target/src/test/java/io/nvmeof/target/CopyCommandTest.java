@@ -2,6 +2,7 @@ package io.nvmeof.target;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.nvmeof.protocol.AdminOpcode;
 import io.nvmeof.protocol.CopyRange;
@@ -21,7 +22,13 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Random;
+import java.util.concurrent.AbstractExecutorService;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -110,6 +117,10 @@ class CopyCommandTest {
                 long blocks = ns.blocks();
                 assertEquals(Status.LBA_OUT_OF_RANGE, copy(io, 600, 0, ranges(new long[] {blocks - 1, 2})), "source past the end");
                 assertEquals(Status.LBA_OUT_OF_RANGE, copy(io, blocks - 1, 0, ranges(new long[] {0, 2})), "destination past the end");
+                // near 2^63 the sum past the end wraps negative (issue 47, item 18)
+                assertEquals(Status.LBA_OUT_OF_RANGE, copy(io, 600, 0, ranges(new long[] {Long.MAX_VALUE - 1, 2})), "source at 2^63");
+                assertEquals(Status.LBA_OUT_OF_RANGE, copy(io, Long.MAX_VALUE - 1, 0, ranges(new long[] {0, 2})),
+                        "destination at 2^63");
                 s.readOnly(1, true);
                 assertEquals(Status.NAMESPACE_WRITE_PROTECTED, copy(io, 600, 0, ranges(new long[] {0, 1})));
             }
@@ -125,6 +136,110 @@ class CopyCommandTest {
     void file(@TempDir Path dir) throws Exception {
         try (FileBackend f = FileBackend.open(dir.resolve("ns.img"), 4 << 20, BS, false, true)) {
             copiesAndRefusals(f);
+        }
+    }
+
+    /**
+     * Issue 47, item 15: a controller's Copies past its budget ({@link Settings#MAX_COPY_IN_FLIGHT})
+     * wait their turn, and each goes to the I/O executor a step at a time: eight 4 MiB Copies at once
+     * against a 1 MiB budget run one after another, 4 steps each: the backend never copies for two at
+     * once (a step is handed the next only after it returned, and the next Copy gets the budget only
+     * after the last step of the one before), where without the budget there would be eight whole
+     * Copies at once. Counted, not timed.
+     */
+    @Test
+    void copiesPastTheControllersBudgetWaitAndGoAStepAtATime() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        AtomicInteger tasks = new AtomicInteger();
+        ExecutorService counting = new AbstractExecutorService() {
+            @Override
+            public void execute(Runnable command) {
+                tasks.incrementAndGet();
+                pool.execute(command);
+            }
+
+            @Override
+            public void shutdown() {
+                pool.shutdown();
+            }
+
+            @Override
+            public List<Runnable> shutdownNow() {
+                return pool.shutdownNow();
+            }
+
+            @Override
+            public boolean isShutdown() {
+                return pool.isShutdown();
+            }
+
+            @Override
+            public boolean isTerminated() {
+                return pool.isTerminated();
+            }
+
+            @Override
+            public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+                return pool.awaitTermination(timeout, unit);
+            }
+        };
+        Target.Options o = Target.Options.defaults().with(Settings.MAX_COPY_IN_FLIGHT, 1L << 20).withIoExecutor(counting);
+        try (Target target = new Target(o)) {
+            Subsystem s = new Subsystem(NQN, "C1", "copy", "1.0");
+            CopyCounting backend = new CopyCounting(new RamBackend(64 << 20, BS));
+            Namespace ns = new Namespace(NQN, 1, backend, false, null);
+            s.addNamespace(ns);
+            target.addSubsystem(s);
+            InetSocketAddress address = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
+            try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+                io.bringUpIo(NQN, 1, admin.bringUpAdmin(NQN));
+                int copies = 8;
+                int blocks = (4 << 20) / BS;
+                for (int i = 0; i < copies; i++) {
+                    byte[] d = ranges(new long[] {0, blocks});
+                    long sdlba = (long) (i + 1) * blocks;
+                    io.send(io.capsule(q -> q.opcode(NvmOpcode.COPY.code).psdt(1).nsid(1).cdw(10, (int) sdlba)
+                            .cdw(11, 0).cdw(12, 0).sgl(0, d.length, Sgl.IN_CAPSULE), d));
+                }
+                for (int i = 0; i < copies; i++) {
+                    assertEquals(Status.SUCCESS, io.receive().cqe().status());
+                }
+                assertEquals(copies * 4, tasks.get(), "each 4 MiB Copy went to the executor in 1 MiB steps");
+                assertEquals(1, backend.most.get(), "Copy steps in the backend at once");
+                assertEquals(copies * (4L << 20), ns.stats().bytes(IoStats.Op.COPY));
+            }
+        } finally {
+            pool.shutdown();
+        }
+    }
+
+    /** A RAM backend that counts how many copies run in it at once. */
+    static final class CopyCounting implements Backend {
+        final RamBackend ram;
+        final AtomicInteger running = new AtomicInteger();
+        final AtomicInteger most = new AtomicInteger();
+
+        CopyCounting(RamBackend ram) {
+            this.ram = ram;
+        }
+
+        @Override public long size() { return ram.size(); }
+        @Override public int blockSize() { return ram.blockSize(); }
+        @Override public boolean blocking() { return ram.blocking(); }
+        @Override public void read(long offset, ByteBuffer dst) throws IOException { ram.read(offset, dst); }
+        @Override public void write(long offset, ByteBuffer src) throws IOException { ram.write(offset, src); }
+        @Override public void flush() throws IOException { ram.flush(); }
+        @Override public String describe() { return "copy-counting " + ram.describe(); }
+        @Override public void close() throws IOException { ram.close(); }
+
+        @Override
+        public void copy(long from, long to, long length, ByteBuffer bounce) throws IOException {
+            most.accumulateAndGet(running.incrementAndGet(), Math::max);
+            try {
+                ram.copy(from, to, length, bounce);
+            } finally {
+                running.decrementAndGet();
+            }
         }
     }
 }

@@ -3,6 +3,7 @@ package io.nvmeof.target;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.nvmeof.protocol.CompletionQueueEntry;
@@ -203,7 +204,7 @@ class TrustTest {
     }
 
     @Test
-    void oneAddressHoldsOnlySoManyConnectionsNotYetConnectedAndAuthenticated() throws Exception {
+    void oneAddressHoldsOnlySoManyConnectionsNotYetConnectedAndAuthenticatedClosingItsOldest() throws Exception {
         Target.Options o = Target.Options.defaults();
         o = o.with(Settings.MAX_PENDING_PER_ADDRESS, 4);
         start(o, List.of());
@@ -219,23 +220,27 @@ class TrustTest {
             RawHost authenticating = new RawHost(address);
             open.add(authenticating);
             assertEquals(Status.SUCCESS, connect(authenticating, VICTIM, 0).status());
+            assertEquals(0, authenticate(authenticating, key, 3), "authentication ends its pending state");
+            // the cap of idle ones, each counted (its ICResp says the target has it) in turn
             List<RawHost> idle = new ArrayList<>();
-            for (int i = 0; i < 3; i++) {
+            for (int i = 0; i < 4; i++) {
                 RawHost h = new RawHost(address);
                 open.add(h);
                 idle.add(h);
+                assertEquals(PduType.IC_RESP, h.icreq().type());
             }
-            RawHost refused = new RawHost(address);
-            open.add(refused);
-            assertTrue(refused.closedByPeer(), "the fifth pending connection from one address is closed at once");
-            assertEquals(0, authenticate(authenticating, key, 3), "authentication ends its pending state");
-            RawHost next = new RawHost(address);
-            open.add(next);
-            assertEquals(Status.SUCCESS, connect(next, KEYLESS, 0).status(), "room again once one was admitted");
-            idle.get(0).close();
-            for (RawHost h : open.subList(0, 6)) {
+            // one more: the oldest idle one makes room, not the newcomer, which connects
+            RawHost newcomer = new RawHost(address);
+            open.add(newcomer);
+            assertTrue(idle.get(0).closedByPeer(), "the oldest pending connection from the address is closed");
+            assertEquals(Status.SUCCESS, connect(newcomer, KEYLESS, 0).status(), "the newcomer gets in");
+            for (RawHost h : idle.subList(1, 4)) {
+                h.socket.setSoTimeout(200);
+                assertThrows(java.net.SocketTimeoutException.class, () -> h.in.read(), "a younger idle one is still open");
+            }
+            for (RawHost h : open.subList(0, 7)) {
                 assertEquals(Status.SUCCESS, h.command(s -> s.propertyGet(Registers.CAP, 8), null).cqe().status(),
-                        "established ones work");
+                        "established ones work, the authenticated one too");
             }
         } finally {
             for (RawHost h : open) {

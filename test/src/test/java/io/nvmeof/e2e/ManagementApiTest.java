@@ -65,14 +65,11 @@ class ManagementApiTest {
     }
 
     private TargetProcess start(Path config) throws Exception {
-        TargetProcess t = TargetProcess.start(Fabric.TCP, dir, "--config", config.toString(), "--rpc-socket",
-                dir.resolve("run/rpc.sock").toString(), "--state-dir", dir.resolve("state").toString());
-        t.await("the management API", () -> t.out().contains("management API on"));
-        return t;
+        return TargetProcess.startManaged(dir, config);
     }
 
     private Path socket() {
-        return dir.resolve("run/rpc.sock");
+        return TargetProcess.managementSocket(dir);
     }
 
     /** One call over the socket, as any JSON-RPC client makes it; the response. */
@@ -128,7 +125,8 @@ class ManagementApiTest {
             // a path outside management.allowed_paths: refused, named, nothing changed
             r = TargetProcess.cli(60, "ns", "add", "--socket", socket().toString(), "--subsystem", B, "file:/etc/hostname");
             assertEquals(1, r.exit());
-            assertTrue(r.err().contains("params.path: /etc/hostname is not under management.allowed_paths"), r.err());
+            assertTrue(r.err().contains("params.path: /etc/hostname is not a file or device under management.allowed_paths"),
+                    r.err());
             r = TargetProcess.cli(60, "ns", "add", "--socket", socket().toString(), "--subsystem", B,
                     "file:" + dir.resolve("volumes/../outside.img") + ",size=1M");
             assertEquals(1, r.exit(), "a path that leaves the allowed one by ..");
@@ -181,10 +179,11 @@ class ManagementApiTest {
                     Integer.toString(data.length), "--output", out.toString());
             assertEquals(0, r.exit(), r.err());
             assertArrayEquals(data, Files.readAllBytes(out));
-            // save_config: the configuration in effect as one private file that --config takes
-            Path saved = dir.resolve("saved.json");
-            JsonNode res = rpc(socket(), "save_config", "{\"path\": \"" + saved + "\"}");
+            // save_config: the configuration in effect as one private file that --config takes, in its directory
+            Path saved = dir.resolve("state/saved/saved.json");
+            JsonNode res = rpc(socket(), "save_config", "{\"path\": \"saved.json\"}");
             assertTrue(res.has("result"), res.toString());
+            assertEquals(saved.toString(), res.at("/result/path").asText());
             assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(saved)));
             r = TargetProcess.cli(60, "target", "--config", saved.toString(), "--show-config");
             assertEquals(0, r.exit(), r.err());

@@ -19,6 +19,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -102,6 +104,82 @@ class QosEndToEndTest {
             assertEquals(0, sample(m, "nvmeof_namespace_qos_throttled_seconds_total", "{nsid=\"1\",subsystem=\"" + NQN + "\"}"),
                     "no namespace limit after the restart: " + ns / 1e6 + " ms for 1000 reads");
         }
+    }
+
+    /**
+     * Every command that costs the backend counts (issue 47, item 14), each kind on a namespace of
+     * its own, all at once, for about 10 s each: Write Zeroes and deallocate of 3 MiB (more than one
+     * piece of a 1 MiB/s limit) by their bytes against the write limit, a Copy of 3 MiB (it reads
+     * and writes 6 MiB, past the 5 s bound) against the read-write limit, 4 KiB Write Zeroes and
+     * Flush as I/Os against 100 IOPS. A limiter is measured over its whole run: what the host had
+     * done when its last command completed, over the time since it began, within 1.1 x the limit.
+     */
+    @Test
+    void everyCommandThatCostsTheBackendCounts(@TempDir Path dir) throws Exception {
+        Path config = dir.resolve("t.json");
+        Files.writeString(config, """
+                {"ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": ["%s"]}],
+                 "subsystems": [{"nqn": "%s", "namespaces": [
+                    {"nsid": 1, "backend": "ram", "size": "64M", "qos": {"w_mbytes_per_sec": 1}},
+                    {"nsid": 2, "backend": "ram", "size": "64M", "qos": {"w_mbytes_per_sec": 1}},
+                    {"nsid": 3, "backend": "ram", "size": "64M", "qos": {"rw_mbytes_per_sec": 1}},
+                    {"nsid": 4, "backend": "ram", "size": "16M", "qos": {"rw_ios_per_sec": 100}},
+                    {"nsid": 5, "backend": "ram", "size": "16M", "qos": {"rw_ios_per_sec": 100}}]}]}
+                """.formatted(NQN, NQN));
+        long mib = 1 << 20;
+        try (TargetProcess t = TargetProcess.start(Fabric.TCP, dir, "--config", config.toString());
+             Controller c = Nvmeof.connect(t.uri(NQN), ConnectOptions.defaults().identity(HOST).ioQueues(2))) {
+            BlockDevice[] ns = new BlockDevice[5];
+            for (int i = 0; i < ns.length; i++) {
+                ns[i] = c.namespace(i + 1);
+            }
+            // a thread each: the five run at once, whatever the common pool's size
+            ExecutorService threads = Executors.newFixedThreadPool(5);
+            List<CompletableFuture<double[]>> kinds = List.of(
+                    CompletableFuture.supplyAsync(() -> rate(2, 3 * mib, at -> ns[0].writeZeroesAsync(at, 3 * mib)), threads),
+                    CompletableFuture.supplyAsync(() -> rate(2, 3 * mib, at -> ns[1].discardAsync(at, 3 * mib)), threads),
+                    // a Copy reads and writes its bytes: 6 MiB against the read-write limit
+                    CompletableFuture.supplyAsync(() -> rate(2, 6 * mib,
+                            at -> ns[2].copyAsync(at, at + 32 * mib, 3 * mib)), threads),
+                    CompletableFuture.supplyAsync(() -> rate(4, 1,
+                            at -> ns[3].writeZeroesAsync(at / (3 * mib) * 4096, 4096)), threads),
+                    CompletableFuture.supplyAsync(() -> rate(4, 1, at -> ns[4].flushAsync()), threads));
+            threads.shutdown();
+            String[] names = {"Write Zeroes (bytes)", "deallocate (bytes)", "Copy (bytes read and written)",
+                "Write Zeroes (I/Os)", "Flush (I/Os)"};
+            double[] limits = {mib, mib, mib, 100, 100};
+            StringBuilder all = new StringBuilder();
+            boolean over = false;
+            for (int i = 0; i < names.length; i++) {
+                double[] r = kinds.get(i).join();
+                all.append(String.format("%s: %.0f a second over %.1f s, %.2f x its limit%n", names[i], r[0], r[1], r[0] / limits[i]));
+                over |= r[0] > 1.1 * limits[i];
+            }
+            System.out.print(all);
+            assertTrue(!over, "each kind within 1.1 x its limit:\n" + all);
+            assertEquals(0, t.stop());
+            t.assertNoLeaks();
+        }
+    }
+
+    /**
+     * Commands from {@code op} (given a byte offset within the first 30 MiB) at {@code depth} at once
+     * for 10 s (and 100,000 at most), then waits for those in flight: {cost a second, seconds},
+     * where each counts {@code cost}.
+     */
+    static double[] rate(int depth, long cost, java.util.function.LongFunction<CompletableFuture<Void>> op) {
+        Semaphore slots = new Semaphore(depth);
+        List<CompletableFuture<Void>> all = new ArrayList<>();
+        long start = System.nanoTime();
+        for (int i = 0; i < 100_000 && System.nanoTime() - start < 10_000_000_000L; i++) {
+            slots.acquireUninterruptibly();
+            CompletableFuture<Void> f = op.apply(i % 10 * (3L << 20));
+            f.whenComplete((v, e) -> slots.release());
+            all.add(f);
+        }
+        CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).join();
+        double seconds = (System.nanoTime() - start) / 1e9;
+        return new double[] {all.size() * (double) cost / seconds, seconds};
     }
 
     /** {@code count} commands of {@code size} bytes at {@code depth} at once: nanoseconds they took; any failure throws. */

@@ -1,6 +1,7 @@
 package io.nvmeof.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.nvmeof.initiator.BlockDevice;
@@ -90,6 +91,10 @@ class SystemdUnitTest {
         String json = Files.readString(SYSTEMD.resolve("target.json"));
         TargetConfig shipped = ConfigLoader.parse(json);
         assertEquals(8009, shipped.ports().get(1).trsvcid(), "a discovery port by default");
+        // the management API may create volumes in a directory of their own, never among the state files
+        assertTrue(shipped.management().allowedPaths().contains(Path.of("/var/lib/nvmeof/volumes")));
+        assertFalse(shipped.management().allowedPaths().contains(Path.of("/var/lib/nvmeof")));
+        assertTrue(unit.contains("StateDirectory=nvmeof nvmeof/volumes"), "the volumes directory is made");
         String local = json.replace("/var/lib/nvmeof", dir.toString()).replace("4420", "0").replace("8009", "0");
         Path config = dir.resolve("target.json");
         Files.writeString(config, local);

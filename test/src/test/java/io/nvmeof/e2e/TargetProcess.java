@@ -79,6 +79,23 @@ final class TargetProcess implements AutoCloseable {
         return startWith(List.of(), fabric, dir, args);
     }
 
+    /**
+     * The target as its service runs it: {@code --config config}, the management API on {@code
+     * dir/run/rpc.sock} (see {@link #managementSocket}), its changes kept in {@code dir/state};
+     * returns once the API serves.
+     */
+    static TargetProcess startManaged(Path dir, Path config) throws Exception {
+        TargetProcess t = start(Fabric.TCP, dir, "--config", config.toString(), "--rpc-socket",
+                managementSocket(dir).toString(), "--state-dir", dir.resolve("state").toString());
+        t.await("the management API", () -> t.out().contains("management API on"));
+        return t;
+    }
+
+    /** Where {@link #startManaged} serves the management API. */
+    static Path managementSocket(Path dir) {
+        return dir.resolve("run/rpc.sock");
+    }
+
     /** {@link #start} with JVM flags in front of the jar. */
     static TargetProcess startWith(List<String> jvmFlags, Fabric fabric, Path dir, String... args)
             throws IOException, InterruptedException {

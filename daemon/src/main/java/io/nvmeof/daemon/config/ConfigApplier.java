@@ -10,6 +10,7 @@ import io.nvmeof.target.Target;
 import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
 import io.nvmeof.daemon.config.TargetConfig.PortConfig;
 import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
+import io.nvmeof.target.backend.Backend;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -29,10 +30,23 @@ import java.util.Set;
 public final class ConfigApplier {
     private static final System.Logger LOG = System.getLogger(ConfigApplier.class.getName());
     private final Target target;
+    private final Opener opener;
     private TargetConfig current = new TargetConfig(List.of(), List.of());
 
+    /** Opens a namespace's storage. */
+    @FunctionalInterface
+    public interface Opener {
+        Backend open(String nqn, NamespaceConfig n) throws IOException;
+    }
+
     public ConfigApplier(Target target) {
+        this(target, (nqn, n) -> n.spec().open());
+    }
+
+    /** {@code opener} opens each namespace's storage (the daemon's checks the paths the management API gave). */
+    public ConfigApplier(Target target, Opener opener) {
         this.target = target;
+        this.opener = opener;
     }
 
     /** What the last apply changed, for logs and tests. */
@@ -321,7 +335,7 @@ public final class ConfigApplier {
             }
             // new storage for an existing NSID: open it first, so a failure keeps the old one
             try {
-                Namespace replacement = new Namespace(s.nqn(), n.nsid(), n.spec().open(), n.readOnly(), n.uuid());
+                Namespace replacement = new Namespace(s.nqn(), n.nsid(), opener.open(s.nqn(), n), n.readOnly(), n.uuid());
                 replacement.visibility(n.visibility());
                 replacement.anaGroup(n.anaGroup());
                 replacement.qos(n.qos());
@@ -374,10 +388,10 @@ public final class ConfigApplier {
         }
     }
 
-    private static void open(Subsystem sub, String nqn, NamespaceConfig n, boolean strict, List<String> changes)
+    private void open(Subsystem sub, String nqn, NamespaceConfig n, boolean strict, List<String> changes)
             throws IOException {
         try {
-            Namespace ns = new Namespace(nqn, n.nsid(), n.spec().open(), n.readOnly(), n.uuid());
+            Namespace ns = new Namespace(nqn, n.nsid(), opener.open(nqn, n), n.readOnly(), n.uuid());
             ns.visibility(n.visibility());
             ns.anaGroup(n.anaGroup());
             ns.qos(n.qos());

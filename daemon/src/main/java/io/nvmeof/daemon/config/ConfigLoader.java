@@ -23,6 +23,7 @@ import io.nvmeof.target.TargetTransport;
 import io.nvmeof.target.TargetTransports;
 import io.nvmeof.target.TcpTransport;
 import io.nvmeof.target.backend.BackendSpec;
+import io.nvmeof.target.backend.SmallFiles;
 import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
 import io.nvmeof.daemon.config.TargetConfig.PortConfig;
 import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
@@ -188,17 +189,18 @@ public final class ConfigLoader {
             if (h.has("qos")) {
                 hostQos.put(nqn, qos(h.get("qos"), at + ".qos"));
             }
-            DhchapKey key = secrets.key(h, "dhchap_key", at);
-            DhchapKey ctrl = secrets.key(h, "dhchap_ctrl_key", at);
+            DhchapKey key = secrets.key(h, "dhchap_key", at, nqn);
+            DhchapKey ctrl = secrets.key(h, "dhchap_ctrl_key", at, nqn);
             if (ctrl != null && key == null) {
                 throw new ConfigException(at + ".dhchap_ctrl_key", "needs a dhchap_key too (the host authenticates first)");
             }
             List<DhchapHash> hashes = list(h, "dhchap_hashes", at, ConfigLoader::hash);
             List<DhGroup> groups = list(h, "dhchap_dhgroups", at, ConfigLoader::dhGroup);
-            hostKeys.add(new HostSecurity(nqn, key, ctrl, hashes, groups, secrets.tlsKey(h, "tls_key", at)));
+            hostKeys.add(new HostSecurity(nqn, key, ctrl, hashes, groups, secrets.tlsKey(h, "tls_key", at, nqn)));
         }
-        return new TargetConfig(ports, subsystems, settings(root), hostKeys, metrics(root, secrets), management(root, secrets),
-                hostQos);
+        MetricsServer.Endpoint metrics = metrics(root, secrets);
+        return new TargetConfig(ports, subsystems, settings(root), hostKeys, metrics, management(root, secrets),
+                hostQos, secrets.files);
     }
 
     private static DhchapHash hash(JsonNode n, String at) {
@@ -233,18 +235,39 @@ public final class ConfigLoader {
      * Keys read for a configuration: inline ones (the configuration file must then be private) and
      * key files (which must be private themselves).
      */
+    /** The most a key or password file may hold: keys are tens of bytes, a few KiB covers any. */
+    public static final int MAX_KEY_FILE = 8 << 10;
+
+    /**
+     * Checks the key file {@code file} as a configuration's {@code FIELD_file} is read (private,
+     * a regular file of at most {@link #MAX_KEY_FILE} bytes, read without blocking, holding a
+     * {@code field} key: dhchap_key, dhchap_ctrl_key or tls_key); a {@link ConfigException}
+     * naming {@code at} says what is wrong.
+     */
+    public static void checkKeyFile(Path file, String field, String at) {
+        JsonNode n = JSON.createObjectNode().put(field + "_file", file.toString());
+        Secrets secrets = new Secrets(null);
+        if (field.startsWith("tls")) {
+            secrets.tlsKey(n, field, at, null);
+        } else {
+            secrets.key(n, field, at, null);
+        }
+    }
+
     private static final class Secrets {
         private final Path file;
         private String inlineField;
+        /** Where each secret that came from a file came from ({@link TargetConfig#secret} names). */
+        final Map<String, Path> files = new TreeMap<>();
 
         Secrets(Path file) {
             this.file = file;
         }
 
         /** The TLS PSK in {@code <field>} or in the file named by {@code <field>_file}; null if neither. */
-        TlsPsk tlsKey(JsonNode h, String field, String at) {
+        TlsPsk tlsKey(JsonNode h, String field, String at, String owner) {
             String[] where = new String[1];
-            String text = secret(h, field, at, where);
+            String text = secret(h, field, at, where, owner);
             try {
                 return text == null ? null : TlsPsk.parse(text);
             } catch (IllegalArgumentException e) {
@@ -253,9 +276,9 @@ public final class ConfigLoader {
         }
 
         /** The DH-HMAC-CHAP key in {@code <field>} or in the file named by {@code <field>_file}; null if neither. */
-        DhchapKey key(JsonNode h, String field, String at) {
+        DhchapKey key(JsonNode h, String field, String at, String owner) {
             String[] where = new String[1];
-            String text = secret(h, field, at, where);
+            String text = secret(h, field, at, where, owner);
             try {
                 return text == null ? null : DhchapKey.parse(text);
             } catch (IllegalArgumentException e) {
@@ -264,8 +287,8 @@ public final class ConfigLoader {
         }
 
         /** A secret's text in {@code <field>} or the private file named by {@code <field>_file}; null if neither. */
-        String text(JsonNode node, String field, String at) {
-            return secret(node, field, at, new String[1]);
+        String text(JsonNode node, String field, String at, String owner) {
+            return secret(node, field, at, new String[1], owner);
         }
 
         /** A path as written in the configuration: relative ones are next to the configuration file. */
@@ -277,10 +300,21 @@ public final class ConfigLoader {
             return p;
         }
 
-        /** A secret's text, inline or from its private file; {@code where[0]} names the field it came from. */
-        private String secret(JsonNode h, String field, String at, String[] where) {
+        /**
+         * A secret's text, inline or from its private file; {@code where[0]} names the field it came
+         * from; a file is recorded under {@code owner} (null: not recorded).
+         */
+        private String secret(JsonNode h, String field, String at, String[] where, String owner) {
             String inline = string(h, field, at, null);
             String path = string(h, field + "_file", at, null);
+            if (ConfigWriter.NOT_SAVED.equals(inline)) {
+                throw new ConfigException(at + "." + field, "inline key not saved: move it to a key file and name that"
+                        + " file in " + field + "_file (save_config never writes a key)");
+            }
+            if (ConfigWriter.HIDDEN_TEXT.equals(inline)) {
+                throw new ConfigException(at + "." + field, "is the placeholder that stands for a key not shown: give the"
+                        + " key's file in " + field + "_file");
+            }
             if (inline != null && path != null) {
                 throw new ConfigException(at + "." + field, "is given inline and as " + field + "_file; give one");
             }
@@ -300,9 +334,12 @@ public final class ConfigLoader {
                     throw new ConfigException(where[0], problem);
                 }
                 try {
-                    text = Files.readString(p).trim();
+                    text = new String(SmallFiles.read(p, MAX_KEY_FILE), java.nio.charset.StandardCharsets.UTF_8).trim();
                 } catch (IOException e) {
                     throw new ConfigException(where[0], "cannot read " + p + ": " + e.getMessage());
+                }
+                if (owner != null) {
+                    files.put(TargetConfig.secret(owner, field), p);
                 }
             }
             return text;
@@ -346,7 +383,7 @@ public final class ConfigLoader {
         }
         InetSocketAddress address = metricsAddress(listen, "metrics.listen");
         String user = string(m, "user", "metrics", null);
-        String password = secrets.text(m, "password", "metrics");
+        String password = secrets.text(m, "password", "metrics", "metrics");
         if ((user == null) != (password == null)) {
             throw new ConfigException(user == null ? "metrics.user" : "metrics.password",
                     "basic authentication needs both a user and a password (or password_file)");
@@ -360,7 +397,7 @@ public final class ConfigLoader {
                 throw new ConfigException("metrics.tls_keystore", problem);
             }
         }
-        return new MetricsServer.Endpoint(address, user, password, ks, secrets.text(m, "tls_keystore_password", "metrics"));
+        return new MetricsServer.Endpoint(address, user, password, ks, secrets.text(m, "tls_keystore_password", "metrics", "metrics"));
     }
 
     private static InetSocketAddress metricsAddress(JsonNode n, String at) {
@@ -381,15 +418,18 @@ public final class ConfigLoader {
             return TargetConfig.Management.NONE;
         }
         object(m, "management");
-        known(m, "management", "socket", "allowed_users", "allowed_groups", "allowed_paths");
+        known(m, "management", "socket", "allowed_users", "allowed_groups", "allowed_paths", "save_config_dir");
         String socket = string(m, "socket", "management", null);
         List<Path> paths = new ArrayList<>();
         for (String p : list(m, "allowed_paths", "management", ConfigLoader::absolutePath)) {
             paths.add(Path.of(p).normalize());
         }
+        Path saveDir = m.has("save_config_dir") ? Path.of(absolutePath(m.get("save_config_dir"),
+                "management.save_config_dir")) : null;
         return new TargetConfig.Management(socket == null ? null : secrets.resolve(socket),
                 list(m, "allowed_users", "management", ConfigLoader::plainName),
-                m.has("allowed_groups") ? list(m, "allowed_groups", "management", ConfigLoader::plainName) : null, paths);
+                m.has("allowed_groups") ? list(m, "allowed_groups", "management", ConfigLoader::plainName) : null, paths,
+                saveDir);
     }
 
     private static String absolutePath(JsonNode n, String at) {
@@ -861,9 +901,9 @@ public final class ConfigLoader {
                 }
                 continue;
             }
-            DhchapKey key = secrets.key(JSON.createObjectNode().put("key", keyText), "key", dat);
+            DhchapKey key = secrets.key(JSON.createObjectNode().put("key", keyText), "key", dat, null);
             DhchapKey ctrl = ctrlText.isEmpty() ? null
-                    : secrets.key(JSON.createObjectNode().put("ctrl_key", ctrlText), "ctrl_key", dat);
+                    : secrets.key(JSON.createObjectNode().put("ctrl_key", ctrlText), "ctrl_key", dat, null);
             String hashName = d.path("hash").asText("");
             String groupName = d.path("dhgroup").asText("");
             List<DhchapHash> hashes = hashName.isEmpty() ? List.of()

@@ -19,16 +19,28 @@ import java.util.Map;
 
 /**
  * Writes a configuration in our JSON form, as {@link ConfigLoader} reads it back: every setting
- * with its value, every port, subsystem, namespace and host. Keys are secrets: {@link
- * Secrets#HIDDEN} writes in their place only that a key is there ({@code --show-config}, the
- * management API); {@link Secrets#WRITTEN} writes them (a saved configuration, a private file).
+ * with its value, every port, subsystem, namespace and host. Keys are secrets: one that came
+ * from a key file is written as that file's path ({@code dhchap_key_file}, ...) in every form;
+ * one given inline is written as {@link Secrets} says.
  */
 public final class ConfigWriter {
-    /** What becomes of keys and passwords. */
-    public enum Secrets { HIDDEN, WRITTEN }
+    /** What becomes of keys and passwords given inline. */
+    public enum Secrets {
+        /** Only that a key is there ({@code --show-config}, {@code get_config}). */
+        HIDDEN,
+        /**
+         * A marker that the loader refuses, saying to move the key to a key file: what {@code
+         * save_config} writes, so that no file it writes holds a key.
+         */
+        SAVED,
+        /** The key itself: only for a configuration that stays in memory (the daemon's merge). */
+        WRITTEN
+    }
 
     /** What stands for a key that is not shown. */
     public static final String HIDDEN_TEXT = "(set, not shown)";
+    /** What stands for an inline key in a saved configuration; the loader refuses it with what to do. */
+    public static final String NOT_SAVED = "(inline key not saved: move it to a key file)";
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -59,7 +71,7 @@ public final class ConfigWriter {
         ArrayNode hosts = root.putArray("hosts");
         java.util.Set<String> withQos = new java.util.HashSet<>(c.hostQos().keySet());
         for (HostSecurity h : c.hosts()) {
-            ObjectNode n = host(h, secrets);
+            ObjectNode n = host(h, c, secrets);
             if (withQos.remove(h.nqn())) {
                 n.set("qos", qos(c.hostQos().get(h.nqn())));
             }
@@ -71,7 +83,7 @@ public final class ConfigWriter {
             n.set("qos", qos(c.hostQos().get(nqn)));
         }
         if (c.metrics() != null) {
-            root.set("metrics", metrics(c.metrics(), secrets));
+            root.set("metrics", metrics(c.metrics(), c, secrets));
         }
         if (!c.management().equals(TargetConfig.Management.NONE)) {
             ObjectNode m = root.putObject("management");
@@ -86,6 +98,9 @@ public final class ConfigWriter {
             }
             ArrayNode paths = m.putArray("allowed_paths");
             c.management().allowedPaths().forEach(p -> paths.add(p.toString()));
+            if (c.management().saveConfigDir() != null) {
+                m.put("save_config_dir", c.management().saveConfigDir().toString());
+            }
         }
         return root;
     }
@@ -219,14 +234,15 @@ public final class ConfigWriter {
         return q;
     }
 
-    public static ObjectNode host(HostSecurity h, Secrets secrets) {
+    /** A host's entry; its keys as {@code c} says they came, and {@code secrets} says for inline ones. */
+    public static ObjectNode host(HostSecurity h, TargetConfig c, Secrets secrets) {
         ObjectNode n = JSON.createObjectNode();
         n.put("nqn", h.nqn());
         if (h.hostKey() != null) {
-            n.put("dhchap_key", secrets == Secrets.WRITTEN ? h.hostKey().format() : HIDDEN_TEXT);
+            secret(n, "dhchap_key", h.hostKey().format(), c.keyFile(h.nqn(), "dhchap_key"), secrets);
         }
         if (h.controllerKey() != null) {
-            n.put("dhchap_ctrl_key", secrets == Secrets.WRITTEN ? h.controllerKey().format() : HIDDEN_TEXT);
+            secret(n, "dhchap_ctrl_key", h.controllerKey().format(), c.keyFile(h.nqn(), "dhchap_ctrl_key"), secrets);
         }
         if (h.hostKey() != null) {
             ArrayNode hashes = n.putArray("dhchap_hashes");
@@ -239,22 +255,36 @@ public final class ConfigWriter {
             }
         }
         if (h.tlsKey() != null) {
-            n.put("tls_key", secrets == Secrets.WRITTEN ? h.tlsKey().format() : HIDDEN_TEXT);
+            secret(n, "tls_key", h.tlsKey().format(), c.keyFile(h.nqn(), "tls_key"), secrets);
         }
         return n;
     }
 
-    private static ObjectNode metrics(MetricsServer.Endpoint m, Secrets secrets) {
+    /** A secret: its file's path as {@code FIELD_file} if it came from one, else as {@code secrets} says. */
+    private static void secret(ObjectNode n, String field, String value, java.nio.file.Path file, Secrets secrets) {
+        if (file != null) {
+            n.put(field + "_file", file.toString());
+            return;
+        }
+        n.put(field, switch (secrets) {
+            case HIDDEN -> HIDDEN_TEXT;
+            case SAVED -> NOT_SAVED;
+            case WRITTEN -> value;
+        });
+    }
+
+    private static ObjectNode metrics(MetricsServer.Endpoint m, TargetConfig c, Secrets secrets) {
         ObjectNode n = JSON.createObjectNode();
         n.put("listen", "tcp://" + m.address().getHostString() + ":" + m.address().getPort());
         if (m.user() != null) {
             n.put("user", m.user());
-            n.put("password", secrets == Secrets.WRITTEN ? m.password() : HIDDEN_TEXT);
+            secret(n, "password", m.password(), c.keyFile("metrics", "password"), secrets);
         }
         if (m.keystore() != null) {
             n.put("tls_keystore", m.keystore().toString());
             if (m.keystorePassword() != null) {
-                n.put("tls_keystore_password", secrets == Secrets.WRITTEN ? m.keystorePassword() : HIDDEN_TEXT);
+                secret(n, "tls_keystore_password", m.keystorePassword(), c.keyFile("metrics", "tls_keystore_password"),
+                        secrets);
             }
         }
         return n;

@@ -18,13 +18,34 @@ import java.util.UUID;
  */
 public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Target.Options settings,
                            List<HostSecurity> hosts, MetricsServer.Endpoint metrics, Management management,
-                           Map<String, io.nvmeof.target.Qos.Limits> hostQos) {
+                           Map<String, io.nvmeof.target.Qos.Limits> hostQos, Map<String, java.nio.file.Path> keyFiles) {
 
     public TargetConfig {
         hosts = List.copyOf(hosts);
         settings = settings.withIoExecutor(null);
         management = management == null ? Management.NONE : management;
         hostQos = hostQos == null ? Map.of() : Map.copyOf(hostQos);
+        keyFiles = keyFiles == null ? Map.of() : Map.copyOf(keyFiles);
+    }
+
+    /**
+     * The key (or password) file a secret came from, by {@link #secret}'s name; null if it was
+     * given inline (or is not there). A written configuration names the file, never the key.
+     */
+    public java.nio.file.Path keyFile(String owner, String field) {
+        return keyFiles.get(secret(owner, field));
+    }
+
+    /** The name of a secret in {@link #keyFiles}: its owner (a host's NQN, or "metrics") and its field. */
+    public static String secret(String owner, String field) {
+        return owner + " " + field;
+    }
+
+    /** Without key files. */
+    public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Target.Options settings,
+                        List<HostSecurity> hosts, MetricsServer.Endpoint metrics, Management management,
+                        Map<String, io.nvmeof.target.Qos.Limits> hostQos) {
+        this(ports, subsystems, settings, hosts, metrics, management, hostQos, Map.of());
     }
 
     /** Without per-host QoS. */
@@ -36,11 +57,13 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
     /**
      * The management API ({@code "management"}): where its socket is (null: none, unless the
      * service's runtime directory gives one), who may call it besides root and the target's own
-     * user, and under which directories file and block namespaces may be added through it.
+     * user, under which directories file and block namespaces may be added through it, and the
+     * one directory {@code save_config} writes into ({@code saveConfigDir}; null: the state
+     * directory's {@code saved/}, or nowhere without one).
      */
     public record Management(java.nio.file.Path socket, List<String> allowedUsers, List<String> allowedGroups,
-                             List<java.nio.file.Path> allowedPaths) {
-        public static final Management NONE = new Management(null, List.of(), null, List.of());
+                             List<java.nio.file.Path> allowedPaths, java.nio.file.Path saveConfigDir) {
+        public static final Management NONE = new Management(null, List.of(), null, List.of(), null);
 
         public Management {
             allowedUsers = List.copyOf(allowedUsers);
@@ -68,17 +91,17 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
         return new TargetConfig(ports, subsystems, settings, hosts, address == null ? null
                 : metrics != null ? new MetricsServer.Endpoint(address, metrics.user(), metrics.password(),
                         metrics.keystore(), metrics.keystorePassword()) : MetricsServer.Endpoint.plain(address), management,
-                hostQos);
+                hostQos, keyFiles);
     }
 
     /** The same with other settings. */
     public TargetConfig withSettings(Target.Options settings) {
-        return new TargetConfig(ports, subsystems, settings, hosts, metrics, management, hostQos);
+        return new TargetConfig(ports, subsystems, settings, hosts, metrics, management, hostQos, keyFiles);
     }
 
     /** The same with another management section. */
     public TargetConfig withManagement(Management management) {
-        return new TargetConfig(ports, subsystems, settings, hosts, metrics, management, hostQos);
+        return new TargetConfig(ports, subsystems, settings, hosts, metrics, management, hostQos, keyFiles);
     }
 
     /**

@@ -106,6 +106,10 @@ public final class TargetMetrics implements MultiCollector {
                 single(gauge("nvmeof_connections", "Connections open now, over all ports"), target.connectionCount()),
                 counter("nvmeof_connections_refused", "Connections refused because the target's connection limit was reached")
                         .dataPoint(counterPoint(target.connectionsRefused(), Labels.EMPTY)).build(),
+                single(gauge("nvmeof_discovery_connections", "Discovery controllers connected now"),
+                        target.discoveryConnectionCount()),
+                counter("nvmeof_connections_displaced", "Connections not yet connected closed to make room for newer ones"
+                        + " from their address").dataPoint(counterPoint(target.pendingDisplaced(), Labels.EMPTY)).build(),
                 counter("nvmeof_keep_alive_expiries",
                         "Controllers torn down because their host sent nothing within the keep-alive timeout")
                         .dataPoint(counterPoint(target.keepAliveExpiries(), Labels.EMPTY)).build(),

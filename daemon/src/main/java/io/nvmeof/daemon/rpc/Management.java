@@ -4,9 +4,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmeof.daemon.Daemon;
+import io.nvmeof.daemon.NamespacePaths;
+import io.nvmeof.daemon.RamBudget;
 import io.nvmeof.daemon.StateStore;
 import io.nvmeof.daemon.config.ConfigApplier;
 import io.nvmeof.daemon.config.ConfigException;
+import io.nvmeof.daemon.config.ConfigLoader;
 import io.nvmeof.daemon.config.ConfigWriter;
 import io.nvmeof.daemon.config.TargetConfig;
 import io.nvmeof.daemon.config.TargetConfig.PortConfig;
@@ -57,9 +60,12 @@ public final class Management {
         });
         add("get_config", "the configuration in effect (the file with the API's changes over it; keys not shown)",
                 (p, c) -> ConfigWriter.tree(daemon.configuration(), ConfigWriter.Secrets.HIDDEN));
-        add("save_config", "{path}: writes the configuration in effect, keys included, as one file (mode 0600) that"
-                + " --config takes", this::saveConfig);
-        add("get_subsystems", "the subsystems, with their namespaces, allowed hosts and connected controllers",
+        add("save_config", "{path}: writes the configuration in effect as one file (mode 0600) that --config takes,"
+                + " into management.save_config_dir (the state directory's saved/ by default): path is a file name"
+                + " there. Keys are never written: one from a key file as that file's path, an inline one as a marker"
+                + " the loader refuses", this::saveConfig);
+        add("get_subsystems", "the subsystems, with their namespaces, allowed hosts and connected controllers, and"
+                + " the namespaces the API added that are not served because their paths are refused now",
                 (p, c) -> subsystems());
         add("get_stats", "per namespace: commands, bytes and errors by kind; connections; buffer use", (p, c) -> stats());
         add("create_subsystem", "{nqn, serial, model, allow_any_host, allowed_hosts}", this::createSubsystem);
@@ -87,6 +93,11 @@ public final class Management {
                 + " group's state through a port (nvmet's ports/N/ana_groups/G/ana_state); hosts there get the ANA"
                 + " change notice. The operator decides: gateways do not coordinate", this::setAnaState);
         add("get_ana_states", "per port: each ANA group's state there, and the namespaces in each group", (p, c) -> anaStates());
+        add("get_reservations", "{nqn, nsid}: a namespace's reservation: generation, type, holder, PTPL, and each"
+                + " registration (host NQN, host ID, key, whether it holds)", (p, c) -> reservations(p));
+        add("clear_registrations", "{nqn, nsid, host, host_id}: removes a namespace's registrations (of host NQN host,"
+                + " of host ID host_id, or all), as if each had unregistered; their hosts are told. Kept as PTPL keeps"
+                + " the reservation", this::clearRegistrations);
     }
 
     private void add(String name, String what, Method m) {
@@ -102,9 +113,12 @@ public final class Management {
      * group (the primary one, which SO_PEERCRED reports) is listed.
      */
     String authorize(RpcServer.Caller caller) {
-        TargetConfig.Management m = daemon.configuration().management();
         String self = System.getProperty("user.name");
-        if (caller.user().equals("root") || caller.user().equals(self) || m.allowedUsers().contains(caller.user())) {
+        if (caller.user().equals("root") || caller.user().equals(self)) {
+            return null; // without the daemon's lock: a change in progress never delays them
+        }
+        TargetConfig.Management m = daemon.configuration().management();
+        if (m.allowedUsers().contains(caller.user())) {
             return null;
         }
         if (m.allowedGroups() == null && m.allowedUsers().isEmpty()) {
@@ -130,6 +144,8 @@ public final class Management {
             return Rpc.error(id, Rpc.INVALID_PARAMS, e.getMessage(), e.field);
         } catch (ConfigException e) {
             return Rpc.error(id, Rpc.INVALID_PARAMS, e.getMessage(), e.field());
+        } catch (RamBudget.Exceeded e) {
+            return Rpc.error(id, Rpc.INVALID_PARAMS, "params." + e.field() + ": " + e.getMessage(), "params." + e.field());
         } catch (IOException | RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "management API: {0} by {1} failed: {2}", method, caller,
                     Failures.describe(e));
@@ -235,13 +251,20 @@ public final class Management {
     private JsonNode addNamespace(ObjectNode p, RpcServer.Caller c) throws IOException {
         only(p, "nqn", "nsid", "backend", "path", "size", "block_size", "read_only", "uuid", "direct_io", "visible_to");
         String nqn = text(p, "nqn");
+        ObjectNode ns = p.deepCopy();
+        ns.remove("nqn");
         if (p.has("path")) {
-            allowedPath(text(p, "path"));
+            try {
+                // the resolved path is what is kept and served: a link re-pointed later changes nothing
+                ns.put("path", daemon.paths().resolve(text(p, "path")).toString());
+            } catch (NamespacePaths.Refused e) {
+                throw new ParamException("path", e.getMessage());
+            }
         }
+        long ramSize = "ram".equals(p.path("backend").asText()) && p.has("size") ? size(p) : 0;
         return changes(daemon.change((state, current) -> {
+            RamBudget.check(daemon.target(), ramSize, "size"); // under the daemon's lock: calls at once cannot overcommit
             SubsystemConfig sub = subsystem(current, nqn);
-            ObjectNode ns = p.deepCopy();
-            ns.remove("nqn");
             if (!ns.has("nsid")) {
                 long max = 0;
                 for (TargetConfig.NamespaceConfig n : sub.namespaces()) {
@@ -283,7 +306,7 @@ public final class Management {
         ObjectNode limits = p.deepCopy();
         limits.remove(List.of("nqn", "nsid", "host"));
         try {
-            io.nvmeof.daemon.config.ConfigLoader.qosLimits(limits, "qos"); // the configuration's checks, named for the call
+            ConfigLoader.qosLimits(limits, "qos"); // the configuration's checks, named for the call
         } catch (ConfigException e) {
             throw new ParamException(e.field().replaceFirst("^qos\\.", ""), e.getMessage().substring(e.field().length() + 2));
         }
@@ -292,19 +315,9 @@ public final class Management {
         }
         if (p.has("host")) {
             String host = text(p, "host");
-            return changes(daemon.change((state, current) -> {
-                ObjectNode h = null;
-                for (io.nvmeof.target.HostSecurity hs : current.hosts()) {
-                    if (hs.nqn().equals(host)) {
-                        h = ConfigWriter.host(hs, ConfigWriter.Secrets.WRITTEN);
-                    }
-                }
-                if (h == null) {
-                    h = Rpc.JSON.createObjectNode().put("nqn", host);
-                }
-                h.set("qos", limits);
-                kind(state, "hosts").set(host, h);
-            }, who(c, "set_qos " + host)));
+            // a kind of its own: the host's keys stay the configuration's and its key files'
+            return changes(daemon.change((state, current) -> kind(state, "host_qos").set(host, limits),
+                    who(c, "set_qos " + host)));
         }
         String nqn = text(p, "nqn");
         if (!p.path("nsid").canConvertToLong()) {
@@ -328,18 +341,15 @@ public final class Management {
             throw new ParamException("nsid", "is missing (a number)");
         }
         long nsid = p.get("nsid").asLong();
-        long size;
-        try {
-            size = !p.has("size") ? 0 : p.get("size").isIntegralNumber() ? p.get("size").asLong()
-                    : io.nvmeof.fabric.Sizes.parse(p.get("size").asText(), "size");
-        } catch (IllegalArgumentException e) {
-            throw new ParamException("size", e.getMessage());
-        }
+        long size = p.has("size") ? size(p) : 0;
         boolean shrink = p.path("shrink").asBoolean(false);
         return changes(daemon.change((state, current) -> {
             TargetConfig.NamespaceConfig n = subsystem(current, nqn).namespaces().stream()
                     .filter(x -> Integer.toUnsignedLong(x.nsid()) == nsid).findFirst()
                     .orElseThrow(() -> new ParamException("nsid", "no namespace " + nsid + " in " + nqn));
+            if (n.backend().equals("ram") && size > n.size()) {
+                RamBudget.check(daemon.target(), size - n.size(), "size");
+            }
             if (size == 0 && !(n.backend().equals("file") || n.backend().equals("block"))) {
                 throw new ParamException("size", "is missing: a " + n.backend() + " namespace has no storage of its own to take it from");
             }
@@ -375,12 +385,19 @@ public final class Management {
     }
 
     private JsonNode setHostKeys(ObjectNode p, RpcServer.Caller c) throws IOException {
-        only(p, "host", "dhchap_key_file", "dhchap_ctrl_key_file", "tls_key_file", "dhchap_hashes", "dhchap_dhgroups");
+        // its parameters are what a host entry of the state may hold, the host named "host"
+        only(p, StateStore.HOST_FIELDS.stream().map(f -> f.equals("nqn") ? "host" : f).toArray(String[]::new));
         String host = text(p, "host");
-        for (String f : List.of("dhchap_key_file", "dhchap_ctrl_key_file", "tls_key_file")) {
-            if (p.has(f) && !text(p, f).startsWith("/")) {
-                throw new ParamException(f, "must be an absolute path (keys come from files, never from the call)");
+        boolean any = false;
+        for (String f : StateStore.HOST_FIELDS.stream().filter(f -> f.endsWith("_file")).toList()) {
+            if (p.has(f)) {
+                keyFile(text(p, f), f); // read here, outside the daemon's lock: a bad file fails the call alone
+                any = true;
             }
+        }
+        if (!any) {
+            throw new ParamException("dhchap_key_file", "is missing: name a key file (dhchap_key_file or tls_key_file);"
+                    + " remove_host_keys takes a host's keys away");
         }
         return changes(daemon.change((state, current) -> {
             ObjectNode h = p.deepCopy();
@@ -515,42 +532,70 @@ public final class Management {
         return out;
     }
 
-    /** A file or block device path under one of the allowed paths, symbolic links followed. */
-    private void allowedPath(String path) {
-        if (!path.startsWith("/")) {
-            throw new ParamException("path", "must be an absolute path");
-        }
-        List<Path> allowed = daemon.configuration().management().allowedPaths();
-        Path p = Path.of(path).normalize();
-        Path real;
+    /** A size parameter: bytes, or a string such as "1G". */
+    private static long size(ObjectNode p) {
         try {
-            real = Files.exists(p) ? p.toRealPath() : p.getParent().toRealPath().resolve(p.getFileName());
-        } catch (IOException e) {
-            throw new ParamException("path", path + ": " + Failures.describe(e));
-        }
-        for (Path a : allowed) {
-            Path ra;
-            try {
-                ra = a.toRealPath();
-            } catch (IOException e) {
-                ra = a;
+            long size = p.get("size").isIntegralNumber() ? p.get("size").asLong()
+                    : io.nvmeof.fabric.Sizes.parse(p.get("size").asText(), "size");
+            if (size < 0) {
+                throw new IllegalArgumentException("must not be negative");
             }
-            if (real.startsWith(ra)) {
-                return;
-            }
+            return size;
+        } catch (IllegalArgumentException e) {
+            throw new ParamException("size", e.getMessage());
         }
-        throw new ParamException("path", path + (real.equals(p) ? "" : " (" + real + ")") + " is not under"
-                + " management.allowed_paths " + allowed);
+    }
+
+    /**
+     * Checks a key file a caller names as the configuration's loader will read it: private, a
+     * regular file, small, holding a key. What is wrong is logged; the caller learns only that
+     * the file is refused, not whether it exists or what it holds.
+     */
+    private static void keyFile(String path, String field) {
+        if (!path.startsWith("/")) {
+            throw new ParamException(field, "must be an absolute path (keys come from files, never from the call)");
+        }
+        String problem = null;
+        try {
+            ConfigLoader.checkKeyFile(Path.of(path), field.substring(0, field.length() - "_file".length()), "params");
+        } catch (ConfigException e) {
+            problem = e.getMessage();
+        }
+        if (problem != null) {
+            LOG.log(System.Logger.Level.WARNING, "management API: key file {0} refused: {1}", path, problem);
+            throw new ParamException(field, path + " is not a private key file the target can use (a regular file of at"
+                    + " most " + ConfigLoader.MAX_KEY_FILE + " bytes, mode o-rw, owned by root or the target's user, holding"
+                    + " one key; the target's log says what is wrong)");
+        }
     }
 
     private JsonNode saveConfig(ObjectNode p, RpcServer.Caller c) throws IOException {
         only(p, "path");
         String path = text(p, "path");
-        if (!path.startsWith("/")) {
-            throw new ParamException("path", "must be an absolute path");
+        Path dir = daemon.saveDirectory(daemon.configuration());
+        if (dir == null) {
+            throw new ParamException("path", "save_config has nowhere to write: set management.save_config_dir (a"
+                    + " directory outside every allowed path)");
         }
-        Path file = Path.of(path);
-        StateStore.writePrivately(file, ConfigWriter.write(daemon.configuration(), ConfigWriter.Secrets.WRITTEN));
+        Path name;
+        Path given;
+        try {
+            name = Path.of(path).getFileName();
+            given = path.startsWith("/") ? Path.of(path) : dir.resolve(path);
+        } catch (java.nio.file.InvalidPathException e) {
+            throw new ParamException("path", "is not a path (" + e.getReason() + ")");
+        }
+        if (name == null || name.toString().equals("..") || name.toString().equals(".") || !given.getParent().equals(dir)) {
+            throw new ParamException("path", "must be a file name in " + dir + " (management.save_config_dir)");
+        }
+        Files.createDirectories(dir, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
+        if (!dir.toRealPath().equals(dir.toAbsolutePath().normalize())) {
+            throw new ParamException("path", dir + " (management.save_config_dir) is reached through a symbolic link;"
+                    + " name its real path");
+        }
+        Path file = dir.resolve(name);
+        StateStore.writePrivately(file, ConfigWriter.write(daemon.configuration(), ConfigWriter.Secrets.SAVED));
         LOG.log(System.Logger.Level.INFO, "management API: {0} saved the configuration to {1}", c, file);
         ObjectNode r = Rpc.JSON.createObjectNode();
         r.put("path", file.toString());
@@ -572,6 +617,12 @@ public final class Management {
                     cn.put("host", ctrl.hostNqn());
                 }
             }
+            ArrayNode refused = s.putArray("unserved_namespaces");
+            daemon.unserved().forEach((key, why) -> {
+                if (key.startsWith(sc.nqn() + "#")) {
+                    refused.addObject().put("nsid", Long.parseLong(key.substring(sc.nqn().length() + 1))).put("reason", why);
+                }
+            });
             l.add(s);
         }
         return l;
@@ -583,6 +634,8 @@ public final class Management {
         r.put("generation", daemon.generation());
         r.put("connections", t.connectionCount());
         r.put("connections_refused", t.connectionsRefused());
+        r.put("discovery_connections", t.discoveryConnectionCount());
+        r.put("connections_displaced", t.pendingDisplaced());
         r.put("keep_alive_expiries", t.keepAliveExpiries());
         r.put("buffer_limit", t.bufferBudget().limit());
         ArrayNode subs = r.putArray("subsystems");
@@ -605,4 +658,80 @@ public final class Management {
         return r;
     }
 
+    /** The live subsystem {@code params.nqn}, for the reservation methods. */
+    private Subsystem reservationSubsystem(ObjectNode p) {
+        String nqn = text(p, "nqn");
+        Subsystem s = daemon.target().subsystem(nqn);
+        if (s == null || s.isDiscovery()) {
+            throw new ParamException("nqn", "no subsystem " + nqn);
+        }
+        return s;
+    }
+
+    /** Its live namespace {@code params.nsid}. */
+    private static Namespace reservationNamespace(Subsystem s, ObjectNode p) {
+        JsonNode n = p.get("nsid");
+        if (n == null || !n.canConvertToLong() || n.asLong() < 1 || n.asLong() > 0xfffffffeL) {
+            throw new ParamException("nsid", "is missing (a number 1..4294967294)");
+        }
+        Namespace ns = s.namespace((int) n.asLong());
+        if (ns == null) {
+            throw new ParamException("nsid", "no namespace " + n.asLong() + " in " + s.nqn());
+        }
+        return ns;
+    }
+
+    private JsonNode reservations(ObjectNode p) {
+        only(p, "nqn", "nsid");
+        Subsystem s = reservationSubsystem(p);
+        Namespace ns = reservationNamespace(s, p);
+        io.nvmeof.target.Reservations.State st = ns.reservations().state();
+        ObjectNode r = Rpc.JSON.createObjectNode();
+        r.put("nqn", s.nqn());
+        r.put("nsid", Integer.toUnsignedLong(ns.nsid()));
+        r.put("generation", Integer.toUnsignedLong(st.generation()));
+        r.put("type", st.type());
+        r.put("holder", st.holder() == null ? null : st.holder().toString());
+        r.put("ptpl", st.ptpl());
+        ArrayNode regs = r.putArray("registrants");
+        st.registrants().forEach(g -> registrant(regs.addObject(), g).put("holds", st.holds(g.hostId())));
+        return r;
+    }
+
+    private static ObjectNode registrant(ObjectNode n, io.nvmeof.target.Reservations.Registrant g) {
+        // reservation keys are no secret: every host the namespace is visible to reads them in a Report
+        return n.put("host_nqn", g.hostNqn()).put("host_id", g.hostId().toString()).put("key", "0x" + Long.toHexString(g.key()));
+    }
+
+    private JsonNode clearRegistrations(ObjectNode p, RpcServer.Caller c) throws IOException {
+        only(p, "nqn", "nsid", "host", "host_id");
+        Subsystem s = reservationSubsystem(p);
+        Namespace ns = reservationNamespace(s, p);
+        String host = p.has("host") ? text(p, "host") : null;
+        java.util.UUID hostId = p.has("host_id") ? hostId(p) : null;
+        if ((host != null || hostId != null) && ns.reservations().state().registrants().stream()
+                .noneMatch(g -> (host == null || g.hostNqn().equals(host)) && (hostId == null || g.hostId().equals(hostId)))) {
+            // naming a host that has none is a mistake (a typo): said, not answered with an empty list
+            throw new ParamException(host != null ? "host" : "host_id", "no registration of "
+                    + (host != null ? "host " + host : "") + (host != null && hostId != null ? " with " : "")
+                    + (hostId != null ? "host ID " + hostId : "") + " on namespace " + Integer.toUnsignedLong(ns.nsid())
+                    + " of " + s.nqn());
+        }
+        List<io.nvmeof.target.Reservations.Registrant> removed = s.clearRegistrations(ns.nsid(), host, hostId);
+        LOG.log(System.Logger.Level.INFO, "management API: {0} cleared {1} registrations of namespace {2} of {3}",
+                who(c, "clear_registrations"), removed.size(), Integer.toUnsignedLong(ns.nsid()), s.nqn());
+        ObjectNode r = Rpc.JSON.createObjectNode();
+        ArrayNode l = r.putArray("removed");
+        removed.forEach(g -> registrant(l.addObject(), g));
+        r.put("generation", Integer.toUnsignedLong(ns.reservations().state().generation()));
+        return r;
+    }
+
+    private static java.util.UUID hostId(ObjectNode p) {
+        try {
+            return java.util.UUID.fromString(text(p, "host_id"));
+        } catch (IllegalArgumentException e) {
+            throw new ParamException("host_id", "must be a host ID (a UUID): " + p.get("host_id"));
+        }
+    }
 }

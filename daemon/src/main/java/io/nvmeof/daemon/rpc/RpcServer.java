@@ -29,21 +29,26 @@ import jdk.net.UnixDomainPrincipal;
  * JSON-RPC 2.0 over a Unix domain socket: one request per line, one response per line, as
  * many as the caller sends on one connection. The socket is made mode 0660, so the target's
  * user and group reach it (and root); each caller is then identified by {@code SO_PEERCRED}
- * and served only if {@link Management#authorize} admits its user or group. A caller that
- * sends nothing for a minute is disconnected; at most {@link #MAX_CALLERS} are served at once,
- * a line is at most 1 MiB.
+ * and served only if {@link Management#authorize} admits its user or group, which is asked again
+ * at each request (a reload that takes a caller's rights away takes them from its open
+ * connection too). Each request must arrive whole within {@link #REQUEST_MILLIS} of the connection
+ * or of the answer before it; at most {@link #MAX_CALLERS} admitted callers are served at once (root
+ * always is, beyond them), a line is at most 1 MiB. A caller refused is answered apart, at most
+ * {@link #MAX_REFUSED} at once, so refused or idle callers cannot lock out those admitted.
  */
 public final class RpcServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(RpcServer.class.getName());
     private static final ObjectMapper JSON = new ObjectMapper();
     static final int MAX_CALLERS = 16;
+    static final int MAX_REFUSED = 16;
     static final int MAX_LINE = 1 << 20;
-    static final long IDLE_MILLIS = 60_000;
+    static final long REQUEST_MILLIS = 10_000;
 
     private final Path path;
     private final ServerSocketChannel server;
     private final Management methods;
     private final Semaphore callers = new Semaphore(MAX_CALLERS);
+    private final Semaphore refused = new Semaphore(MAX_REFUSED);
     private final Set<SocketChannel> open = ConcurrentHashMap.newKeySet();
     private final ScheduledExecutorService timer;
     private final Thread acceptor;
@@ -105,49 +110,63 @@ public final class RpcServer implements AutoCloseable {
                 LOG.log(System.Logger.Level.WARNING, "management API: accept failed: {0}", e.getMessage());
                 continue;
             }
-            if (!callers.tryAcquire()) {
-                reply(ch, Rpc.error(null, Rpc.SERVER_BUSY, "busy: " + MAX_CALLERS + " callers are being served", null));
+            Caller caller;
+            try {
+                UnixDomainPrincipal p = ch.getOption(ExtendedSocketOptions.SO_PEERCRED);
+                caller = new Caller(p.user().getName(), p.group().getName());
+            } catch (IOException | UnsupportedOperationException e) {
+                LOG.log(System.Logger.Level.WARNING, "management API: cannot identify a caller ({0}); refused", e.getMessage());
                 closeQuietly(ch);
                 continue;
+            }
+            String refusal = methods.authorize(caller);
+            // who is refused waits in a pool of its own; root is always served
+            Semaphore slots = refusal != null ? refused : caller.user().equals("root") ? null : callers;
+            if (slots != null && !slots.tryAcquire()) {
+                reply(ch, Rpc.error(null, Rpc.SERVER_BUSY, refusal != null ? refusal : "busy: " + MAX_CALLERS
+                        + " callers are being served", null));
+                closeQuietly(ch);
+                continue;
+            }
+            if (refusal != null) {
+                LOG.log(System.Logger.Level.WARNING, "management API: refused {0}: {1}", caller, refusal);
             }
             open.add(ch);
             daemonThread(() -> {
                 try {
-                    serve(ch);
+                    serve(ch, caller);
                 } finally {
                     open.remove(ch);
                     closeQuietly(ch);
-                    callers.release();
+                    if (slots != null) {
+                        slots.release();
+                    }
                 }
             }, "nvmeof-rpc-caller").start();
         }
     }
 
-    private void serve(SocketChannel ch) {
-        Caller caller;
-        try {
-            UnixDomainPrincipal p = ch.getOption(ExtendedSocketOptions.SO_PEERCRED);
-            caller = new Caller(p.user().getName(), p.group().getName());
-        } catch (IOException | UnsupportedOperationException e) {
-            LOG.log(System.Logger.Level.WARNING, "management API: cannot identify a caller ({0}); refused", e.getMessage());
-            return;
-        }
-        String refusal = methods.authorize(caller);
-        if (refusal != null) {
-            LOG.log(System.Logger.Level.WARNING, "management API: refused {0}: {1}", caller, refusal);
-        }
+    private void serve(SocketChannel ch, Caller caller) {
         ByteBuffer in = ByteBuffer.allocate(64 << 10);
         ByteArrayOutputStream line = new ByteArrayOutputStream();
+        // the whole of each request within REQUEST_MILLIS: a byte now and then does not keep a slot
+        ScheduledFuture<?>[] deadline = {timer.schedule(() -> closeQuietly(ch), REQUEST_MILLIS, TimeUnit.MILLISECONDS)};
+        try {
+            serveLines(ch, caller, in, line, deadline);
+        } finally {
+            deadline[0].cancel(false);
+        }
+    }
+
+    private void serveLines(SocketChannel ch, Caller caller, ByteBuffer in, ByteArrayOutputStream line,
+                            ScheduledFuture<?>[] deadline) {
         while (ch.isOpen()) {
-            ScheduledFuture<?> idle = timer.schedule(() -> closeQuietly(ch), IDLE_MILLIS, TimeUnit.MILLISECONDS);
             int n;
             try {
                 in.clear();
                 n = ch.read(in);
             } catch (IOException e) {
                 return;
-            } finally {
-                idle.cancel(false);
             }
             if (n < 0) {
                 return;
@@ -165,15 +184,25 @@ public final class RpcServer implements AutoCloseable {
                 }
                 String text = line.toString(StandardCharsets.UTF_8).trim();
                 line.reset();
+                deadline[0].cancel(false); // a call may take long; the next request's time starts at its answer
+                String refusal = methods.authorize(caller);
                 if (refusal != null) {
                     // answered after the request is read, so the caller is not writing into a closed
                     // socket when the answer comes; nothing of the request is looked at
                     reply(ch, Rpc.error(null, Rpc.NOT_AUTHORIZED, refusal, null));
                     return;
                 }
-                if (!text.isEmpty() && !reply(ch, call(text, caller))) {
-                    return;
+                if (!text.isEmpty()) {
+                    ObjectNode answer = call(text, caller);
+                    // the answer too must be taken within the deadline: a caller that never reads keeps no slot
+                    ScheduledFuture<?> write = timer.schedule(() -> closeQuietly(ch), REQUEST_MILLIS, TimeUnit.MILLISECONDS);
+                    boolean sent = reply(ch, answer);
+                    write.cancel(false);
+                    if (!sent) {
+                        return;
+                    }
                 }
+                deadline[0] = timer.schedule(() -> closeQuietly(ch), REQUEST_MILLIS, TimeUnit.MILLISECONDS);
             }
         }
     }

@@ -203,7 +203,7 @@ class ReloadTest {
             applier.apply(ConfigLoader.parse(config("{\"nsid\": 1, \"backend\": \"ram\", \"size\": \"1M\", " + uuid + "}", "")));
             io.nvmeof.target.Namespace before = target.subsystem(NQN).namespace(1);
             assertEquals(Status.SUCCESS, before.reservations().register(host, "nqn.2026-11.io.nvmeof:h", 0, false, 0, 0, 7).status());
-            assertEquals(Status.SUCCESS, before.reservations().acquire(host, 0, false, 1, 7, 0).status());
+            assertEquals(Status.SUCCESS, before.reservations().acquire(host, "nqn.2026-11.io.nvmeof:h", 0, false, 1, 7, 0).status());
 
             // other storage under the same identity (a RAM namespace becomes a null one): a new Namespace object
             applier.apply(ConfigLoader.parse(config("{\"nsid\": 1, \"backend\": \"null\", \"size\": \"2M\", " + uuid + "}", "")));

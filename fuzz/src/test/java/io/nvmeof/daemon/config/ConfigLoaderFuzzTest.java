@@ -14,7 +14,8 @@ import org.junit.jupiter.api.AfterAll;
  * a config, or a {@link ConfigException} naming the field in error; never another exception.
  */
 class ConfigLoaderFuzzTest {
-    private static final FuzzRuns RUNS = new FuzzRuns("config loader");
+    private static final FuzzRuns RUNS = new FuzzRuns("config loader",
+            ConfigLoaderFuzzTest.class, "anyDocumentGivesAConfigOrAnErrorNamingAField");
 
     @FuzzTest(maxDuration = "10m")
     void anyDocumentGivesAConfigOrAnErrorNamingAField(byte[] data) {

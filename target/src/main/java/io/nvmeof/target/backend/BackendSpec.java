@@ -17,6 +17,14 @@ public record BackendSpec(String kind, String path, long size, int blockSize, bo
         return Backends.open(this);
     }
 
+    /**
+     * Opens a file or block backend through {@code pin}, which holds the file or device this
+     * spec's path resolved to (the backend owns it from then on, and closes it on a failure too).
+     */
+    public Backend open(PinnedPath pin) throws IOException {
+        return Backends.open(this, pin);
+    }
+
     /** The spec a string describes. */
     public static BackendSpec parse(String spec) {
         int colon = spec.indexOf(':');

@@ -19,9 +19,9 @@ import java.util.List;
  */
 public final class BlockBackend extends ChannelBackend {
 
-    private BlockBackend(Path path, FileChannel channel, int fd, long size, int blockSize, boolean readOnly,
-            boolean direct) {
-        super(path, direct, channel, fd, size, blockSize, readOnly);
+    private BlockBackend(Path path, Path openAt, PinnedPath pin, FileChannel channel, int fd, long size, int blockSize,
+            boolean readOnly, boolean direct) {
+        super(path, openAt, pin, direct, channel, fd, size, blockSize, readOnly);
     }
 
     /** Opens a block device through the page cache; {@code blockSize} 0 takes the device's logical block size. */
@@ -31,10 +31,29 @@ public final class BlockBackend extends ChannelBackend {
 
     /** Opens a block device, with O_DIRECT if {@code direct}; {@code blockSize} 0 takes the device's logical block size. */
     public static BlockBackend open(Path path, int blockSize, boolean readOnly, boolean direct) throws IOException {
-        if (!Files.exists(path)) {
+        return open(path, path, null, blockSize, readOnly, direct);
+    }
+
+    /**
+     * Opens the device {@code pin} holds, every open through its handle; the backend owns {@code
+     * pin} from then on, and closes it, on a failure too.
+     */
+    public static BlockBackend open(PinnedPath pin, int blockSize, boolean readOnly, boolean direct) throws IOException {
+        try {
+            return open(pin.path(), pin.handle(), pin, blockSize, readOnly, direct);
+        } catch (IOException | RuntimeException e) {
+            pin.close();
+            throw e;
+        }
+    }
+
+    /** {@code path} names the device in messages; {@code at} is where it is opened. */
+    private static BlockBackend open(Path path, Path at, PinnedPath pin, int blockSize, boolean readOnly, boolean direct)
+            throws IOException {
+        if (!Files.exists(at)) {
             throw new IOException(path + " does not exist");
         }
-        int fd = LinuxIo.open(path.toString(), !readOnly);
+        int fd = LinuxIo.open(at.toString(), !readOnly);
         FileChannel ch = null;
         try {
             long size = LinuxIo.blockDeviceSize(fd, path.toString());
@@ -53,8 +72,8 @@ public final class BlockBackend extends ChannelBackend {
             if (direct) {
                 options.add(ExtendedOpenOption.DIRECT);
             }
-            ch = FileChannel.open(path, options.toArray(new OpenOption[0]));
-            return new BlockBackend(path, ch, fd, size - size % bs, bs, readOnly, direct);
+            ch = FileChannel.open(at, options.toArray(new OpenOption[0]));
+            return new BlockBackend(path, at, pin, ch, fd, size - size % bs, bs, readOnly, direct);
         } catch (IOException | RuntimeException e) {
             if (ch != null) {
                 ch.close();

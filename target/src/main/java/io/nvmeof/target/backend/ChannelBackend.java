@@ -15,15 +15,23 @@ abstract class ChannelBackend extends AbstractBackend {
     protected final FileChannel channel;
     protected final int fd;
     protected final boolean readOnly;
+    /** Its path, for messages. */
     protected final Path path;
+    /** The path it is reopened at (its own path, or the {@link PinnedPath} handle that names that very inode). */
+    private final Path openAt;
+    /** What holds the file's handle open while the backend lives (null: nothing). */
+    private final PinnedPath pin;
     /** Opened with O_DIRECT: data buffers and offsets aligned to {@link #bufferAlignment()}. */
     protected final boolean direct;
     /** The descriptor {@link #ringFd()} opened, -1 before; -2 once closed. Read per command without a lock. */
     private volatile int ringFd = -1;
 
-    ChannelBackend(Path path, boolean direct, FileChannel channel, int fd, long size, int blockSize, boolean readOnly) {
+    ChannelBackend(Path path, Path openAt, PinnedPath pin, boolean direct, FileChannel channel, int fd, long size,
+                   int blockSize, boolean readOnly) {
         super("usable", size, blockSize);
         this.path = path;
+        this.openAt = openAt;
+        this.pin = pin;
         this.direct = direct;
         this.channel = channel;
         this.fd = fd;
@@ -76,7 +84,7 @@ abstract class ChannelBackend extends AbstractBackend {
         if (f == -1) {
             synchronized (this) {
                 if (ringFd == -1) {
-                    ringFd = LinuxIo.open(path.toString(), !readOnly, direct);
+                    ringFd = LinuxIo.open(openAt.toString(), !readOnly, direct);
                 }
                 f = ringFd;
             }
@@ -100,7 +108,13 @@ abstract class ChannelBackend extends AbstractBackend {
             try {
                 LinuxIo.close(fd);
             } finally {
-                LinuxIo.close(ring);
+                try {
+                    LinuxIo.close(ring);
+                } finally {
+                    if (pin != null) {
+                        pin.close();
+                    }
+                }
             }
         }
     }

@@ -25,8 +25,9 @@ public final class FileBackend extends ChannelBackend {
     private volatile boolean punchSupported = true;
 
     /** {@code fd}: a second descriptor for fallocate (FileChannel hides its own); -1 when read-only. */
-    private FileBackend(Path path, FileChannel channel, long size, int blockSize, boolean readOnly, boolean direct, int fd) {
-        super(path, direct, channel, fd, size, blockSize, readOnly);
+    private FileBackend(Path path, Path openAt, PinnedPath pin, FileChannel channel, long size, int blockSize,
+                        boolean readOnly, boolean direct, int fd) {
+        super(path, openAt, pin, direct, channel, fd, size, blockSize, readOnly);
     }
 
     /**
@@ -39,19 +40,40 @@ public final class FileBackend extends ChannelBackend {
 
     public static FileBackend open(Path path, long size, int blockSize, boolean readOnly, boolean direct)
             throws IOException {
-        boolean exists = Files.exists(path);
+        return open(path, path, null, size, blockSize, readOnly, direct);
+    }
+
+    /**
+     * Opens the file {@code pin} holds (a file it created is sized here), every open through its
+     * handle; the backend owns {@code pin} from then on, and closes it, on a failure too.
+     */
+    public static FileBackend open(PinnedPath pin, long size, int blockSize, boolean readOnly, boolean direct)
+            throws IOException {
+        try {
+            return open(pin.path(), pin.handle(), pin, size, blockSize, readOnly, direct);
+        } catch (IOException | RuntimeException e) {
+            pin.close();
+            throw e;
+        }
+    }
+
+    /** {@code path} names the file in messages; {@code at} is where it is opened. */
+    private static FileBackend open(Path path, Path at, PinnedPath pin, long size, int blockSize, boolean readOnly,
+                                    boolean direct) throws IOException {
+        boolean exists = Files.exists(at) && !(pin != null && pin.created());
         if (!exists && size <= 0) {
             throw new IOException(path + " does not exist; give a size to create it");
         }
-        if (exists && !Files.isRegularFile(path)) {
+        if (exists && !Files.isRegularFile(at)) {
             throw new IOException(path + " is not a regular file");
         }
         if (direct && blockSize % DIRECT_ALIGNMENT != 0) {
             throw new IOException("direct I/O on " + path + " needs 4096-byte blocks");
         }
         if (!exists) {
-            // create and size it without O_DIRECT, then reopen
-            try (FileChannel c = FileChannel.open(path, StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW)) {
+            // create and size it without O_DIRECT, then reopen (a pinned file is there, empty)
+            try (FileChannel c = pin != null ? FileChannel.open(at, StandardOpenOption.WRITE)
+                    : FileChannel.open(at, StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW)) {
                 c.write(ByteBuffer.wrap(new byte[1]), size - 1);
                 c.force(true);
             }
@@ -63,7 +85,7 @@ public final class FileBackend extends ChannelBackend {
         if (direct) {
             options.add(ExtendedOpenOption.DIRECT);
         }
-        FileChannel ch = FileChannel.open(path, options.toArray(new OpenOption[0]));
+        FileChannel ch = FileChannel.open(at, options.toArray(new OpenOption[0]));
         int fd = -1;
         try {
             long current = ch.size();
@@ -72,7 +94,7 @@ public final class FileBackend extends ChannelBackend {
                 if (readOnly) {
                     throw new IOException(path + " is " + current + " bytes, smaller than the " + want + " asked for");
                 }
-                try (FileChannel grow = FileChannel.open(path, StandardOpenOption.WRITE)) {
+                try (FileChannel grow = FileChannel.open(at, StandardOpenOption.WRITE)) {
                     grow.write(ByteBuffer.wrap(new byte[1]), want - 1); // sparse extension
                     grow.force(true);
                 }
@@ -82,9 +104,9 @@ public final class FileBackend extends ChannelBackend {
                 throw new IOException(path + " is smaller than one " + blockSize + "-byte block");
             }
             if (!readOnly) {
-                fd = LinuxIo.open(path.toString(), true);
+                fd = LinuxIo.open(at.toString(), true);
             }
-            return new FileBackend(path, ch, usable, blockSize, readOnly, direct, fd);
+            return new FileBackend(path, at, pin, ch, usable, blockSize, readOnly, direct, fd);
         } catch (IOException | RuntimeException e) {
             ch.close();
             LinuxIo.close(fd);

@@ -39,6 +39,9 @@ final class LinuxIo {
         int close(int fd);
 
         @SaveError
+        long read(int fd, @Out byte[] buf, long count);
+
+        @SaveError
         int ioctl(int fd, long request, @Out LongLongByReference value);
 
         @SaveError
@@ -96,7 +99,7 @@ final class LinuxIo {
         return l;
     }
 
-    private static IOException error(String what) throws IOException {
+    static IOException error(String what) throws IOException {
         LibC l = libc();
         int errno = Runtime.getRuntime(l).getLastError();
         return new IOException(what + ": " + l.strerror(errno) + " (errno " + errno + ")");
