@@ -9,8 +9,8 @@ set -u
 NQN=${NQN:?} HOSTNQN=${HOSTNQN:?} KEY=${KEY:?} CKEY=${CKEY:?} HASH=${HASH:-hmac(sha384)} DHGROUP=${DHGROUP:-ffdhe3072}
 TLS_SECRET=${TLS_SECRET:?}
 phase modprobe modprobe -a nvmet nvmet-tcp tls || exit 1
-printf '[debug]\nloglevel=0\ntls=0\nnl=0\n[authenticate]\nkeyrings=.nvme\n' >/etc/tlshd.conf
-tlshd -c /etc/tlshd.conf >/tmp/tlshd.log 2>&1 &
+printf '[debug]\nloglevel=7\ntls=7\nnl=7\n[authenticate]\nkeyrings=.nvme\n' >/etc/tlshd.conf
+tlshd -s -c /etc/tlshd.conf >/tmp/tlshd.log 2>&1 &
 sleep 1
 nvme gen-tls-key --secret="$TLS_SECRET" --hostnqn="$HOSTNQN" --subsysnqn="$NQN" --insert
 truncate -s 64M /tmp/ns-auth.img
@@ -44,13 +44,24 @@ if [ -f /mnt/share/nvmeof.jar ]; then
   auth=(-q "$HOSTNQN" --dhchap-secret-file /tmp/k.key --dhchap-ctrl-secret-file /tmp/kc.key --tls-key-file /tmp/k.psk --tls-compat
         --connect-timeout 120)
   head -c 4194304 /dev/urandom >/tmp/pattern
-  if ours write "$uri" -o 0 -d /tmp/pattern "${auth[@]}" 2>/tmp/tw.err &&
-     ours read "$uri" -o 0 -l 4194304 -d /tmp/tback "${auth[@]}" 2>/tmp/tr.err && cmp /tmp/pattern /tmp/tback; then
-    echo "check: 4 MiB written and read back through nvmet over TLS 1.3 with DH-HMAC-CHAP"
+  # Linux 6.12.118's nvmet with tlshd (ktls-utils 1.0) at times closes the first TLS connection after
+  # the handshake, before our ICReq is answered, with nothing in its log (seen 2 times in 3 on a
+  # fresh guest; never with tlshd's debug log on, which slows it). Until that is understood a first
+  # write that fails so is tried once more, and the line says so with what the first try said.
+  first="" wrote=0
+  if ours write "$uri" -o 0 -d /tmp/pattern "${auth[@]}" 2>/tmp/tw.err; then wrote=1
+  elif grep -q "closed" /tmp/tw.err; then
+    first=" (on a second try; the first said: $(tail -1 /tmp/tw.err))"
+    { tail -n 40 /tmp/tlshd.log; dmesg | tail -n 5; } 2>&1 | sed 's/^/first try: /'
+    ours write "$uri" -o 0 -d /tmp/pattern "${auth[@]}" 2>/tmp/tw.err && wrote=1
+  fi
+  if [ $wrote = 1 ] && ours read "$uri" -o 0 -l 4194304 -d /tmp/tback "${auth[@]}" 2>/tmp/tr.err &&
+     cmp /tmp/pattern /tmp/tback; then
+    echo "check: 4 MiB written and read back through nvmet over TLS 1.3 with DH-HMAC-CHAP$first"
   else
     echo "FAILED: write/read through nvmet over TLS"
     # the host side forwards only check: and FAILED: lines: what the two runs said goes with it
-    { tail -n 8 /tmp/tw.err /tmp/tr.err; tail -n 5 /tmp/tlshd.log; dmesg | tail -n 8; } 2>&1 | sed 's/^/FAILED:   /'
+    { tail -n 8 /tmp/tw.err /tmp/tr.err; tail -n 40 /tmp/tlshd.log; dmesg | tail -n 8; } 2>&1 | sed 's/^/FAILED:   /'
   fi
   grep -q "authenticated with hmac(sha384), DH group ffdhe3072; controller authenticated" /tmp/tr.err \
     && echo "check: our initiator authenticated inside TLS" || echo "FAILED: no authentication inside TLS"
