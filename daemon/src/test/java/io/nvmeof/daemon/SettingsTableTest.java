@@ -18,7 +18,7 @@ import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
-/** Every tunable of the target is a row of the table, once; the README's table is the table's. */
+/** Every tunable of the target is a row of the table, once (docs/reference/settings.md is made from it: ReferenceTest). */
 class SettingsTableTest {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
 
@@ -70,23 +70,5 @@ class SettingsTableTest {
             }
         }
         assertEquals(List.of(), found);
-    }
-
-    /** The README's table is the generated one (regenerate with -Dnvmeof.writeReadme=true). */
-    @Test
-    void theReadmeTableIsTheGeneratedOne() throws IOException {
-        Path readme = ROOT.resolve("README.md");
-        String text = Files.readString(readme);
-        int b = text.indexOf(SettingsTable.BEGIN);
-        int e = text.indexOf(SettingsTable.END);
-        assertTrue(b >= 0 && e > b, "README.md has no settings table between the markers");
-        String inReadme = text.substring(b, e + SettingsTable.END.length() + 1);
-        String generated = SettingsTable.markdown();
-        if (Boolean.getBoolean("nvmeof.writeReadme") && !inReadme.equals(generated)) {
-            Files.writeString(readme, text.substring(0, b) + generated + text.substring(e + SettingsTable.END.length() + 1));
-            return;
-        }
-        assertEquals(generated, inReadme, "README.md's settings table differs from the table; run this test with"
-                + " -Dnvmeof.writeReadme=true to write it");
     }
 }

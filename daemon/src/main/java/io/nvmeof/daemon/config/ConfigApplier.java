@@ -293,6 +293,12 @@ public final class ConfigApplier {
             sub.allowAnyHost(s.allowAnyHost());
             changes.add(s.nqn() + ": allow_any_host " + s.allowAnyHost());
         }
+        for (ObjectSchema.Change ch : was == null ? List.<ObjectSchema.Change>of() : Schemas.SUBSYSTEM.changes(was, s)) {
+            if (ch.apply() == Field.Apply.RESTART) {
+                changes.add(s.nqn() + ": " + ch.field().key() + " " + ch.field().write(ch.after())
+                        + " takes effect at the next start (hosts read " + ch.field().write(ch.before()) + " until then)");
+            }
+        }
         Map<Integer, NamespaceConfig> before = new HashMap<>();
         if (was != null) {
             for (NamespaceConfig n : was.namespaces()) {

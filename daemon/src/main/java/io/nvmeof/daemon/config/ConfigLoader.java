@@ -139,30 +139,7 @@ public final class ConfigLoader {
         List<SubsystemConfig> subsystems = new ArrayList<>();
         JsonNode subs = array(root, "subsystems", "");
         for (int i = 0; i < subs.size(); i++) {
-            String at = "subsystems[" + i + "]";
-            JsonNode s = object(subs.get(i), at);
-            known(s, at, "nqn", "serial", "model", "firmware", "ieee_oui", "allow_any_host", "allowed_hosts", "namespaces",
-                    "cntlid_min", "cntlid_max", "gateways");
-            String nqn = name(s.get("nqn"), at + ".nqn");
-            List<String> hosts = list(s, "allowed_hosts", at, ConfigLoader::name);
-            boolean any = s.has("allow_any_host") ? bool(s.get("allow_any_host"), at + ".allow_any_host") : hosts.isEmpty();
-            if (any && !hosts.isEmpty()) {
-                throw new ConfigException(at + ".allow_any_host", "is true, but allowed_hosts lists hosts");
-            }
-            List<NamespaceConfig> namespaces = new ArrayList<>();
-            JsonNode nl = optionalArray(s, "namespaces", at);
-            for (int n = 0; n < nl.size(); n++) {
-                namespaces.add(namespace(nl.get(n), at + ".namespaces[" + n + "]"));
-            }
-            boolean gateways = s.has("gateways") && bool(s.get("gateways"), at + ".gateways");
-            int[] cntlids = cntlids(s, at);
-            if (gateways) {
-                shared(s, at, namespaces);
-            }
-            subsystems.add(new SubsystemConfig(nqn, string(s, "serial", at, defaultSerial(nqn)),
-                    string(s, "model", at, "nvmeof-java"), string(s, "firmware", at, ProductVersion.FIRMWARE_REVISION),
-                    s.has("ieee_oui") ? oui(s.get("ieee_oui"), at + ".ieee_oui") : 0, any, hosts, namespaces,
-                    cntlids[0], cntlids[1], gateways));
+            subsystems.add(Schemas.SUBSYSTEM.read(subs.get(i), "subsystems[" + i + "]", secrets));
         }
         List<PortConfig> ports = new ArrayList<>();
         JsonNode pl = array(root, "ports", "");
@@ -187,7 +164,7 @@ public final class ConfigLoader {
                     "dhchap_hashes", "dhchap_dhgroups", "tls_key", "tls_key_file", "qos");
             String nqn = name(h.get("nqn"), at + ".nqn");
             if (h.has("qos")) {
-                hostQos.put(nqn, qos(h.get("qos"), at + ".qos"));
+                hostQos.put(nqn, Schemas.QOS.read(h.get("qos"), at + ".qos", secrets));
             }
             DhchapKey key = secrets.key(h, "dhchap_key", at, nqn);
             DhchapKey ctrl = secrets.key(h, "dhchap_ctrl_key", at, nqn);
@@ -254,7 +231,7 @@ public final class ConfigLoader {
         }
     }
 
-    private static final class Secrets {
+    private static final class Secrets implements Codec.Reading {
         private final Path file;
         private String inlineField;
         /** Where each secret that came from a file came from ({@link TargetConfig#secret} names). */
@@ -292,7 +269,8 @@ public final class ConfigLoader {
         }
 
         /** A path as written in the configuration: relative ones are next to the configuration file. */
-        Path resolve(String path) {
+        @Override
+        public Path resolve(String path) {
             Path p = Path.of(path);
             if (!p.isAbsolute() && file != null && file.toAbsolutePath().getParent() != null) {
                 p = file.toAbsolutePath().getParent().resolve(p);
@@ -408,42 +386,10 @@ public final class ConfigLoader {
         }
     }
 
-    /**
-     * {@code "management": {"socket": PATH, "allowed_users": [...], "allowed_groups": [...],
-     * "allowed_paths": [...]}}: the management API's socket and who and what it admits.
-     */
+    /** {@code "management"}: the management API's socket and who and what it admits ({@link Schemas#MANAGEMENT}). */
     private static TargetConfig.Management management(JsonNode root, Secrets secrets) {
         JsonNode m = root.get("management");
-        if (m == null || m.isNull()) {
-            return TargetConfig.Management.NONE;
-        }
-        object(m, "management");
-        known(m, "management", "socket", "allowed_users", "allowed_groups", "allowed_paths", "save_config_dir");
-        String socket = string(m, "socket", "management", null);
-        List<Path> paths = new ArrayList<>();
-        for (String p : list(m, "allowed_paths", "management", ConfigLoader::absolutePath)) {
-            paths.add(Path.of(p).normalize());
-        }
-        Path saveDir = m.has("save_config_dir") ? Path.of(absolutePath(m.get("save_config_dir"),
-                "management.save_config_dir")) : null;
-        return new TargetConfig.Management(socket == null ? null : secrets.resolve(socket),
-                list(m, "allowed_users", "management", ConfigLoader::plainName),
-                m.has("allowed_groups") ? list(m, "allowed_groups", "management", ConfigLoader::plainName) : null, paths,
-                saveDir);
-    }
-
-    private static String absolutePath(JsonNode n, String at) {
-        if (n == null || !n.isTextual() || !n.asText().startsWith("/")) {
-            throw new ConfigException(at, "must be an absolute path, got " + n);
-        }
-        return n.asText();
-    }
-
-    private static String plainName(JsonNode n, String at) {
-        if (n == null || !n.isTextual() || !n.asText().matches("[A-Za-z0-9_][A-Za-z0-9_.-]*")) {
-            throw new ConfigException(at, "must be a user or group name, got " + n);
-        }
-        return n.asText();
+        return m == null || m.isNull() ? TargetConfig.Management.NONE : Schemas.MANAGEMENT.read(m, "management", secrets);
     }
 
     /**
@@ -494,88 +440,13 @@ public final class ConfigLoader {
         return l;
     }
 
-    private static NamespaceConfig namespace(JsonNode node, String at) {
-        JsonNode n = object(node, at);
-        known(n, at, "nsid", "backend", "path", "size", "block_size", "read_only", "uuid", "direct_io", "enable",
-                "visible_to", "ana_grpid", "allow_shrink", "qos");
-        int nsid = nsid(n.get("nsid"), at + ".nsid");
-        String backend = string(n, "backend", at, null);
-        if (backend == null) {
-            throw new ConfigException(at + ".backend", "is missing (ram, null, file or block)");
-        }
-        if (!List.of("ram", "null", "file", "block").contains(backend)) {
-            throw new ConfigException(at + ".backend", "'" + backend + "' is not one of ram, null, file, block");
-        }
-        String path = string(n, "path", at, null);
-        if ((backend.equals("file") || backend.equals("block")) && (path == null || path.isEmpty())) {
-            throw new ConfigException(at + ".path", "is missing; a " + backend + " namespace needs one");
-        }
-        if ((backend.equals("ram") || backend.equals("null")) && path != null) {
-            throw new ConfigException(at + ".path", "makes no sense for a " + backend + " namespace");
-        }
-        long size = n.has("size") ? size(n.get("size"), at + ".size") : 0;
-        if ((backend.equals("ram") || backend.equals("null")) && size == 0) {
-            throw new ConfigException(at + ".size", "is missing; a " + backend + " namespace needs one");
-        }
-        int bs = n.has("block_size") ? (int) size(n.get("block_size"), at + ".block_size") : 0;
-        if (bs != 0 && bs != 512 && bs != 4096) {
-            throw new ConfigException(at + ".block_size", "must be 512 or 4096, got " + bs);
-        }
-        if (backend.equals("block") && size != 0) {
-            throw new ConfigException(at + ".size", "comes from the device for a block namespace");
-        }
-        int effectiveBs = bs == 0 ? 4096 : bs;
-        if (size % effectiveBs != 0) {
-            throw new ConfigException(at + ".size", size + " is not a multiple of the " + effectiveBs + "-byte block size");
-        }
-        boolean ro = n.has("read_only") && bool(n.get("read_only"), at + ".read_only");
-        UUID uuid = n.has("uuid") ? uuid(n.get("uuid"), at + ".uuid") : null;
-        boolean direct = n.has("direct_io") && bool(n.get("direct_io"), at + ".direct_io");
-        if (direct && !backend.equals("file") && !backend.equals("block")) {
-            throw new ConfigException(at + ".direct_io", "applies to file and block namespaces only");
-        }
-        List<String> visible = n.has("visible_to") ? list(n, "visible_to", at, ConfigLoader::name) : null;
-        boolean shrink = n.has("allow_shrink") && bool(n.get("allow_shrink"), at + ".allow_shrink");
-        Qos.Limits qos = n.has("qos") ? qos(n.get("qos"), at + ".qos") : Qos.Limits.NONE;
-        return new NamespaceConfig(nsid, backend, path, size, bs, ro, uuid, direct, visible, anaGroupId(n, at), shrink, qos);
-    }
-
-    /** The lowest limits allowed: waits stay well under a host's 30 s I/O timeout at any queue depth Linux uses. */
-    static final long MIN_IOPS = 100;
-    static final long MIN_MBYTES = 1;
-
     /**
-     * QoS limits as SPDK's bdev QoS and Ceph's gateways name them: {@code rw_ios_per_sec},
-     * {@code rw_mbytes_per_sec}, {@code r_mbytes_per_sec}, {@code w_mbytes_per_sec} (MiB a second);
-     * 0 or absent: none.
+     * QoS limits as SPDK's bdev QoS and Ceph's gateways name them ({@link Schemas#QOS}): {@code
+     * rw_ios_per_sec}, {@code rw_mbytes_per_sec}, {@code r_mbytes_per_sec}, {@code
+     * w_mbytes_per_sec} (MiB a second); 0 or absent: none.
      */
     public static Qos.Limits qosLimits(JsonNode node, String at) {
-        return qos(node, at);
-    }
-
-    static Qos.Limits qos(JsonNode node, String at) {
-        JsonNode q = object(node, at);
-        known(q, at, "rw_ios_per_sec", "rw_mbytes_per_sec", "r_mbytes_per_sec", "w_mbytes_per_sec");
-        long ios = limit(q, "rw_ios_per_sec", at, MIN_IOPS);
-        long rw = limit(q, "rw_mbytes_per_sec", at, MIN_MBYTES);
-        long r = limit(q, "r_mbytes_per_sec", at, MIN_MBYTES);
-        long w = limit(q, "w_mbytes_per_sec", at, MIN_MBYTES);
-        return new Qos.Limits(ios, rw << 20, r << 20, w << 20);
-    }
-
-    private static long limit(JsonNode q, String field, String at, long min) {
-        if (!q.has(field)) {
-            return 0;
-        }
-        JsonNode v = q.get(field);
-        if (!v.isIntegralNumber() || v.asLong() < 0) {
-            throw new ConfigException(at + "." + field, "must be a whole number, 0 for no limit, got " + v);
-        }
-        long n = v.asLong();
-        if (n != 0 && n < min) {
-            throw new ConfigException(at + "." + field, "must be 0 (no limit) or at least " + min + ", got " + n);
-        }
-        return n;
+        return Schemas.QOS.read(node, at, Codec.Reading.NONE);
     }
 
     /** A port: {@code p} at {@code at}, its address fields in {@code addr} at {@code addrAt} (nvmetcli's addr object, or p itself). */
@@ -709,7 +580,7 @@ public final class ConfigLoader {
      * file or block namespace needs {@code direct_io} (two page caches give stale reads). Identity the configuration leaves to derivation is named in
      * a warning: it is the same in every nvmeof-java gateway, not in another stack's.
      */
-    private static void shared(JsonNode s, String at, List<NamespaceConfig> namespaces) {
+    static void shared(JsonNode s, String at, List<NamespaceConfig> namespaces) {
         for (int i = 0; i < namespaces.size(); i++) {
             NamespaceConfig n = namespaces.get(i);
             String nat = at + ".namespaces[" + i + "]";
@@ -979,20 +850,12 @@ public final class ConfigLoader {
     }
 
     private static void known(JsonNode node, String at, String... fields) {
-        Set<String> ok = Set.of(fields);
-        for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
-            String f = it.next();
-            if (!ok.contains(f)) {
-                throw new ConfigException((at.isEmpty() ? "" : at + ".") + fieldName(f), "unknown field (known: "
-                        + String.join(", ", fields) + ")");
-            }
-        }
+        ObjectSchema.known(node, at, List.of(fields));
     }
 
     /** A field name as an error shows it: as it is when it is a plain name, else quoted as in JSON ({@code ""}). */
     static String fieldName(String f) {
-        return f.matches("[A-Za-z_][A-Za-z0-9_]*") ? f
-                : "\"" + new String(JsonStringEncoder.getInstance().quoteAsString(f)) + "\"";
+        return ObjectSchema.fieldName(f);
     }
 
     private static JsonNode object(JsonNode n, String at) {
@@ -1040,43 +903,15 @@ public final class ConfigLoader {
         return n.asText();
     }
 
-    private static boolean bool(JsonNode n, String at) {
-        if (!n.isBoolean()) {
-            throw new ConfigException(at, "must be true or false, got " + n);
-        }
-        return n.asBoolean();
-    }
 
-    /**
-     * A subsystem or host name: an NQN, or, as Linux nvmet takes any name (blktests names its
-     * subsystems {@code blktests-subsystem-N}), a name of another form with a warning; never one
-     * that is empty, longer than 223 bytes or holds a control character.
-     */
+
+    /** A subsystem or host name ({@link Codecs#NQN}). */
     private static String name(JsonNode n, String at) {
-        if (n == null || !n.isTextual()) {
-            throw new ConfigException(at, "must be an NQN string" + (n == null ? " (missing)" : ", got " + n));
-        }
-        String v = n.asText();
-        String unusable = Nqn.unusable(v);
-        if (unusable != null) {
-            throw new ConfigException(at, unusable);
-        }
-        String odd = Nqn.problem(v);
-        if (odd != null) {
-            LOG.log(System.Logger.Level.WARNING, "{0}: {1}; taken as it is, as Linux nvmet takes it", at, odd);
-        }
-        return v;
+        return Codecs.nqn(n, at, Codec.Reading.NONE);
     }
 
     private static int nsid(JsonNode n, String at) {
-        if (n == null || !n.canConvertToLong()) {
-            throw new ConfigException(at, "must be a number 1..4294967294" + (n == null ? " (missing)" : ", got " + n));
-        }
-        long v = n.asLong();
-        if (v < 1 || v > 0xfffffffeL) {
-            throw new ConfigException(at, "must be 1..4294967294, got " + v);
-        }
-        return (int) v;
+        return Codecs.nsid(n, at, Codec.Reading.NONE);
     }
 
     private static JsonNode textAsInt(JsonNode n, String at) {
@@ -1098,43 +933,13 @@ public final class ConfigLoader {
         return v;
     }
 
-    private static long size(JsonNode n, String at) {
-        if (n.canConvertToLong() && n.isIntegralNumber()) {
-            long v = n.asLong();
-            if (v <= 0) {
-                throw new ConfigException(at, "must be positive, got " + v);
-            }
-            return v;
-        }
-        if (n.isTextual()) {
-            try {
-                return Sizes.parse(n.asText(), "size");
-            } catch (IllegalArgumentException e) {
-                throw new ConfigException(at, "'" + n.asText() + "' is not a size like 4096, 64k, 256M or 1G");
-            }
-        }
-        throw new ConfigException(at, "must be a size (bytes, or text like \"1G\"), got " + n);
-    }
+
 
     private static UUID uuid(JsonNode n, String at) {
-        try {
-            return UUID.fromString(n.asText());
-        } catch (IllegalArgumentException e) {
-            throw new ConfigException(at, "'" + n.asText() + "' is not a UUID");
-        }
+        return Codecs.UUID_CODEC.read(n, at, Codec.Reading.NONE);
     }
 
     private static int oui(JsonNode n, String at) {
-        try {
-            String t = n.asText().trim().toLowerCase();
-            int v = t.startsWith("0x") ? Integer.parseInt(t.substring(2), 16) : n.isNumber() ? n.asInt()
-                    : Integer.parseInt(t, 16);
-            if (v < 0 || v > 0xffffff) {
-                throw new NumberFormatException();
-            }
-            return v;
-        } catch (NumberFormatException e) {
-            throw new ConfigException(at, "'" + n.asText() + "' is not a 24-bit IEEE OUI like \"0x0025b5\"");
-        }
+        return Codecs.OUI.read(n, at, Codec.Reading.NONE);
     }
 }

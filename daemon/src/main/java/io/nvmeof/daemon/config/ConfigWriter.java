@@ -86,21 +86,7 @@ public final class ConfigWriter {
             root.set("metrics", metrics(c.metrics(), c, secrets));
         }
         if (!c.management().equals(TargetConfig.Management.NONE)) {
-            ObjectNode m = root.putObject("management");
-            if (c.management().socket() != null) {
-                m.put("socket", c.management().socket().toString());
-            }
-            ArrayNode users = m.putArray("allowed_users");
-            c.management().allowedUsers().forEach(users::add);
-            if (c.management().allowedGroups() != null) {
-                ArrayNode groups = m.putArray("allowed_groups");
-                c.management().allowedGroups().forEach(groups::add);
-            }
-            ArrayNode paths = m.putArray("allowed_paths");
-            c.management().allowedPaths().forEach(p -> paths.add(p.toString()));
-            if (c.management().saveConfigDir() != null) {
-                m.put("save_config_dir", c.management().saveConfigDir().toString());
-            }
+            root.set("management", Schemas.MANAGEMENT.write(c.management()));
         }
         return root;
     }
@@ -156,82 +142,19 @@ public final class ConfigWriter {
         return n;
     }
 
+    /** A subsystem and its namespaces ({@link Schemas#SUBSYSTEM}). */
     public static ObjectNode subsystem(SubsystemConfig s) {
-        ObjectNode n = JSON.createObjectNode();
-        n.put("nqn", s.nqn());
-        n.put("serial", s.serial());
-        n.put("model", s.model());
-        n.put("firmware", s.firmware());
-        n.put("ieee_oui", String.format("0x%06x", s.ieeeOui()));
-        n.put("allow_any_host", s.allowAnyHost());
-        ArrayNode hosts = n.putArray("allowed_hosts");
-        s.allowedHosts().forEach(hosts::add);
-        if (s.cntlidMin() != 1 || s.cntlidMax() != io.nvmeof.target.Subsystem.MAX_CNTLID) {
-            n.put("cntlid_min", s.cntlidMin());
-            n.put("cntlid_max", s.cntlidMax());
-        }
-        if (s.gateways()) {
-            n.put("gateways", true);
-        }
-        ArrayNode nss = n.putArray("namespaces");
-        for (NamespaceConfig ns : s.namespaces()) {
-            nss.add(namespace(ns));
-        }
-        return n;
+        return Schemas.SUBSYSTEM.write(s);
     }
 
+    /** A namespace ({@link Schemas#NAMESPACE}). */
     public static ObjectNode namespace(NamespaceConfig ns) {
-        ObjectNode n = JSON.createObjectNode();
-        n.put("nsid", Integer.toUnsignedLong(ns.nsid()));
-        n.put("backend", ns.backend());
-        if (ns.path() != null) {
-            n.put("path", ns.path());
-        }
-        if (ns.size() != 0) {
-            n.put("size", ns.size());
-        }
-        if (ns.blockSize() != 0) {
-            n.put("block_size", ns.blockSize());
-        }
-        n.put("read_only", ns.readOnly());
-        if (ns.uuid() != null) {
-            n.put("uuid", ns.uuid().toString());
-        }
-        if (ns.directIo()) {
-            n.put("direct_io", true);
-        }
-        if (ns.visibleTo() != null) {
-            ArrayNode v = n.putArray("visible_to");
-            ns.visibleTo().forEach(v::add);
-        }
-        if (ns.anaGroup() != 1) {
-            n.put("ana_grpid", ns.anaGroup());
-        }
-        if (ns.allowShrink()) {
-            n.put("allow_shrink", true);
-        }
-        if (!ns.qos().none()) {
-            n.set("qos", qos(ns.qos()));
-        }
-        return n;
+        return Schemas.NAMESPACE.write(ns);
     }
 
     /** QoS limits as the configuration names them (MiB a second; only those set). */
     public static ObjectNode qos(io.nvmeof.target.Qos.Limits l) {
-        ObjectNode q = JSON.createObjectNode();
-        if (l.rwIosPerSecond() != 0) {
-            q.put("rw_ios_per_sec", l.rwIosPerSecond());
-        }
-        if (l.rwBytesPerSecond() != 0) {
-            q.put("rw_mbytes_per_sec", l.rwBytesPerSecond() >> 20);
-        }
-        if (l.readBytesPerSecond() != 0) {
-            q.put("r_mbytes_per_sec", l.readBytesPerSecond() >> 20);
-        }
-        if (l.writeBytesPerSecond() != 0) {
-            q.put("w_mbytes_per_sec", l.writeBytesPerSecond() >> 20);
-        }
-        return q;
+        return Schemas.QOS.write(l);
     }
 
     /** A host's entry; its keys as {@code c} says they came, and {@code secrets} says for inline ones. */

@@ -201,15 +201,12 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
 
         /** Whether two configs describe the same storage but for its size (a reload resizes such a namespace in place). */
         public boolean sameStorageButSize(NamespaceConfig o) {
-            return backend.equals(o.backend) && Objects.equals(path, o.path) && blockSize == o.blockSize
-                    && readOnly == o.readOnly && Objects.equals(uuid, o.uuid) && directIo == o.directIo;
+            return Schemas.NAMESPACE.sameIn(this, o, java.util.Set.of(Field.Apply.REOPEN));
         }
 
         /** Whether two configs describe the same storage (a reload keeps such a namespace open). */
         public boolean sameStorage(NamespaceConfig o) {
-            return backend.equals(o.backend) && Objects.equals(path, o.path) && size == o.size
-                    && blockSize == o.blockSize && readOnly == o.readOnly && Objects.equals(uuid, o.uuid)
-                    && directIo == o.directIo;
+            return Schemas.NAMESPACE.sameIn(this, o, java.util.Set.of(Field.Apply.REOPEN, Field.Apply.RESIZE));
         }
     }
 }

@@ -11,6 +11,8 @@ import io.nvmeof.daemon.config.ConfigApplier;
 import io.nvmeof.daemon.config.ConfigException;
 import io.nvmeof.daemon.config.ConfigLoader;
 import io.nvmeof.daemon.config.ConfigWriter;
+import io.nvmeof.daemon.config.ObjectSchema;
+import io.nvmeof.daemon.config.Schemas;
 import io.nvmeof.daemon.config.TargetConfig;
 import io.nvmeof.daemon.config.TargetConfig.PortConfig;
 import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
@@ -68,12 +70,13 @@ public final class Management {
                 + " the namespaces the API added that are not served because their paths are refused now",
                 (p, c) -> subsystems());
         add("get_stats", "per namespace: commands, bytes and errors by kind; connections; buffer use", (p, c) -> stats());
-        add("create_subsystem", "{nqn, serial, model, allow_any_host, allowed_hosts}", this::createSubsystem);
+        add("create_subsystem", braces(CREATE_SUBSYSTEM) + ": a subsystem, as the configuration's (its namespaces"
+                + " come by add_namespace)", this::createSubsystem);
         add("delete_subsystem", "{nqn}: its controllers end; ports stop listing it", this::deleteSubsystem);
-        add("add_namespace", "{nqn, nsid, backend: ram|null|file|block, path, size, block_size, read_only, uuid,"
-                + " direct_io, visible_to}", this::addNamespace);
+        add("add_namespace", braces(ADD_NAMESPACE) + ": a namespace, as the configuration's (nsid: the next free one"
+                + " unless given; path: under management.allowed_paths); it persists", this::addNamespace);
         add("remove_namespace", "{nqn, nsid}", this::removeNamespace);
-        add("set_qos", "{nqn, nsid} or {host}, and rw_ios_per_sec, rw_mbytes_per_sec, r_mbytes_per_sec, w_mbytes_per_sec"
+        add("set_qos", "{nqn, nsid} or {host}, and " + String.join(", ", Schemas.QOS.keys())
                 + " (0: none): a namespace's or a host's rate limits, at once; it persists", this::setQos);
         add("resize_namespace", "{nqn, nsid, size, shrink}: changes a namespace's size in place under running I/O (no"
                 + " size: a file or device namespace takes its storage's size now); smaller only with shrink: true;"
@@ -98,6 +101,30 @@ public final class Management {
         add("clear_registrations", "{nqn, nsid, host, host_id}: removes a namespace's registrations (of host NQN host,"
                 + " of host ID host_id, or all), as if each had unregistered; their hosts are told. Kept as PTPL keeps"
                 + " the reservation", this::clearRegistrations);
+    }
+
+    /** What create_subsystem, add_namespace and set_qos take: the schema's fields, and what names the object. */
+    private static final List<String> CREATE_SUBSYSTEM = params(List.of(), Schemas.SUBSYSTEM, "namespaces");
+    private static final List<String> ADD_NAMESPACE = params(List.of("nqn"), Schemas.NAMESPACE, "enable");
+    private static final List<String> SET_QOS = params(List.of("nqn", "nsid", "host"), Schemas.QOS);
+
+    /** {@code first}, then the keys of {@code schema} but {@code except}. */
+    private static List<String> params(List<String> first, ObjectSchema<?> schema, String... except) {
+        List<String> l = new ArrayList<>(first);
+        schema.keys().stream().filter(k -> !List.of(except).contains(k) && !l.contains(k)).forEach(l::add);
+        return List.copyOf(l);
+    }
+
+    private static String braces(List<String> names) {
+        return "{" + String.join(", ", names) + "}";
+    }
+
+    /** The methods as a Markdown table: each with what it takes and does, as rpc_get_methods gives them. */
+    public static String reference() {
+        StringBuilder b = new StringBuilder("| method | what it takes and does |\n|---|---|\n");
+        new Management(null).help.forEach((name, what) -> b.append("| `").append(name).append("` | ")
+                .append(what.replace("|", "\\|")).append(" |\n"));
+        return b.toString();
     }
 
     private void add(String name, String what, Method m) {
@@ -172,7 +199,10 @@ public final class Management {
     }
 
     private static void only(ObjectNode p, String... names) {
-        List<String> ok = List.of(names);
+        only(p, List.of(names));
+    }
+
+    private static void only(ObjectNode p, List<String> ok) {
         for (Iterator<String> it = p.fieldNames(); it.hasNext(); ) {
             String f = it.next();
             if (!ok.contains(f)) {
@@ -202,7 +232,7 @@ public final class Management {
     }
 
     private JsonNode createSubsystem(ObjectNode p, RpcServer.Caller c) throws IOException {
-        only(p, "nqn", "serial", "model", "allow_any_host", "allowed_hosts");
+        only(p, CREATE_SUBSYSTEM);
         String nqn = text(p, "nqn");
         return changes(daemon.change((state, current) -> {
             for (SubsystemConfig s : current.subsystems()) {
@@ -249,7 +279,7 @@ public final class Management {
     }
 
     private JsonNode addNamespace(ObjectNode p, RpcServer.Caller c) throws IOException {
-        only(p, "nqn", "nsid", "backend", "path", "size", "block_size", "read_only", "uuid", "direct_io", "visible_to");
+        only(p, ADD_NAMESPACE);
         String nqn = text(p, "nqn");
         ObjectNode ns = p.deepCopy();
         ns.remove("nqn");
@@ -302,7 +332,7 @@ public final class Management {
     }
 
     private JsonNode setQos(ObjectNode p, RpcServer.Caller c) throws IOException {
-        only(p, "nqn", "nsid", "host", "rw_ios_per_sec", "rw_mbytes_per_sec", "r_mbytes_per_sec", "w_mbytes_per_sec");
+        only(p, SET_QOS);
         ObjectNode limits = p.deepCopy();
         limits.remove(List.of("nqn", "nsid", "host"));
         try {

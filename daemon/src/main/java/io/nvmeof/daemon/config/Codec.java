@@ -1,0 +1,29 @@
+package io.nvmeof.daemon.config;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Path;
+
+/**
+ * How one field's value is read from JSON, checked and written back: the typed half of a
+ * {@link Field} row. {@link #read} throws a {@link ConfigException} naming {@code at} for a value
+ * it does not take; {@link #write} gives what {@link #read} reads back as the same value.
+ */
+public interface Codec<T> {
+    /** The value in {@code n} (present, maybe JSON null), found at the path {@code at}. */
+    T read(JsonNode n, String at, Reading reading);
+
+    /** {@code v} as JSON ({@code v} is not null). */
+    JsonNode write(T v);
+
+    /** What the field takes, as the reference and the errors say it ("a size like 64M", ...). */
+    String type();
+
+    /** What a read has to hand beyond the value: where the document came from. */
+    interface Reading {
+        /** A path as written in the document: a relative one is taken next to the document's file. */
+        Path resolve(String path);
+
+        /** A reading of a document that is not a file: paths are taken as they are. */
+        Reading NONE = Path::of;
+    }
+}

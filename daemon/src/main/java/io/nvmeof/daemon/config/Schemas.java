@@ -1,0 +1,174 @@
+package io.nvmeof.daemon.config;
+
+import static io.nvmeof.daemon.config.Field.Apply.IDENTITY;
+import static io.nvmeof.daemon.config.Field.Apply.IN_PLACE;
+import static io.nvmeof.daemon.config.Field.Apply.REOPEN;
+import static io.nvmeof.daemon.config.Field.Apply.RESIZE;
+import static io.nvmeof.daemon.config.Field.Apply.RESTART;
+import static io.nvmeof.daemon.config.Field.optional;
+import static io.nvmeof.daemon.config.Field.required;
+
+import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
+import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
+import io.nvmeof.target.Port;
+import io.nvmeof.target.ProductVersion;
+import io.nvmeof.target.Qos;
+import io.nvmeof.target.Subsystem;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The configuration's objects, a row per field: what {@link ConfigLoader} reads, {@link
+ * ConfigWriter} writes, a reload changes, the management API takes and {@code
+ * docs/reference/configuration.md} describes. To add a field, add its row here and its component
+ * to the record (the schema refuses a record component without a row), and apply it where the
+ * row's {@link Field.Apply} says.
+ */
+public final class Schemas {
+    private Schemas() {
+    }
+
+    /** The lowest limits allowed: waits stay well under a host's 30 s I/O timeout at any queue depth Linux uses. */
+    static final long MIN_IOPS = 100;
+    static final long MIN_MBYTES = 1;
+
+    /** QoS limits as SPDK's bdev QoS and Ceph's gateways name them; 0 or absent: none. */
+    public static final ObjectSchema<Qos.Limits> QOS = new ObjectSchema<>("qos",
+            "Rate limits of a namespace (all its hosts together) or of a host (its every namespace), as SPDK's bdev"
+                    + " QoS and Ceph's gateways name them. A command waits for its turn; one that moves more than a"
+                    + " second of the smallest byte limit is charged in pieces.",
+            Qos.Limits.class, List.of(
+            optional("rw_ios_per_sec", "rwIosPerSecond", Codecs.limit(MIN_IOPS, 0, "I/Os a second"), 0L, IN_PLACE,
+                    "commands a second, reads and writes together (Write Zeroes, deallocate and Flush count one)"),
+            optional("rw_mbytes_per_sec", "rwBytesPerSecond", Codecs.limit(MIN_MBYTES, 20, "MiB a second"), 0L, IN_PLACE,
+                    "MiB a second read and written together (a Copy counts what it reads and writes)"),
+            optional("r_mbytes_per_sec", "readBytesPerSecond", Codecs.limit(MIN_MBYTES, 20, "MiB a second"), 0L,
+                    IN_PLACE, "MiB a second read"),
+            optional("w_mbytes_per_sec", "writeBytesPerSecond", Codecs.limit(MIN_MBYTES, 20, "MiB a second"), 0L,
+                    IN_PLACE, "MiB a second written (Write Zeroes and deallocate count their blocks' bytes)")),
+            Set.of(), List.of());
+
+    private static final List<String> BACKENDS = List.of("ram", "null", "file", "block");
+
+    /** A namespace and its storage. */
+    public static final ObjectSchema<NamespaceConfig> NAMESPACE = new ObjectSchema<>("namespace",
+            "A namespace of a subsystem (`subsystems[].namespaces[]`) and the storage behind it. A reload applies"
+                    + " a change as its column says; a namespace whose storage changes is opened anew before the old"
+                    + " one is closed, so a failure keeps the old one.",
+            NamespaceConfig.class, List.of(
+            required("nsid", "nsid", Codecs.NSID, "must be a number 1..4294967294 (missing)", IDENTITY,
+                    "the namespace ID"),
+            required("backend", "backend", Codecs.oneOf(BACKENDS), "is missing (ram, null, file or block)", REOPEN,
+                    "`ram` (memory), `null` (reads zeroes, writes nothing), `file` (a regular file) or `block` (a"
+                            + " block device)").alwaysWritten(),
+            optional("path", "path", Codecs.STRING, null, REOPEN, "the file or block device (file and block only)"),
+            optional("size", "size", Codecs.SIZE, 0L, RESIZE,
+                    "bytes (ram and null: required; file: created or grown to it; block: the device's own)")
+                    .noted("the file's or device's own"),
+            optional("block_size", "blockSize", Codecs.BLOCK_SIZE, 0, REOPEN,
+                    "the logical block size").noted("the device's, else 4096"),
+            optional("read_only", "readOnly", Codecs.BOOLEAN, false, REOPEN, "hosts may not write").alwaysWritten(),
+            optional("uuid", "uuid", Codecs.UUID_CODEC, null, REOPEN,
+                    "the namespace's UUID (default: derived from the NQN and NSID)"),
+            optional("direct_io", "directIo", Codecs.BOOLEAN, false, REOPEN,
+                    "bypass the page cache (file and block; required where several gateways share the storage)"),
+            optional("visible_to", "visibleTo", Codecs.list(Codecs.NQN), null, IN_PLACE,
+                    "the hosts that see it (default: every host the subsystem lets in)"),
+            optional("ana_grpid", "anaGroup", Codecs.range(1, Port.MAX_ANA_GROUP), 1, IN_PLACE,
+                    "its ANA group (nvmet's `ana_grpid`)"),
+            optional("allow_shrink", "allowShrink", Codecs.BOOLEAN, false, IN_PLACE,
+                    "a change that makes it smaller resizes it in place, losing the data past the new end"),
+            optional("qos", "qos", Codecs.object(QOS), Qos.Limits.NONE, IN_PLACE, "its rate limits (see `qos`)")),
+            Set.of("enable"), List.of(Schemas::namespaceStorage));
+
+    private static void namespaceStorage(NamespaceConfig n, String at, com.fasterxml.jackson.databind.JsonNode node) {
+        String backend = n.backend();
+        boolean stored = backend.equals("file") || backend.equals("block");
+        if (stored && (n.path() == null || n.path().isEmpty())) {
+            throw new ConfigException(at + ".path", "is missing; a " + backend + " namespace needs one");
+        }
+        if (!stored && n.path() != null) {
+            throw new ConfigException(at + ".path", "makes no sense for a " + backend + " namespace");
+        }
+        if (!stored && n.size() == 0) {
+            throw new ConfigException(at + ".size", "is missing; a " + backend + " namespace needs one");
+        }
+        if (backend.equals("block") && n.size() != 0) {
+            throw new ConfigException(at + ".size", "comes from the device for a block namespace");
+        }
+        int bs = n.blockSize() == 0 ? 4096 : n.blockSize();
+        if (n.size() % bs != 0) {
+            throw new ConfigException(at + ".size", n.size() + " is not a multiple of the " + bs + "-byte block size");
+        }
+        if (n.directIo() && !stored) {
+            throw new ConfigException(at + ".direct_io", "applies to file and block namespaces only");
+        }
+    }
+
+    /** A subsystem: its identity, who it lets in, and its namespaces. */
+    public static final ObjectSchema<SubsystemConfig> SUBSYSTEM = new ObjectSchema<>("subsystem",
+            "A subsystem (`subsystems[]`): what hosts connect to, by its NQN.",
+            SubsystemConfig.class, List.of(
+            required("nqn", "nqn", Codecs.NQN, "must be an NQN string (missing)", IDENTITY, "its NQN"),
+            optional("serial", "serial", Codecs.STRING, null, RESTART,
+                    "the serial number hosts read")
+                    .derivedDefault(v -> ConfigLoader.defaultSerial((String) v.get("nqn")), "derived from the NQN")
+                    .alwaysWritten(),
+            optional("model", "model", Codecs.STRING, "nvmeof-java", RESTART, "the model number hosts read")
+                    .alwaysWritten(),
+            optional("firmware", "firmware", Codecs.STRING, ProductVersion.FIRMWARE_REVISION, RESTART,
+                    "the firmware revision hosts read").alwaysWritten(),
+            optional("ieee_oui", "ieeeOui", Codecs.OUI, 0, RESTART, "the IEEE OUI hosts read").alwaysWritten(),
+            optional("allow_any_host", "allowAnyHost", Codecs.BOOLEAN, null, IN_PLACE,
+                    "any host may connect")
+                    .derivedDefault(v -> ((List<?>) v.get("allowed_hosts")).isEmpty(), "true when `allowed_hosts` is empty")
+                    .alwaysWritten(),
+            optional("allowed_hosts", "allowedHosts", Codecs.list(Codecs.NQN), List.<String>of(), IN_PLACE,
+                    "the host NQNs it lets in").alwaysWritten(),
+            optional("namespaces", "namespaces", Codecs.list(Codecs.object(NAMESPACE)), List.<NamespaceConfig>of(),
+                    IN_PLACE, "its namespaces (see `namespace`)").alwaysWritten(),
+            optional("cntlid_min", "cntlidMin", Codecs.range(1, Subsystem.MAX_CNTLID), 1, IN_PLACE,
+                    "the lowest controller ID this process gives out (nvmet's `cntlid_min`)"),
+            optional("cntlid_max", "cntlidMax", Codecs.range(1, Subsystem.MAX_CNTLID), Subsystem.MAX_CNTLID, IN_PLACE,
+                    "the highest (nvmet's `cntlid_max`); gateways over one subsystem take ranges that do not overlap"),
+            optional("gateways", "gateways", Codecs.BOOLEAN, false, IN_PLACE,
+                    "served by several target processes over shared storage (file and block namespaces then need"
+                            + " `direct_io`)")),
+            Set.of(), List.of(Schemas::subsystemChecks));
+
+    private static void subsystemChecks(SubsystemConfig s, String at, com.fasterxml.jackson.databind.JsonNode node) {
+        if (s.allowAnyHost() && !s.allowedHosts().isEmpty()) {
+            throw new ConfigException(at + ".allow_any_host", "is true, but allowed_hosts lists hosts");
+        }
+        if (s.cntlidMin() > s.cntlidMax()) {
+            throw new ConfigException(at + ".cntlid_max", s.cntlidMax() + " is below cntlid_min " + s.cntlidMin());
+        }
+        if (s.gateways()) {
+            ConfigLoader.shared(node, at, s.namespaces());
+        }
+    }
+
+    /** The management API: its socket, who may call it, and what paths it may serve. */
+    public static final ObjectSchema<TargetConfig.Management> MANAGEMENT = new ObjectSchema<>("management",
+            "The management API (`management`): its Unix socket, who may call it besides root and the target's own"
+                    + " user, and under which directories it may add file and block namespaces.",
+            TargetConfig.Management.class, List.of(
+            optional("socket", "socket", Codecs.PATH, null, RESTART,
+                    "its Unix socket (default: none, unless the service's runtime directory gives one)"),
+            optional("allowed_users", "allowedUsers", Codecs.list(Codecs.PLAIN_NAME), List.<String>of(), IN_PLACE,
+                    "users who may call it (with `allowed_groups` unset and this empty: whoever the socket's mode"
+                            + " lets connect)").alwaysWritten(),
+            optional("allowed_groups", "allowedGroups", Codecs.list(Codecs.PLAIN_NAME), null, IN_PLACE,
+                    "groups whose members (by primary group) may call it"),
+            optional("allowed_paths", "allowedPaths", Codecs.list(Codecs.DIRECTORY), List.<Path>of(), IN_PLACE,
+                    "directories under which it may add file and block namespaces (none: it may not)")
+                    .alwaysWritten(),
+            optional("save_config_dir", "saveConfigDir", Codecs.ABSOLUTE_PATH, null, IN_PLACE,
+                    "the one directory `save_config` writes into (default: the state directory's `saved/`); outside"
+                            + " every allowed path")),
+            Set.of(), List.of());
+
+    /** Every object, in the order the reference gives them. */
+    public static final List<ObjectSchema<?>> ALL = List.of(SUBSYSTEM, NAMESPACE, QOS, MANAGEMENT);
+}
