@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.nvmeof.daemon.config.Schemas;
 import io.nvmeof.target.backend.BackendSpec;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -16,8 +17,7 @@ import java.nio.channels.Channels;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -114,16 +114,27 @@ final class RpcCommands {
     static final class Ns {
     }
 
-    @Command(name = "add", mixinStandardHelpOptions = true, description = "Add a namespace (add_namespace); it persists.")
+    @Command(name = "add", mixinStandardHelpOptions = true, modelTransformer = NsAdd.Flags.class,
+            description = "Add a namespace (add_namespace); it persists. The flags besides SPEC are the namespace's"
+                    + " fields in the configuration (docs/reference/configuration.md); without --nsid it takes one past"
+                    + " the largest.")
     static final class NsAdd extends SocketOption implements Callable<Integer> {
+        /** What SPEC gives: the rest of the namespace's rows are flags. */
+        static final Set<String> IN_SPEC = Set.of("backend", "path", "size", "block_size", "read_only", "direct_io");
+
+        static final class Flags implements CommandLine.IModelTransformer {
+            @Override
+            public CommandLine.Model.CommandSpec transform(CommandLine.Model.CommandSpec spec) {
+                SchemaOptions.add(spec, Schemas.NAMESPACE, IN_SPEC);
+                return spec;
+            }
+        }
+
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
         @Option(names = "--subsystem", required = true, paramLabel = "NQN")
         String nqn;
-
-        @Option(names = "--nsid", paramLabel = "N", description = "Its NSID (default: one past the largest).")
-        Long nsid;
 
         @Parameters(index = "0", paramLabel = "SPEC", description = "ram:SIZE, null:SIZE, file:PATH[,size=SIZE][,bs=512|4096][,ro][,direct]"
                 + " or block:DEVICE[,ro][,direct], as for nvmeof target --namespace.")
@@ -134,9 +145,7 @@ final class RpcCommands {
             BackendSpec b = BackendSpec.parse(namespace);
             ObjectNode p = JSON.createObjectNode();
             p.put("nqn", nqn);
-            if (nsid != null) {
-                p.put("nsid", nsid);
-            }
+            SchemaOptions.put(spec, Schemas.NAMESPACE, IN_SPEC, p);
             p.put("backend", b.kind());
             if (b.path() != null) {
                 p.put("path", Path.of(b.path()).toAbsolutePath().toString());
@@ -191,29 +200,32 @@ final class RpcCommands {
     static final class SubsystemCmd {
     }
 
-    @Command(name = "add", mixinStandardHelpOptions = true, description = "Add a subsystem (create_subsystem); it persists.")
+    @Command(name = "add", mixinStandardHelpOptions = true, modelTransformer = SubsystemAdd.Flags.class,
+            description = "Add a subsystem (create_subsystem); it persists. The flags are the subsystem's fields in the"
+                    + " configuration (docs/reference/configuration.md); without --allow-host, any host may connect.")
     static final class SubsystemAdd extends SocketOption implements Callable<Integer> {
+        /** Not flags: the NQN is the parameter, namespaces come by ns add. */
+        static final Set<String> NOT_FLAGS = Set.of("nqn", "namespaces");
+
+        static final class Flags implements CommandLine.IModelTransformer {
+            @Override
+            public CommandLine.Model.CommandSpec transform(CommandLine.Model.CommandSpec spec) {
+                SchemaOptions.add(spec, Schemas.SUBSYSTEM, NOT_FLAGS);
+                return spec;
+            }
+        }
+
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
         @Parameters(index = "0", paramLabel = "NQN")
         String nqn;
 
-        @Option(names = "--allow-host", paramLabel = "NQN", description = "Allow only these hosts (default: any). Repeatable.")
-        List<String> hosts = new ArrayList<>();
-
-        @Option(names = "--serial")
-        String serial;
-
         @Override
         public Integer call() throws Exception {
             ObjectNode p = JSON.createObjectNode();
             p.put("nqn", nqn);
-            if (serial != null) {
-                p.put("serial", serial);
-            }
-            p.put("allow_any_host", hosts.isEmpty());
-            hosts.forEach(p.putArray("allowed_hosts")::add);
+            SchemaOptions.put(spec, Schemas.SUBSYSTEM, NOT_FLAGS, p);
             return RpcCommands.call(socket, "create_subsystem", p, spec.commandLine().getOut(), spec.commandLine().getErr());
         }
     }
@@ -239,10 +251,18 @@ final class RpcCommands {
     static final class QosCmd {
     }
 
-    @Command(name = "set", mixinStandardHelpOptions = true, description = "Set a namespace's (--subsystem, --nsid) or a"
-            + " host's (--host: all its controllers here) limits (set_qos), as Ceph's gateways name them; 0: none. At once;"
-            + " it persists.")
+    @Command(name = "set", mixinStandardHelpOptions = true, modelTransformer = QosSet.Flags.class,
+            description = "Set a namespace's (--subsystem, --nsid) or a host's (--host: all its controllers here) limits"
+                    + " (set_qos), as Ceph's gateways name them; 0: none. At once; it persists.")
     static final class QosSet extends SocketOption implements Callable<Integer> {
+        static final class Flags implements CommandLine.IModelTransformer {
+            @Override
+            public CommandLine.Model.CommandSpec transform(CommandLine.Model.CommandSpec spec) {
+                SchemaOptions.add(spec, Schemas.QOS, Set.of());
+                return spec;
+            }
+        }
+
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
@@ -254,18 +274,6 @@ final class RpcCommands {
 
         @Option(names = "--host", paramLabel = "HOSTNQN")
         String host;
-
-        @Option(names = "--rw-ios-per-second", paramLabel = "N")
-        Long rwIos;
-
-        @Option(names = "--rw-megabytes-per-second", paramLabel = "MiB")
-        Long rwMb;
-
-        @Option(names = "--r-megabytes-per-second", paramLabel = "MiB")
-        Long rMb;
-
-        @Option(names = "--w-megabytes-per-second", paramLabel = "MiB")
-        Long wMb;
 
         @Override
         public Integer call() throws Exception {
@@ -279,17 +287,8 @@ final class RpcCommands {
             if (nsid != null) {
                 p.put("nsid", nsid);
             }
-            put(p, "rw_ios_per_sec", rwIos);
-            put(p, "rw_mbytes_per_sec", rwMb);
-            put(p, "r_mbytes_per_sec", rMb);
-            put(p, "w_mbytes_per_sec", wMb);
+            SchemaOptions.put(spec, Schemas.QOS, Set.of(), p);
             return RpcCommands.call(socket, "set_qos", p, spec.commandLine().getOut(), spec.commandLine().getErr());
-        }
-
-        private static void put(ObjectNode p, String field, Long v) {
-            if (v != null) {
-                p.put(field, v);
-            }
         }
     }
 

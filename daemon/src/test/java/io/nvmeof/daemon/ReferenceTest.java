@@ -80,7 +80,7 @@ class ReferenceTest {
                    "cntlid_min": 10, "cntlid_max": 20,
                    "namespaces": [{"nsid": 7, "backend": "ram", "size": "8M", "block_size": 512, "read_only": true,
                      "uuid": "6f1c5d0e-7a43-4b8e-9d61-0a1b2c3d4e10", "visible_to": ["nqn.2026-11.io.t:h"],
-                     "ana_grpid": 3, "allow_shrink": true,
+                     "ana_grpid": 3, "allow_shrink": true, "enable": false,
                      "qos": {"rw_ios_per_sec": 1000, "rw_mbytes_per_sec": 10, "r_mbytes_per_sec": 5, "w_mbytes_per_sec": 6}},
                     {"nsid": 8, "backend": "file", "path": "/srv/x.img", "direct_io": true}]}],
                  "management": {"socket": "/run/x.sock", "allowed_users": ["alice"], "allowed_groups": ["ops"],

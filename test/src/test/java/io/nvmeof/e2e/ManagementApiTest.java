@@ -208,6 +208,61 @@ class ManagementApiTest {
     }
 
     /**
+     * The commands' flags are the configuration schema's rows (issue 48): a subsystem and a
+     * namespace made with every generated flag hold each value in get_config, and written back
+     * read the same; a bad value is refused by the daemon with the field named, and nothing
+     * changes.
+     */
+    @Test
+    void theCommandsFlagsAreTheSchemasRows() throws Exception {
+        String host = "nqn.2026-11.io.nvmeof:flag-host";
+        try (TargetProcess t = start(config())) {
+            String sock = socket().toString();
+            TargetProcess.Run r = TargetProcess.cli(60, "subsystem", "add", "--socket", sock, B, "--allow-host", host,
+                    "--model", "flagged", "--serial", "sn-flags", "--firmware", "9.9", "--ieee-oui", "0x0025b5",
+                    "--cntlid-min", "10", "--cntlid-max", "20", "--gateways=false", "--allow-any-host=false");
+            assertEquals(0, r.exit(), r.err());
+            r = TargetProcess.cli(60, "ns", "add", "--socket", sock, "--subsystem", B, "ram:8M", "--nsid", "5",
+                    "--ana-grpid", "2", "--visible-to", host, "--uuid", "6f1c5d0e-7a43-4b8e-9d61-0a1b2c3d4e10",
+                    "--allow-shrink", "--enable=false");
+            assertEquals(0, r.exit(), r.err());
+            r = TargetProcess.cli(60, "ns", "add", "--socket", sock, "--subsystem", B, "ram:8M", "--ana-grpid", "999");
+            assertEquals(1, r.exit());
+            assertTrue(r.err().contains("params.ana_grpid") || r.err().contains("ana_grpid: must be 1..128"), r.err());
+            r = TargetProcess.cli(60, "subsystem", "add", "--socket", sock, "nqn.2026-11.io.nvmeof:bad-oui",
+                    "--ieee-oui", "0x1000000");
+            assertEquals(1, r.exit());
+            assertTrue(r.err().contains("ieee_oui"), r.err());
+            JsonNode config = rpc(socket(), "get_config", "{}").get("result");
+            JsonNode sub = null;
+            for (JsonNode s : config.get("subsystems")) {
+                if (s.get("nqn").asText().equals(B)) {
+                    sub = s;
+                }
+                assertNotEquals("nqn.2026-11.io.nvmeof:bad-oui", s.get("nqn").asText(), "a refused call changes nothing");
+            }
+            assertTrue(sub != null, config.toString());
+            assertEquals("flagged", sub.get("model").asText());
+            assertEquals("sn-flags", sub.get("serial").asText());
+            assertEquals("9.9", sub.get("firmware").asText());
+            assertEquals("0x0025b5", sub.get("ieee_oui").asText());
+            assertEquals(10, sub.get("cntlid_min").asInt());
+            assertEquals(20, sub.get("cntlid_max").asInt());
+            assertFalse(sub.get("allow_any_host").asBoolean());
+            assertEquals(host, sub.get("allowed_hosts").get(0).asText());
+            assertEquals(1, sub.get("namespaces").size(), "the one that was refused is not there: " + sub);
+            JsonNode ns = sub.get("namespaces").get(0);
+            assertEquals(5, ns.get("nsid").asInt());
+            assertEquals(2, ns.get("ana_grpid").asInt());
+            assertEquals(host, ns.get("visible_to").get(0).asText());
+            assertEquals("6f1c5d0e-7a43-4b8e-9d61-0a1b2c3d4e10", ns.get("uuid").asText());
+            assertTrue(ns.get("allow_shrink").asBoolean());
+            assertFalse(ns.get("enable").asBoolean(), "added disabled");
+            assertEquals(0, t.stop());
+        }
+    }
+
+    /**
      * A caller whose user and group the target does not admit is refused by SO_PEERCRED, even
      * where the socket's mode let it connect; the refusal is logged with who it was.
      */

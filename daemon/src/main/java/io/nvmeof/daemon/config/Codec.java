@@ -18,6 +18,23 @@ public interface Codec<T> {
     /** What the field takes, as the reference and the errors say it ("a size like 64M", ...). */
     String type();
 
+    /** The shape of its JSON value: what a command line that sets it gives. */
+    default Shape shape() {
+        return Shape.VALUE;
+    }
+
+    /** The shape of a field's JSON value. */
+    enum Shape {
+        /** A number or text (a flag's argument, as it is). */
+        VALUE,
+        /** true or false (a flag that may stand alone). */
+        BOOLEAN,
+        /** An array of values (a flag given once for each). */
+        LIST,
+        /** An object (not set by a flag). */
+        OBJECT
+    }
+
     /** What a read has to hand beyond the value: where the document came from. */
     interface Reading {
         /** A path as written in the document: a relative one is taken next to the document's file. */

@@ -19,9 +19,19 @@ public final class Codecs {
     private Codecs() {
     }
 
-    /** A codec from its parts. */
+    /** A codec from its parts, of a plain value. */
     static <T> Codec<T> of(String type, Reader<T> read, Function<T, JsonNode> write) {
+        return of(Codec.Shape.VALUE, type, read, write);
+    }
+
+    /** A codec from its parts. */
+    static <T> Codec<T> of(Codec.Shape shape, String type, Reader<T> read, Function<T, JsonNode> write) {
         return new Codec<>() {
+            @Override
+            public Shape shape() {
+                return shape;
+            }
+
             @Override
             public T read(JsonNode n, String at, Reading reading) {
                 return read.read(n, at, reading);
@@ -56,11 +66,22 @@ public final class Codecs {
         return n.asText();
     }, JSON::textNode);
 
-    public static final Codec<Boolean> BOOLEAN = of("`true` or `false`", (n, at, r) -> {
+    public static final Codec<Boolean> BOOLEAN = of(Codec.Shape.BOOLEAN, "`true` or `false`", (n, at, r) -> {
         if (!n.isBoolean()) {
             throw new ConfigException(at, "must be true or false, got " + n);
         }
         return n.asBoolean();
+    }, JSON::booleanNode);
+
+    /** A flag: {@code true} or {@code false}, or nvmetcli's {@code 1} and {@code 0}; written as a boolean. */
+    public static final Codec<Boolean> FLAG = of(Codec.Shape.BOOLEAN, "`true` or `false` (or `1`, `0`)", (n, at, r) -> {
+        if (n.isBoolean()) {
+            return n.asBoolean();
+        }
+        if (n.isIntegralNumber() && (n.asInt() == 0 || n.asInt() == 1) || n.isTextual() && n.asText().matches("[01]")) {
+            return n.asInt() == 1 || n.asText().equals("1");
+        }
+        throw new ConfigException(at, "must be true or false (or 1 or 0), got " + n);
     }, JSON::booleanNode);
 
     /**
@@ -234,7 +255,7 @@ public final class Codecs {
 
     /** An array of {@code item}s; each item's errors name its index. */
     public static <T> Codec<List<T>> list(Codec<T> item) {
-        return of("a list, each " + item.type(), (n, at, r) -> {
+        return of(Codec.Shape.LIST, "a list, each " + item.type(), (n, at, r) -> {
             if (!n.isArray()) {
                 throw new ConfigException(at, "must be an array");
             }
@@ -252,6 +273,6 @@ public final class Codecs {
 
     /** An object of {@code schema}. */
     public static <R extends Record> Codec<R> object(ObjectSchema<R> schema) {
-        return of("an object (`" + schema.name() + "`)", schema::read, schema::write);
+        return of(Codec.Shape.OBJECT, "an object (`" + schema.name() + "`)", schema::read, schema::write);
     }
 }

@@ -49,22 +49,53 @@ public final class ConfigApplier {
         this.opener = opener;
     }
 
+    /** One thing an apply did, or could not do, or leaves to the next start. */
+    public record Change(Kind kind, String text) {
+        public enum Kind {
+            /** Done on the running target. */
+            DONE,
+            /** Could not be done (a backend that did not open, a port that did not listen); the rest stands. */
+            FAILED,
+            /** Kept as it was until the target starts again (a field whose change applies at the next start). */
+            AT_NEXT_START
+        }
+
+        static Change done(String text) {
+            return new Change(Kind.DONE, text);
+        }
+
+        static Change failed(String text) {
+            return new Change(Kind.FAILED, text);
+        }
+
+        /** As a log line says it: a failure begins "FAILED ". */
+        @Override
+        public String toString() {
+            return kind == Kind.FAILED ? "FAILED " + text : text;
+        }
+    }
+
     /** What the last apply changed, for logs and tests. */
-    public record Changes(List<String> lines) {
+    public record Changes(List<Change> all) {
+        /** Each as a log line says it. */
+        public List<String> lines() {
+            return all.stream().map(Change::toString).toList();
+        }
+
         /** What could not be done (a backend that did not open, a port that did not listen). */
         public List<String> failures() {
-            return lines.stream().filter(l -> l.startsWith("FAILED ")).map(l -> l.substring(7)).toList();
+            return all.stream().filter(c -> c.kind() == Change.Kind.FAILED).map(Change::text).toList();
         }
 
         @Override
         public String toString() {
-            return lines.isEmpty() ? "no changes" : String.join("; ", lines);
+            return all.isEmpty() ? "no changes" : String.join("; ", lines());
         }
     }
 
     public synchronized Changes apply(TargetConfig next) throws IOException {
         boolean first = current.ports().isEmpty() && current.subsystems().isEmpty();
-        List<String> changes = new ArrayList<>();
+        List<Change> changes = new ArrayList<>();
         Map<String, SubsystemConfig> old = new HashMap<>();
         for (SubsystemConfig s : current.subsystems()) {
             old.put(s.nqn(), s);
@@ -86,13 +117,13 @@ public final class ConfigApplier {
             PortConfig want = nextPorts.get(p.id());
             if (want == null || !sameAddress(p, want)) {
                 target.removePort(p);
-                changes.add("removed " + p);
+                changes.add(Change.done("removed " + p));
             }
         }
         for (SubsystemConfig s : current.subsystems()) {
             if (!keep.contains(s.nqn())) {
                 target.removeSubsystem(s.nqn());
-                changes.add("removed subsystem " + s.nqn());
+                changes.add(Change.done("removed subsystem " + s.nqn()));
             }
         }
         for (SubsystemConfig s : next.subsystems()) {
@@ -104,7 +135,7 @@ public final class ConfigApplier {
                     created.cntlidRange(s.cntlidMin(), s.cntlidMax());
                     created.gateways(s.gateways());
                     hosts(created, s);
-                    for (NamespaceConfig n : s.namespaces()) {
+                    for (NamespaceConfig n : s.served()) {
                         open(created, s.nqn(), n, first, changes);
                     }
                     target.addSubsystem(created);
@@ -112,7 +143,7 @@ public final class ConfigApplier {
                     created.close(); // the backends opened so far
                     throw e;
                 }
-                changes.add("added subsystem " + s.nqn());
+                changes.add(Change.done("added subsystem " + s.nqn()));
             } else {
                 update(existing, old.get(s.nqn()), s, changes);
             }
@@ -129,7 +160,7 @@ public final class ConfigApplier {
                         new InetSocketAddress(p.traddr(), p.trsvcid()), false, p.subsystems());
                 try {
                     target.addPort(port);
-                    changes.add("added " + port);
+                    changes.add(Change.done("added " + port));
                     referrals(port, p, changes);
                     anaStates(port, null, p, changes);
                 } catch (IOException e) {
@@ -137,7 +168,7 @@ public final class ConfigApplier {
                         throw e;
                     }
                     LOG.log(System.Logger.Level.ERROR, e.getMessage());
-                    changes.add("FAILED " + e.getMessage());
+                    changes.add(Change.failed(e.getMessage()));
                 }
             } else {
                 PortConfig was = null;
@@ -162,7 +193,7 @@ public final class ConfigApplier {
                     }
                 }
                 target.portChanged();
-                changes.add("port " + p.portid() + " now serves " + p.subsystems());
+                changes.add(Change.done("port " + p.portid() + " now serves " + p.subsystems()));
             }
         }
         hostKeys(next, changes);
@@ -173,10 +204,11 @@ public final class ConfigApplier {
             Target.Options before = target.options();
             List<Setting<?>> kept = target.update(next.settings());
             for (Setting<?> s : before.differences(target.options())) {
-                changes.add(s.key() + " now " + s.formatObject(target.options().get(s)));
+                changes.add(Change.done(s.key() + " now " + s.formatObject(target.options().get(s))));
             }
             for (Setting<?> s : kept) {
-                changes.add(s.key() + " changes only at a restart: kept " + s.formatObject(target.options().get(s)));
+                changes.add(new Change(Change.Kind.AT_NEXT_START, s.key() + " changes only at a restart: kept "
+                        + s.formatObject(target.options().get(s))));
             }
         }
         current = next;
@@ -188,11 +220,11 @@ public final class ConfigApplier {
     }
 
     /** The port's referrals as configured; discovery hosts are told of a change. */
-    private void referrals(Port port, PortConfig p, List<String> changes) {
+    private void referrals(Port port, PortConfig p, List<Change> changes) {
         if (!port.referrals().equals(p.referrals())) {
             target.referrals(port, p.referrals());
-            changes.add("port " + port.id() + " referrals " + p.referrals().stream().map(r -> r.name() + "=" + r.trtype()
-                    + "://" + r.traddr() + ":" + r.trsvcid()).toList());
+            changes.add(Change.done("port " + port.id() + " referrals " + p.referrals().stream().map(r -> r.name() + "=" + r.trtype()
+                    + "://" + r.traddr() + ":" + r.trsvcid()).toList()));
         }
     }
 
@@ -200,14 +232,14 @@ public final class ConfigApplier {
      * The port's ANA states as configured: each group named gets its state (hosts through the port
      * are told), and a group no longer named goes back to nvmet's default (1 optimized, others inaccessible).
      */
-    private void anaStates(Port port, PortConfig was, PortConfig p, List<String> changes) {
+    private void anaStates(Port port, PortConfig was, PortConfig p, List<Change> changes) {
         if (was != null) {
             for (int g : was.anaGroups().keySet()) {
                 if (!p.anaGroups().containsKey(g)) {
                     AnaState back = g == 1 ? AnaState.OPTIMIZED : AnaState.INACCESSIBLE;
                     if (port.anaState(g) != back) {
                         target.anaState(port, g, back);
-                        changes.add("port " + port.id() + " ANA group " + g + " back to " + back);
+                        changes.add(Change.done("port " + port.id() + " ANA group " + g + " back to " + back));
                     }
                 }
             }
@@ -215,7 +247,7 @@ public final class ConfigApplier {
         for (Map.Entry<Integer, AnaState> e : p.anaGroups().entrySet()) {
             if (port.anaState(e.getKey()) != e.getValue() || !port.anaGroups().contains(e.getKey())) {
                 target.anaState(port, e.getKey(), e.getValue());
-                changes.add("port " + port.id() + " ANA group " + e.getKey() + " " + e.getValue());
+                changes.add(Change.done("port " + port.id() + " ANA group " + e.getKey() + " " + e.getValue()));
             }
         }
     }
@@ -226,23 +258,23 @@ public final class ConfigApplier {
     }
 
     /** Per-host QoS: new limits take effect at once on every controller of the host; hosts no longer named lose theirs. */
-    private void hostQos(TargetConfig next, List<String> changes) {
+    private void hostQos(TargetConfig next, List<Change> changes) {
         for (Map.Entry<String, io.nvmeof.target.Qos.Limits> e : next.hostQos().entrySet()) {
             if (!e.getValue().equals(current.hostQos().get(e.getKey()))) {
                 target.hostQos(e.getKey(), e.getValue());
-                changes.add("host " + e.getKey() + ": QoS now " + e.getValue());
+                changes.add(Change.done("host " + e.getKey() + ": QoS now " + e.getValue()));
             }
         }
         for (String gone : current.hostQos().keySet()) {
             if (!next.hostQos().containsKey(gone)) {
                 target.hostQos(gone, io.nvmeof.target.Qos.Limits.NONE);
-                changes.add("host " + gone + ": QoS removed");
+                changes.add(Change.done("host " + gone + ": QoS removed"));
             }
         }
     }
 
     /** Host keys: each change takes effect at the host's next Connect or re-authentication. */
-    private void hostKeys(TargetConfig next, List<String> changes) {
+    private void hostKeys(TargetConfig next, List<Change> changes) {
         Map<String, HostSecurity> before = new HashMap<>();
         for (HostSecurity h : current.hosts()) {
             before.put(h.nqn(), h);
@@ -250,13 +282,14 @@ public final class ConfigApplier {
         for (HostSecurity h : next.hosts()) {
             HostSecurity was = before.remove(h.nqn());
             if (was == null) {
-                changes.add("host " + h.nqn() + (h.requiresAuthentication() ? " must authenticate" : " configured"));
+                changes.add(Change.done("host " + h.nqn() + (h.requiresAuthentication() ? " must authenticate"
+                        : " configured")));
             } else if (!was.sameAs(h)) {
-                changes.add("host " + h.nqn() + ": keys changed");
+                changes.add(Change.done("host " + h.nqn() + ": keys changed"));
             }
         }
         for (String gone : before.keySet()) {
-            changes.add("host " + gone + ": keys removed");
+            changes.add(Change.done("host " + gone + ": keys removed"));
         }
         target.hostSecurity(next.hosts());
     }
@@ -268,35 +301,36 @@ public final class ConfigApplier {
         sub.allowAnyHost(s.allowAnyHost());
     }
 
-    private void update(Subsystem sub, SubsystemConfig was, SubsystemConfig s, List<String> changes) {
+    private void update(Subsystem sub, SubsystemConfig was, SubsystemConfig s, List<Change> changes) {
         for (String h : sub.allowedHosts()) {
             if (!s.allowedHosts().contains(h)) {
                 sub.disallowHost(h);
-                changes.add(s.nqn() + ": host " + h + " no longer allowed");
+                changes.add(Change.done(s.nqn() + ": host " + h + " no longer allowed"));
             }
         }
         for (String h : s.allowedHosts()) {
             if (!sub.allowedHosts().contains(h)) {
                 sub.allowHost(h);
-                changes.add(s.nqn() + ": host " + h + " allowed");
+                changes.add(Change.done(s.nqn() + ": host " + h + " allowed"));
             }
         }
         if (sub.cntlidMin() != s.cntlidMin() || sub.cntlidMax() != s.cntlidMax()) {
             sub.cntlidRange(s.cntlidMin(), s.cntlidMax()); // for controllers from now on
-            changes.add(s.nqn() + ": controller IDs " + s.cntlidMin() + ".." + s.cntlidMax());
+            changes.add(Change.done(s.nqn() + ": controller IDs " + s.cntlidMin() + ".." + s.cntlidMax()));
         }
         if (sub.gateways() != s.gateways()) {
             sub.gateways(s.gateways()); // Identify from now on; connected hosts keep what they read
-            changes.add(s.nqn() + ": gateways " + s.gateways());
+            changes.add(Change.done(s.nqn() + ": gateways " + s.gateways()));
         }
         if (sub.allowsAnyHost() != s.allowAnyHost()) {
             sub.allowAnyHost(s.allowAnyHost());
-            changes.add(s.nqn() + ": allow_any_host " + s.allowAnyHost());
+            changes.add(Change.done(s.nqn() + ": allow_any_host " + s.allowAnyHost()));
         }
         for (ObjectSchema.Change ch : was == null ? List.<ObjectSchema.Change>of() : Schemas.SUBSYSTEM.changes(was, s)) {
             if (ch.apply() == Field.Apply.RESTART) {
-                changes.add(s.nqn() + ": " + ch.field().key() + " " + ch.field().write(ch.after())
-                        + " takes effect at the next start (hosts read " + ch.field().write(ch.before()) + " until then)");
+                changes.add(new Change(Change.Kind.AT_NEXT_START, s.nqn() + ": " + ch.field().key() + " "
+                        + ch.field().write(ch.after()) + " takes effect at the next start (hosts read "
+                        + ch.field().write(ch.before()) + " until then)"));
             }
         }
         Map<Integer, NamespaceConfig> before = new HashMap<>();
@@ -306,7 +340,7 @@ public final class ConfigApplier {
             }
         }
         Set<Integer> wanted = new HashSet<>();
-        for (NamespaceConfig n : s.namespaces()) {
+        for (NamespaceConfig n : s.served()) { // a namespace no longer enabled is removed below, as if gone
             wanted.add(n.nsid());
             NamespaceConfig prev = before.get(n.nsid());
             if (prev != null && prev.sameStorageButSize(n) && sub.namespace(n.nsid()) != null
@@ -314,20 +348,9 @@ public final class ConfigApplier {
                 prev = n; // its size is the one asked for (or the change failed, saying why): the rest as for the same storage
             }
             if (prev != null && prev.sameStorage(n) && sub.namespace(n.nsid()) != null) {
-                if (!java.util.Objects.equals(sub.namespace(n.nsid()).visibility(), n.visibility())) {
-                    sub.visibility(n.nsid(), n.visibility());
-                    changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " now visible to "
-                            + (n.visibleTo() == null ? "every allowed host" : n.visibleTo()));
-                }
-                Namespace live = sub.namespace(n.nsid());
-                if (!n.qos().equals(live.qos() == null ? io.nvmeof.target.Qos.Limits.NONE : live.qos().limits())) {
-                    live.qos(n.qos());
-                    changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " QoS now " + n.qos());
-                }
-                if (sub.namespace(n.nsid()).anaGroup() != n.anaGroup()) {
-                    target.anaGroup(sub, n.nsid(), n.anaGroup());
-                    changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " now in ANA group "
-                            + n.anaGroup());
+                // the rows that apply in place, each by its setter on the running namespace
+                for (String said : Schemas.NAMESPACE.applyLive(n, new Schemas.RunningNamespace(target, sub, n.nsid()))) {
+                    changes.add(Change.done(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " " + said));
                 }
                 continue;
             }
@@ -347,16 +370,19 @@ public final class ConfigApplier {
                 replacement.qos(n.qos());
                 sub.removeNamespace(n.nsid());
                 sub.addNamespace(replacement);
-                changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " replaced");
+                changes.add(Change.done(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " replaced"));
             } catch (IOException | RuntimeException e) {
                 LOG.log(System.Logger.Level.ERROR, "keeping namespace " + n.nsid() + " of " + s.nqn() + ": " + e.getMessage());
-                changes.add("FAILED " + s.nqn() + " namespace " + Integer.toUnsignedString(n.nsid()) + ": " + e.getMessage());
+                changes.add(Change.failed(s.nqn() + " namespace " + Integer.toUnsignedString(n.nsid()) + ": "
+                        + e.getMessage()));
             }
         }
         for (Integer nsid : new ArrayList<>(sub.namespaces().keySet())) {
             if (!wanted.contains(nsid)) {
                 sub.removeNamespace(nsid);
-                changes.add(s.nqn() + ": namespace " + Integer.toUnsignedString(nsid) + " removed");
+                boolean kept = s.namespaces().stream().anyMatch(n -> n.nsid() == nsid);
+                changes.add(Change.done(s.nqn() + ": namespace " + Integer.toUnsignedString(nsid)
+                        + (kept ? " disabled" : " removed")));
             }
         }
     }
@@ -369,7 +395,7 @@ public final class ConfigApplier {
      * fails, naming the field, and the size stays. False where it cannot be done in place (the
      * namespace is then replaced, as before).
      */
-    private static boolean resize(Subsystem sub, String nqn, NamespaceConfig n, List<String> changes) {
+    private static boolean resize(Subsystem sub, String nqn, NamespaceConfig n, List<Change> changes) {
         Namespace ns = sub.namespace(n.nsid());
         String which = nqn + ": namespace " + Integer.toUnsignedString(n.nsid());
         try {
@@ -379,22 +405,22 @@ public final class ConfigApplier {
                 return true;
             }
             if (want < now && !n.allowShrink()) {
-                changes.add("FAILED " + which + ": size " + want + " is smaller than its " + now
-                        + " bytes; shrinking loses the data past the new end: set \"allow_shrink\": true on it to shrink");
+                changes.add(Change.failed(which + ": size " + want + " is smaller than its " + now
+                        + " bytes; shrinking loses the data past the new end: set \"allow_shrink\": true on it to shrink"));
                 return true;
             }
             sub.resize(n.nsid(), want);
-            changes.add(which + " resized in place from " + now + " to " + want + " bytes");
+            changes.add(Change.done(which + " resized in place from " + now + " to " + want + " bytes"));
             return true;
         } catch (UnsupportedOperationException e) {
             return false;
         } catch (IOException | RuntimeException e) {
-            changes.add("FAILED " + which + " resize: " + e.getMessage());
+            changes.add(Change.failed(which + " resize: " + e.getMessage()));
             return true;
         }
     }
 
-    private void open(Subsystem sub, String nqn, NamespaceConfig n, boolean strict, List<String> changes)
+    private void open(Subsystem sub, String nqn, NamespaceConfig n, boolean strict, List<Change> changes)
             throws IOException {
         try {
             Namespace ns = new Namespace(nqn, n.nsid(), opener.open(nqn, n), n.readOnly(), n.uuid());
@@ -402,7 +428,7 @@ public final class ConfigApplier {
             ns.anaGroup(n.anaGroup());
             ns.qos(n.qos());
             sub.addNamespace(ns);
-            changes.add(nqn + ": namespace " + Integer.toUnsignedString(n.nsid()) + " added");
+            changes.add(Change.done(nqn + ": namespace " + Integer.toUnsignedString(n.nsid()) + " added"));
         } catch (IOException | RuntimeException e) {
             String what = nqn + " namespace " + Integer.toUnsignedString(n.nsid()) + " (" + n.backend()
                     + (n.path() != null ? " " + n.path() : "") + "): " + e.getMessage();
@@ -410,7 +436,7 @@ public final class ConfigApplier {
                 throw new IOException(what, e);
             }
             LOG.log(System.Logger.Level.ERROR, "cannot open " + what);
-            changes.add("FAILED " + what);
+            changes.add(Change.failed(what));
         }
     }
 }

@@ -46,14 +46,12 @@ import java.util.UUID;
 /**
  * Reads the target's JSON configuration, in either of two forms:
  * <ul>
- * <li>ours: {@code {"ports": [{"portid", "trtype", "traddr", "trsvcid", "subsystems", "rdma_provider"}],
- * "subsystems": [{"nqn", "serial", "model", "firmware", "ieee_oui", "allow_any_host",
- * "allowed_hosts", "namespaces": [{"nsid", "backend", "path", "size", "block_size",
- * "read_only", "uuid", "direct_io"}]}], "settings": {a key of {@link Settings} each},
- * "hosts": [{"nqn", "dhchap_key", "dhchap_ctrl_key", "dhchap_key_file", "dhchap_ctrl_key_file",
- * "dhchap_hashes", "dhchap_dhgroups", "tls_key", "tls_key_file"}], "metrics": "tcp://ADDR:PORT"},
- * ports with "tls": none, optional or required};</li>
- * <li>what {@code nvmetcli save} writes for the Linux kernel target ({@code ports[].addr},
+ * <li>ours: {@code "subsystems"} with their namespaces and the {@code "management"} section as
+ * {@link Schemas} gives their fields (docs/reference/configuration.md is made from it), {@code
+ * "settings"} as {@link Settings} does, and {@code "ports"}, {@code "hosts"} and {@code
+ * "metrics"} as this class reads them;</li>
+ * <li>what {@code nvmetcli save} writes for the Linux kernel target, translated into ours first
+ * ({@link NvmetcliFormat}: {@code ports[].addr},
  * {@code subsystems[].attr}, {@code namespaces[].device}, {@code ports[].addr.tsas/treq},
  * {@code hosts[].dhchap} with the
  * {@code key}, {@code ctrl_key}, {@code hash} and {@code dhgroup} of configfs's
@@ -110,26 +108,10 @@ public final class ConfigLoader {
         if (root == null || !root.isObject()) {
             throw new ConfigException("(document)", "must be a JSON object with \"ports\" and \"subsystems\"");
         }
-        boolean nvmetcli = isNvmetcli(root);
-        TargetConfig config = nvmetcli ? fromNvmetcli(root, secrets) : fromOurs(root, secrets);
-        crossCheck(config);
+        TargetConfig config = NvmetcliFormat.is(root) ? NvmetcliFormat.read(root, ours -> fromOurs(ours, secrets))
+                : fromOurs(root, secrets);
         secrets.checkConfigFile();
         return config;
-    }
-
-    /** nvmetcli writes ports[].addr and subsystems[].attr objects. */
-    static boolean isNvmetcli(JsonNode root) {
-        for (JsonNode p : root.path("ports")) {
-            if (p.has("addr")) {
-                return true;
-            }
-        }
-        for (JsonNode s : root.path("subsystems")) {
-            if (s.has("attr")) {
-                return true;
-            }
-        }
-        return false;
     }
 
     // ---- our format ----
@@ -152,7 +134,7 @@ public final class ConfigLoader {
                 TargetTransports.type(t).portOptions().forEach(o -> keys.add(o.name()));
             }
             known(p, at, keys.toArray(new String[0]));
-            ports.add(port(p, at, p, at));
+            ports.add(port(p, at));
         }
         List<HostSecurity> hostKeys = new ArrayList<>();
         java.util.Map<String, Qos.Limits> hostQos = new java.util.HashMap<>();
@@ -176,8 +158,10 @@ public final class ConfigLoader {
             hostKeys.add(new HostSecurity(nqn, key, ctrl, hashes, groups, secrets.tlsKey(h, "tls_key", at, nqn)));
         }
         MetricsServer.Endpoint metrics = metrics(root, secrets);
-        return new TargetConfig(ports, subsystems, settings(root), hostKeys, metrics, management(root, secrets),
-                hostQos, secrets.files);
+        TargetConfig config = new TargetConfig(ports, subsystems, settings(root), hostKeys, metrics,
+                management(root, secrets), hostQos, secrets.files);
+        crossCheck(config);
+        return config;
     }
 
     private static DhchapHash hash(JsonNode n, String at) {
@@ -194,18 +178,6 @@ public final class ConfigLoader {
             throw new ConfigException(at, "must be null, ffdhe2048, ffdhe3072, ffdhe4096, ffdhe6144 or ffdhe8192, got " + n);
         }
         return g;
-    }
-
-    /** A preferred entry first, then the rest of the defaults (nvmet falls back to any the host offers). */
-    private static <T> List<T> preferring(T first, List<T> all) {
-        List<T> l = new ArrayList<>();
-        l.add(first);
-        for (T t : all) {
-            if (!t.equals(first)) {
-                l.add(t);
-            }
-        }
-        return l;
     }
 
     /**
@@ -449,8 +421,10 @@ public final class ConfigLoader {
         return Schemas.QOS.read(node, at, Codec.Reading.NONE);
     }
 
-    /** A port: {@code p} at {@code at}, its address fields in {@code addr} at {@code addrAt} (nvmetcli's addr object, or p itself). */
-    private static PortConfig port(JsonNode p, String at, JsonNode addr, String addrAt) {
+    /** A port: {@code p} at {@code at}. */
+    private static PortConfig port(JsonNode p, String at) {
+        JsonNode addr = p;
+        String addrAt = at;
         int portid = intIn(p.get("portid"), at + ".portid", 0, 0xffff);
         String trtype = string(addr, "trtype", addrAt, "tcp");
         TargetTransport.Type transport;
@@ -476,23 +450,10 @@ public final class ConfigLoader {
                 }
             }
         }
-        // nvmetcli's TLS: addr.tsas (tls1.3) with addr.treq, as the tcp transport's "tls" option
-        String tlsField = null;
-        if (addr != p && addr.has("tsas") && !options.containsKey(TcpTransport.TLS)) {
-            String tsas = string(addr, "tsas", addrAt, "none");
-            String treq = string(addr, "treq", addrAt, "not specified");
-            tlsField = "tsas";
-            String tls = tsas.equals("tls1.3") ? (treq.equals("required") ? "required" : "optional")
-                    : tsas.equals("none") || tsas.isEmpty() ? null : "tsas " + tsas;
-            if (tls != null) {
-                options.put(TcpTransport.TLS, tls);
-            }
-        }
         try {
             transport.options(options);
         } catch (PortOptionException e) {
-            String field = TcpTransport.TLS.equals(e.option()) && tlsField != null ? tlsField : e.option();
-            throw new ConfigException((field.equals("tsas") ? addrAt : at) + "." + field, e.getMessage());
+            throw new ConfigException(at + "." + e.option(), e.getMessage());
         }
         String traddr = string(addr, "traddr", addrAt, null);
         if (traddr == null) {
@@ -558,23 +519,6 @@ public final class ConfigLoader {
         return out;
     }
 
-    /** {@code cntlid_min} and {@code cntlid_max} of {@code n} (numbers, or nvmetcli's strings): 1..65519, min <= max. */
-    private static int[] cntlids(JsonNode n, String at) {
-        int max = io.nvmeof.target.Subsystem.MAX_CNTLID;
-        int[] r = {1, max};
-        String[] names = {"cntlid_min", "cntlid_max"};
-        for (int i = 0; i < 2; i++) {
-            JsonNode v = n.get(names[i]);
-            if (v != null && !(v.isTextual() && v.asText().isEmpty())) {
-                r[i] = intIn(v.isTextual() ? textAsInt(v, at + "." + names[i]) : v, at + "." + names[i], 1, max);
-            }
-        }
-        if (r[0] > r[1]) {
-            throw new ConfigException(at + ".cntlid_max", r[1] + " is below cntlid_min " + r[0]);
-        }
-        return r;
-    }
-
     /**
      * A subsystem served by several gateways over shared storage: a file namespace needs
      * file or block namespace needs {@code direct_io} (two page caches give stale reads). Identity the configuration leaves to derivation is named in
@@ -600,11 +544,6 @@ public final class ConfigLoader {
             LOG.log(System.Logger.Level.WARNING, "{0}.serial is not set: derived from the NQN, which every nvmeof-java"
                     + " gateway does alike, but another stack serving the subsystem would not", at);
         }
-    }
-
-    /** A namespace's {@code ana_grpid}: 1..128, 1 when absent (nvmet's default group). */
-    private static int anaGroupId(JsonNode n, String at) {
-        return n.has("ana_grpid") ? intIn(n.get("ana_grpid"), at + ".ana_grpid", 1, Port.MAX_ANA_GROUP) : 1;
     }
 
     /**
@@ -637,153 +576,6 @@ public final class ConfigLoader {
             }
         }
         return groups;
-    }
-
-    // ---- nvmetcli save format ----
-
-    /*
-     * What nvmetcli writes that this loader takes; anything else it writes (or anyone adds) is
-     * named in a warning, since the target then runs without it. A host entry is stricter:
-     * anything key-like that is not taken refuses the configuration, since the host would
-     * otherwise connect without authenticating.
-     */
-    private static final Set<String> NVMETCLI_SUBSYSTEM = Set.of("nqn", "attr", "allowed_hosts", "namespaces");
-    private static final Set<String> NVMETCLI_SUBSYSTEM_ATTR = Set.of("allow_any_host", "serial", "model", "firmware",
-            "ieee_oui", "cntlid_min", "cntlid_max");
-    private static final Set<String> NVMETCLI_NAMESPACE = Set.of("nsid", "enable", "device", "ana_grpid");
-    private static final Set<String> NVMETCLI_DEVICE = Set.of("path", "uuid");
-    private static final Set<String> NVMETCLI_PORT = Set.of("portid", "addr", "subsystems", "ana_groups", "referrals");
-    private static final Set<String> NVMETCLI_ADDR = Set.of("trtype", "traddr", "trsvcid", "adrfam", "tsas", "treq");
-    private static final Set<String> NVMETCLI_HOST = Set.of("nqn", "dhchap");
-    private static final Set<String> NVMETCLI_DHCHAP = Set.of("key", "ctrl_key", "hash", "dhgroup");
-
-    /** Names, in a warning each, the fields of {@code node} outside {@code taken}: the target runs without them. */
-    private static void ignored(JsonNode node, String at, Set<String> taken) {
-        if (!node.isObject()) {
-            return;
-        }
-        for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
-            String f = it.next();
-            if (!taken.contains(f)) {
-                JsonNode v = node.get(f);
-                boolean empty = v.isNull() || v.isTextual() && v.asText().isEmpty() || v.isContainerNode() && v.isEmpty();
-                if (!empty) {
-                    LOG.log(System.Logger.Level.WARNING, "{0}.{1} is ignored: the nvmetcli format''s {1} is not"
-                            + " supported here (taken: {2})", at, fieldName(f), String.join(", ", new java.util.TreeSet<>(taken)));
-                }
-            }
-        }
-    }
-
-    /**
-     * Refuses a host entry that carries something key-like (a field named like a key, secret or
-     * PSK) anywhere but where the loader takes keys from: loaded, the host would have no key and
-     * connect without authenticating.
-     */
-    private static void noStrayKeys(JsonNode node, String at, boolean taken) {
-        for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
-            String f = it.next();
-            JsonNode v = node.get(f);
-            String path = at + "." + fieldName(f);
-            boolean keyLike = f.toLowerCase(java.util.Locale.ROOT).matches(".*(key|secret|psk).*");
-            boolean here = taken && (f.equals("key") || f.equals("ctrl_key"));
-            if (keyLike && !here && !(v.isNull() || v.isTextual() && v.asText().isEmpty())) {
-                throw new ConfigException(path, "looks like a key, but keys are taken only from dhchap.key and"
-                        + " dhchap.ctrl_key; refusing the host rather than letting it in without one");
-            }
-            if (v.isObject()) {
-                noStrayKeys(v, path, f.equals("dhchap") && at.matches("hosts\\[\\d+\\]"));
-            }
-        }
-    }
-
-    private static TargetConfig fromNvmetcli(JsonNode root, Secrets secrets) {
-        known(root, "", "hosts", "ports", "subsystems");
-        List<SubsystemConfig> subsystems = new ArrayList<>();
-        JsonNode subs = optionalArray(root, "subsystems", "");
-        for (int i = 0; i < subs.size(); i++) {
-            String at = "subsystems[" + i + "]";
-            JsonNode s = object(subs.get(i), at);
-            ignored(s, at, NVMETCLI_SUBSYSTEM);
-            String nqn = name(s.get("nqn"), at + ".nqn");
-            JsonNode attr = s.path("attr");
-            ignored(attr, at + ".attr", NVMETCLI_SUBSYSTEM_ATTR);
-            boolean any = "1".equals(attr.path("allow_any_host").asText("0"));
-            List<String> hosts = list(s, "allowed_hosts", at, ConfigLoader::name);
-            List<NamespaceConfig> namespaces = new ArrayList<>();
-            JsonNode nl = optionalArray(s, "namespaces", at);
-            for (int n = 0; n < nl.size(); n++) {
-                String nat = at + ".namespaces[" + n + "]";
-                JsonNode ns = object(nl.get(n), nat);
-                ignored(ns, nat, NVMETCLI_NAMESPACE);
-                if (ns.has("enable") && ns.get("enable").asInt(1) == 0) {
-                    continue;
-                }
-                JsonNode dev = ns.path("device");
-                ignored(dev, nat + ".device", NVMETCLI_DEVICE);
-                String path = dev.path("path").asText("");
-                if (path.isEmpty()) {
-                    throw new ConfigException(nat + ".device.path", "is missing");
-                }
-                UUID uuid = dev.hasNonNull("uuid") && !dev.get("uuid").asText().isEmpty()
-                        ? uuid(dev.get("uuid"), nat + ".device.uuid") : null;
-                String backend = path.startsWith("/dev/") ? "block" : "file";
-                namespaces.add(new NamespaceConfig(nsid(ns.get("nsid"), nat + ".nsid"), backend, path, 0, 0, false, uuid,
-                        false, null, anaGroupId(ns, nat)));
-            }
-            String serial = attr.path("serial").asText("");
-            String model = attr.path("model").asText("");
-            String firmware = attr.path("firmware").asText("");
-            int[] cntlids = cntlids(attr, at + ".attr");
-            subsystems.add(new SubsystemConfig(nqn, serial.isEmpty() ? defaultSerial(nqn) : serial,
-                    model.isEmpty() ? "nvmeof-java" : model, firmware.isEmpty() ? ProductVersion.FIRMWARE_REVISION : firmware,
-                    attr.has("ieee_oui") ? oui(attr.get("ieee_oui"), at + ".attr.ieee_oui") : 0,
-                    any, hosts, namespaces, cntlids[0], cntlids[1], false));
-        }
-        List<PortConfig> ports = new ArrayList<>();
-        JsonNode pl = optionalArray(root, "ports", "");
-        for (int i = 0; i < pl.size(); i++) {
-            String at = "ports[" + i + "]";
-            JsonNode p = object(pl.get(i), at);
-            ignored(p, at, NVMETCLI_PORT);
-            JsonNode addr = object(p.get("addr"), at + ".addr");
-            ignored(addr, at + ".addr", NVMETCLI_ADDR);
-            ports.add(port(p, at, addr, at + ".addr"));
-        }
-        List<HostSecurity> hostKeys = new ArrayList<>();
-        JsonNode hs = optionalArray(root, "hosts", "");
-        for (int i = 0; i < hs.size(); i++) {
-            String at = "hosts[" + i + "]";
-            JsonNode h = object(hs.get(i), at);
-            noStrayKeys(h, at, false);
-            ignored(h, at, NVMETCLI_HOST);
-            String nqn = name(h.get("nqn"), at + ".nqn");
-            JsonNode d = h.path("dhchap");
-            if (!d.isObject()) {
-                continue;
-            }
-            String dat = at + ".dhchap";
-            ignored(d, dat, NVMETCLI_DHCHAP);
-            String keyText = d.path("key").asText("");
-            String ctrlText = d.path("ctrl_key").asText("");
-            if (keyText.isEmpty()) {
-                if (!ctrlText.isEmpty()) {
-                    throw new ConfigException(dat + ".ctrl_key", "needs a key too (the host authenticates first)");
-                }
-                continue;
-            }
-            DhchapKey key = secrets.key(JSON.createObjectNode().put("key", keyText), "key", dat, null);
-            DhchapKey ctrl = ctrlText.isEmpty() ? null
-                    : secrets.key(JSON.createObjectNode().put("ctrl_key", ctrlText), "ctrl_key", dat, null);
-            String hashName = d.path("hash").asText("");
-            String groupName = d.path("dhgroup").asText("");
-            List<DhchapHash> hashes = hashName.isEmpty() ? List.of()
-                    : preferring(hash(d.get("hash"), dat + ".hash"), HostSecurity.DEFAULT_HASHES);
-            List<DhGroup> groups = groupName.isEmpty() ? List.of()
-                    : preferring(dhGroup(d.get("dhgroup"), dat + ".dhgroup"), HostSecurity.DEFAULT_DH_GROUPS);
-            hostKeys.add(new HostSecurity(nqn, key, ctrl, hashes, groups));
-        }
-        return new TargetConfig(ports, subsystems, Target.Options.defaults(), hostKeys);
     }
 
     // ---- checks across the document ----

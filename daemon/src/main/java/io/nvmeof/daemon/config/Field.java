@@ -19,9 +19,14 @@ import java.util.function.Function;
  * @param help one line for the reference
  * @param defaultNote what the reference says of a default computed from other fields (null: the
  *     default's value)
+ * @param flag the flag of the {@code nvmeof} command that sets it (null: {@code --} and the key
+ *     with dashes)
+ * @param live how an {@link Apply#IN_PLACE} row reaches the running object (null: the applier
+ *     applies it where it opens and closes the object)
  */
 public record Field<T>(String key, String component, Codec<T> codec, Function<ObjectSchema.Values, T> dflt,
-                       String missing, boolean writeDefault, Apply apply, String help, String defaultNote) {
+                       String missing, boolean writeDefault, Apply apply, String help, String defaultNote,
+                       String flag, Live<?, T> live) {
 
     /** How a change to a field reaches a running target, from the cheapest. */
     public enum Apply {
@@ -50,23 +55,23 @@ public record Field<T>(String key, String component, Codec<T> codec, Function<Ob
 
     /** A field with default {@code dflt} (may be null: absent stays null). */
     public static <T> Field<T> optional(String key, String component, Codec<T> codec, T dflt, Apply apply, String help) {
-        return new Field<>(key, component, codec, v -> dflt, null, false, apply, help, null);
+        return new Field<>(key, component, codec, v -> dflt, null, false, apply, help, null, null, null);
     }
 
     /** A field that must be given; {@code missing} is what the error says when it is not. */
     public static <T> Field<T> required(String key, String component, Codec<T> codec, String missing, Apply apply,
                                         String help) {
-        return new Field<>(key, component, codec, null, missing, true, apply, help, null);
+        return new Field<>(key, component, codec, null, missing, true, apply, help, null, null, null);
     }
 
     /** The same, written even when it holds its default. */
     public Field<T> alwaysWritten() {
-        return new Field<>(key, component, codec, dflt, missing, true, apply, help, defaultNote);
+        return new Field<>(key, component, codec, dflt, missing, true, apply, help, defaultNote, flag, live);
     }
 
     /** The same with a default computed from the object's other fields, which {@code note} describes. */
     public Field<T> derivedDefault(Function<ObjectSchema.Values, T> f, String note) {
-        return new Field<>(key, component, codec, f, missing, writeDefault, apply, help, note);
+        return new Field<>(key, component, codec, f, missing, writeDefault, apply, help, note, flag, live);
     }
 
     /**
@@ -74,7 +79,54 @@ public record Field<T>(String key, String component, Codec<T> codec, Function<Ob
      * for "not given" (a size of 0: the storage's own), which the writer leaves out.
      */
     public Field<T> noted(String note) {
-        return new Field<>(key, component, codec, dflt, missing, writeDefault, apply, help, note);
+        return new Field<>(key, component, codec, dflt, missing, writeDefault, apply, help, note, flag, live);
+    }
+
+    /** The same, set by the flag {@code flag} on the command line (instead of {@code --} and the key with dashes). */
+    public Field<T> flag(String flag) {
+        return new Field<>(key, component, codec, dflt, missing, writeDefault, apply, help, defaultNote, flag, live);
+    }
+
+    /** The same, applied to the running object {@code L} by {@code live}. */
+    public <L> Field<T> live(Live<L, T> live) {
+        return new Field<>(key, component, codec, dflt, missing, writeDefault, apply, help, defaultNote, flag, live);
+    }
+
+    /**
+     * How a row reaches the object it configures while that runs ({@code L}: what the applier
+     * hands it, e.g. a namespace of a subsystem of a target).
+     */
+    public interface Live<L, T> {
+        /** Whether {@code live} holds {@code value} already. */
+        boolean holds(L live, T value);
+
+        /** Gives {@code live} the value {@code value}. */
+        void set(L live, T value);
+
+        /** What the change log says of it now holding {@code value} ("now in ANA group 2"). */
+        String said(T value);
+    }
+
+    /** The flag of the {@code nvmeof} command that sets it. */
+    public String flagName() {
+        return flag != null ? flag : "--" + key.replace('_', '-');
+    }
+
+    /** Its default as the reference and the help say it: its note, its value as JSON, or none. */
+    public String defaultText() {
+        if (defaultNote != null) {
+            return defaultNote;
+        }
+        if (isRequired()) {
+            return "required";
+        }
+        Object d;
+        try {
+            d = dflt.apply(k -> null);
+        } catch (RuntimeException e) {
+            d = null;
+        }
+        return d == null ? "none" : "`" + write(d).replace("|", "\\|") + "`";
     }
 
     /** {@code v} (of this field) as JSON text, as the configuration would hold it. */

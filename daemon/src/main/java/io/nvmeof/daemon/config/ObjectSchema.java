@@ -230,6 +230,24 @@ public final class ObjectSchema<R extends Record> {
         return l;
     }
 
+    /**
+     * Gives the running object {@code live} each value of {@code r} whose row has a {@link
+     * Field.Live} and that it does not hold yet; what each change log line says, in row order.
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    public <L> List<String> applyLive(R r, L live) {
+        List<String> said = new ArrayList<>();
+        for (Field<?> f : fields) {
+            Field.Live l = f.live();
+            Object v = get(r, f);
+            if (l != null && !l.holds(live, v)) {
+                l.set(live, v);
+                said.add(l.said(v));
+            }
+        }
+        return said;
+    }
+
     /** Whether {@code a} and {@code b} differ in no field whose change applies as one of {@code kinds}. */
     public boolean sameIn(R a, R b, Set<Field.Apply> kinds) {
         return changes(a, b).stream().noneMatch(c -> kinds.contains(c.apply()));
@@ -242,7 +260,7 @@ public final class ObjectSchema<R extends Record> {
         b.append("| Key | Takes | Default | A change | What it is |\n|---|---|---|---|---|\n");
         for (Field<?> f : fields) {
             b.append("| `").append(f.key()).append("` | ").append(f.codec().type()).append(" | ")
-                    .append(f.isRequired() ? "required" : defaultText(f)).append(" | ").append(f.apply().text())
+                    .append(f.defaultText()).append(" | ").append(f.apply().text())
                     .append(" | ").append(f.help()).append(" |\n");
         }
         if (!ignored.isEmpty()) {
@@ -250,21 +268,5 @@ public final class ObjectSchema<R extends Record> {
                     .toList())).append(".\n");
         }
         return b.toString();
-    }
-
-    private static String defaultText(Field<?> f) {
-        if (f.defaultNote() != null) {
-            return f.defaultNote();
-        }
-        Object d;
-        try {
-            d = f.dflt().apply(key -> null);
-        } catch (RuntimeException e) {
-            d = null;
-        }
-        if (d == null) {
-            return "none";
-        }
-        return "`" + f.write(d).replace("|", "\\|") + "`";
     }
 }

@@ -10,12 +10,15 @@ import static io.nvmeof.daemon.config.Field.required;
 
 import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
 import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
+import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Port;
 import io.nvmeof.target.ProductVersion;
 import io.nvmeof.target.Qos;
 import io.nvmeof.target.Subsystem;
+import io.nvmeof.target.Target;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -40,13 +43,16 @@ public final class Schemas {
                     + " second of the smallest byte limit is charged in pieces.",
             Qos.Limits.class, List.of(
             optional("rw_ios_per_sec", "rwIosPerSecond", Codecs.limit(MIN_IOPS, 0, "I/Os a second"), 0L, IN_PLACE,
-                    "commands a second, reads and writes together (Write Zeroes, deallocate and Flush count one)"),
+                    "commands a second, reads and writes together (Write Zeroes, deallocate and Flush count one)")
+                    .flag("--rw-ios-per-second"),
             optional("rw_mbytes_per_sec", "rwBytesPerSecond", Codecs.limit(MIN_MBYTES, 20, "MiB a second"), 0L, IN_PLACE,
-                    "MiB a second read and written together (a Copy counts what it reads and writes)"),
+                    "MiB a second read and written together (a Copy counts what it reads and writes)")
+                    .flag("--rw-megabytes-per-second"),
             optional("r_mbytes_per_sec", "readBytesPerSecond", Codecs.limit(MIN_MBYTES, 20, "MiB a second"), 0L,
-                    IN_PLACE, "MiB a second read"),
+                    IN_PLACE, "MiB a second read").flag("--r-megabytes-per-second"),
             optional("w_mbytes_per_sec", "writeBytesPerSecond", Codecs.limit(MIN_MBYTES, 20, "MiB a second"), 0L,
-                    IN_PLACE, "MiB a second written (Write Zeroes and deallocate count their blocks' bytes)")),
+                    IN_PLACE, "MiB a second written (Write Zeroes and deallocate count their blocks' bytes)")
+                    .flag("--w-megabytes-per-second")),
             Set.of(), List.of());
 
     private static final List<String> BACKENDS = List.of("ram", "null", "file", "block");
@@ -69,18 +75,55 @@ public final class Schemas {
             optional("block_size", "blockSize", Codecs.BLOCK_SIZE, 0, REOPEN,
                     "the logical block size").noted("the device's, else 4096"),
             optional("read_only", "readOnly", Codecs.BOOLEAN, false, REOPEN, "hosts may not write").alwaysWritten(),
-            optional("uuid", "uuid", Codecs.UUID_CODEC, null, REOPEN,
-                    "the namespace's UUID (default: derived from the NQN and NSID)"),
+            optional("uuid", "uuid", Codecs.UUID_CODEC, null, REOPEN, "the namespace's UUID")
+                    .noted("derived from the NQN and NSID"),
             optional("direct_io", "directIo", Codecs.BOOLEAN, false, REOPEN,
                     "bypass the page cache (file and block; required where several gateways share the storage)"),
-            optional("visible_to", "visibleTo", Codecs.list(Codecs.NQN), null, IN_PLACE,
-                    "the hosts that see it (default: every host the subsystem lets in)"),
+            optional("visible_to", "visibleTo", Codecs.list(Codecs.NQN), null, IN_PLACE, "the hosts that see it")
+                    .noted("every host the subsystem lets in").live(RunningNamespace.live(
+                            (l, v) -> Objects.equals(l.ns().visibility(), v == null ? null : Set.copyOf(v)),
+                            (l, v) -> l.sub().visibility(l.nsid(), v == null ? null : Set.copyOf(v)),
+                            v -> "now visible to " + (v == null ? "every allowed host" : v))),
             optional("ana_grpid", "anaGroup", Codecs.range(1, Port.MAX_ANA_GROUP), 1, IN_PLACE,
-                    "its ANA group (nvmet's `ana_grpid`)"),
+                    "its ANA group (nvmet's `ana_grpid`)").live(RunningNamespace.live((l, v) -> l.ns().anaGroup() == v,
+                            (l, v) -> l.target().anaGroup(l.sub(), l.nsid(), v), v -> "now in ANA group " + v)),
             optional("allow_shrink", "allowShrink", Codecs.BOOLEAN, false, IN_PLACE,
                     "a change that makes it smaller resizes it in place, losing the data past the new end"),
-            optional("qos", "qos", Codecs.object(QOS), Qos.Limits.NONE, IN_PLACE, "its rate limits (see `qos`)")),
-            Set.of("enable"), List.of(Schemas::namespaceStorage));
+            optional("qos", "qos", Codecs.object(QOS), Qos.Limits.NONE, IN_PLACE, "its rate limits (see `qos`)")
+                    .live(RunningNamespace.live((l, v) -> v.equals(l.ns().qos() == null ? Qos.Limits.NONE : l.ns().qos().limits()),
+                            (l, v) -> l.ns().qos(v), v -> "QoS now " + v)),
+            optional("enable", "enabled", Codecs.FLAG, true, IN_PLACE,
+                    "served (nvmet's `enable`); one that is not stays in the configuration, closed, seen by no host")),
+            Set.of(), List.of(Schemas::namespaceStorage));
+
+    /** A namespace as it runs, where its in-place rows are applied: namespace {@code nsid} of {@code sub} in {@code target}. */
+    public record RunningNamespace(Target target, Subsystem sub, int nsid) {
+        /** The running namespace. */
+        public Namespace ns() {
+            return sub.namespace(nsid);
+        }
+
+        static <T> Field.Live<RunningNamespace, T> live(java.util.function.BiPredicate<RunningNamespace, T> holds,
+                                                        java.util.function.BiConsumer<RunningNamespace, T> set,
+                                                        java.util.function.Function<T, String> said) {
+            return new Field.Live<>() {
+                @Override
+                public boolean holds(RunningNamespace live, T value) {
+                    return holds.test(live, value);
+                }
+
+                @Override
+                public void set(RunningNamespace live, T value) {
+                    set.accept(live, value);
+                }
+
+                @Override
+                public String said(T value) {
+                    return said.apply(value);
+                }
+            };
+        }
+    }
 
     private static void namespaceStorage(NamespaceConfig n, String at, com.fasterxml.jackson.databind.JsonNode node) {
         String backend = n.backend();
@@ -125,7 +168,7 @@ public final class Schemas {
                     .derivedDefault(v -> ((List<?>) v.get("allowed_hosts")).isEmpty(), "true when `allowed_hosts` is empty")
                     .alwaysWritten(),
             optional("allowed_hosts", "allowedHosts", Codecs.list(Codecs.NQN), List.<String>of(), IN_PLACE,
-                    "the host NQNs it lets in").alwaysWritten(),
+                    "the host NQNs it lets in").alwaysWritten().flag("--allow-host"),
             optional("namespaces", "namespaces", Codecs.list(Codecs.object(NAMESPACE)), List.<NamespaceConfig>of(),
                     IN_PLACE, "its namespaces (see `namespace`)").alwaysWritten(),
             optional("cntlid_min", "cntlidMin", Codecs.range(1, Subsystem.MAX_CNTLID), 1, IN_PLACE,

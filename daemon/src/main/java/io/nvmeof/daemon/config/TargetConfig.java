@@ -145,6 +145,11 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
                                boolean allowAnyHost, List<String> allowedHosts, List<NamespaceConfig> namespaces) {
             this(nqn, serial, model, firmware, ieeeOui, allowAnyHost, allowedHosts, namespaces, 1, io.nvmeof.target.Subsystem.MAX_CNTLID, false);
         }
+
+        /** The namespaces it serves: those {@link NamespaceConfig#enabled}. */
+        public List<NamespaceConfig> served() {
+            return namespaces.stream().filter(NamespaceConfig::enabled).toList();
+        }
     }
 
     /**
@@ -153,14 +158,22 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
      * {@code visibleTo} the hosts that see it (null: every host the subsystem lets in);
      * {@code anaGroup} its ANA group (nvmet's {@code ana_grpid}, 1 unless set); {@code allowShrink}:
      * a reload or change that makes it smaller resizes it in place (otherwise that is refused);
-     * {@code qos} its rate limits (none unless set).
+     * {@code qos} its rate limits (none unless set); {@code enabled}: served (nvmet's {@code
+     * enable}; a namespace that is not is kept in the configuration, closed, and no host sees it).
      */
     public record NamespaceConfig(int nsid, String backend, String path, long size, int blockSize, boolean readOnly,
                                   UUID uuid, boolean directIo, List<String> visibleTo, int anaGroup, boolean allowShrink,
-                                  io.nvmeof.target.Qos.Limits qos) {
+                                  io.nvmeof.target.Qos.Limits qos, boolean enabled) {
         public NamespaceConfig {
             visibleTo = visibleTo == null ? null : List.copyOf(visibleTo);
             qos = qos == null ? io.nvmeof.target.Qos.Limits.NONE : qos;
+        }
+
+        /** Enabled. */
+        public NamespaceConfig(int nsid, String backend, String path, long size, int blockSize, boolean readOnly, UUID uuid,
+                               boolean directIo, List<String> visibleTo, int anaGroup, boolean allowShrink,
+                               io.nvmeof.target.Qos.Limits qos) {
+            this(nsid, backend, path, size, blockSize, readOnly, uuid, directIo, visibleTo, anaGroup, allowShrink, qos, true);
         }
 
         public NamespaceConfig(int nsid, String backend, String path, long size, int blockSize, boolean readOnly, UUID uuid,

@@ -105,7 +105,7 @@ public final class Management {
 
     /** What create_subsystem, add_namespace and set_qos take: the schema's fields, and what names the object. */
     private static final List<String> CREATE_SUBSYSTEM = params(List.of(), Schemas.SUBSYSTEM, "namespaces");
-    private static final List<String> ADD_NAMESPACE = params(List.of("nqn"), Schemas.NAMESPACE, "enable");
+    private static final List<String> ADD_NAMESPACE = params(List.of("nqn"), Schemas.NAMESPACE);
     private static final List<String> SET_QOS = params(List.of("nqn", "nsid", "host"), Schemas.QOS);
 
     /** {@code first}, then the keys of {@code schema} but {@code except}. */

@@ -205,6 +205,52 @@ class ConfigLoaderTest {
         return out;
     }
 
+    /** An nvmetcli file, a namespace disabled before the one at fault: each error names the field as that file has it. */
+    static final String NVMETCLI_GOOD = """
+                {"ports": [{"portid": 1, "addr": {"trtype": "tcp", "traddr": "0.0.0.0", "trsvcid": "4420", "adrfam": "ipv4",
+                            "tsas": "none", "treq": "not specified"}, "subsystems": ["nqn.2014-08.org.example:disk"]}],
+                 "hosts": [{"nqn": "nqn.2014-08.org.example:nokey"},
+                           {"nqn": "nqn.2014-08.org.example:h", "dhchap": {"key": "KEY", "hash": "hmac(sha256)",
+                            "dhgroup": "ffdhe2048"}}],
+                 "subsystems": [{"nqn": "nqn.2014-08.org.example:disk", "attr": {"allow_any_host": "1", "serial": "s",
+                                 "cntlid_min": "1", "cntlid_max": "9", "ieee_oui": "0x0025b5"},
+                   "namespaces": [{"nsid": 1, "enable": 0, "device": {"path": "/srv/off.img"}},
+                                  {"nsid": 2, "enable": 1, "device": {"path": "/srv/b.img", "uuid": "7c4b2fd1-9b0e-4a2e-8a6b-0c2f4a1e3d55"},
+                                   "ana_grpid": 1}]}]}
+                """.replace("KEY", io.nvmeof.protocol.auth.DhchapKey.create(io.nvmeof.protocol.auth.DhchapKey.randomSecret(32,
+                new java.security.SecureRandom()), io.nvmeof.protocol.auth.DhchapHash.SHA256, "nqn.2014-08.org.example:h").format());
+
+    static Stream<Arguments> badNvmetcliFiles() {
+        String good = NVMETCLI_GOOD;
+        return Stream.of(
+                Arguments.of("bad uuid", good.replace("7c4b2fd1", "zz"), "subsystems[0].namespaces[1].device.uuid"),
+                Arguments.of("bad nsid", good.replace("\"nsid\": 2", "\"nsid\": 0"), "subsystems[0].namespaces[1].nsid"),
+                Arguments.of("bad ana group", good.replace("\"ana_grpid\": 1", "\"ana_grpid\": 999"),
+                        "subsystems[0].namespaces[1].ana_grpid"),
+                Arguments.of("no device path", good.replace("\"path\": \"/srv/b.img\", ", ""),
+                        "subsystems[0].namespaces[1].device.path"),
+                Arguments.of("bad serial", good.replace("\"serial\": \"s\"", "\"serial\": 5"), "subsystems[0].attr.serial"),
+                Arguments.of("cntlid_max below min", good.replace("\"cntlid_max\": \"9\"", "\"cntlid_max\": \"0\""),
+                        "subsystems[0].attr.cntlid_max"),
+                Arguments.of("bad trsvcid", good.replace("\"4420\"", "\"http\""), "ports[0].addr.trsvcid"),
+                Arguments.of("bad traddr", good.replace("0.0.0.0", "example.com"), "ports[0].addr.traddr"),
+                Arguments.of("bad tsas", good.replace("\"tsas\": \"none\"", "\"tsas\": \"ssl3\""), "ports[0].addr.tsas"),
+                Arguments.of("bad key", good.replace("DHHC-1:01:", "DHHC-1:07:"), "hosts[1].dhchap.key"),
+                Arguments.of("bad hash", good.replace("hmac(sha256)", "md5"), "hosts[1].dhchap.hash"),
+                Arguments.of("bad group", good.replace("ffdhe2048", "ffdhe1"), "hosts[1].dhchap.dhgroup"),
+                Arguments.of("a port names an unknown subsystem", good.replace("\"subsystems\": [\"nqn.2014-08.org.example:disk\"]",
+                        "\"subsystems\": [\"nqn.2014-08.org.example:zz\"]"), "ports[0].subsystems[0]"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("badNvmetcliFiles")
+    void aBadNvmetcliFileNamesTheFieldAsItsFileHasIt(String what, String json, String field) {
+        assertEquals(2, ConfigLoader.parse(NVMETCLI_GOOD).subsystems().get(0).namespaces().get(0).nsid(),
+                "the file each starts from is good");
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(json), what);
+        assertEquals(field, e.field(), what + ": " + e.getMessage());
+    }
+
     /** blktests' nvmetcli template: portid 0, subsystems named outside NQN form (nvme/031). */
     @Test
     void takesBlktestsNamesAndPortZeroWithAWarning() {

@@ -126,6 +126,49 @@ class ReloadTest {
         }
     }
 
+    /**
+     * A namespace's {@code enable} (one schema row, applied where the reload opens and removes
+     * namespaces): turned off, the namespace is closed and a connected host gets the notice and
+     * Invalid Namespace, while it stays in the written configuration; turned on, it serves again
+     * on the same connection. nvmetcli's 0 and 1 are taken too.
+     */
+    @Test
+    void aNamespaceIsDisabledAndEnabledByReload() throws Exception {
+        try (Target target = new Target()) {
+            ConfigApplier applier = new ConfigApplier(target);
+            applier.apply(ConfigLoader.parse(config(NS1 + "," + NS2, "")));
+            InetSocketAddress address = target.ports().get(0).bound();
+            try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
+                int cntlid = admin.bringUpAdmin(NQN);
+                io.bringUpIo(NQN, 1, cntlid);
+                assertTrue(admin.command(s -> s.opcode(AdminOpcode.SET_FEATURES.code).psdt(1)
+                        .featureId(FeatureId.ASYNC_EVENT_CONFIG).cdw(11, 1 << 8), null).cqe().status().isSuccess());
+                assertTrue(read(io, 2).isSuccess());
+
+                admin.send(admin.capsule(s -> s.opcode(AdminOpcode.ASYNC_EVENT_REQUEST.code).psdt(1).cid(900), null));
+                TargetConfig off = ConfigLoader.parse(config(NS1 + "," + NS2.replace("}", ", \"enable\": false}"), ""));
+                ConfigApplier.Changes c = applier.apply(off);
+                assertTrue(c.toString().contains("namespace 2 disabled"), c.toString());
+                assertEquals(0x040002, admin.receive().cqe().dw0(), "notice, namespace attribute changed");
+                assertEquals(2, readChangedList(admin)[0]);
+                assertEquals(Status.INVALID_NAMESPACE, read(io, 2).withDnr(true));
+                assertTrue(read(io, 1).isSuccess(), "the other namespace serves on");
+                String written = ConfigWriter.write(off, ConfigWriter.Secrets.WRITTEN);
+                assertTrue(written.contains("\"enable\" : false"), "kept in the configuration, disabled: " + written);
+                assertEquals(off.subsystems(), ConfigLoader.parse(written).subsystems());
+
+                admin.send(admin.capsule(s -> s.opcode(AdminOpcode.ASYNC_EVENT_REQUEST.code).psdt(1).cid(901), null));
+                c = applier.apply(ConfigLoader.parse(config(NS1 + "," + NS2.replace("}", ", \"enable\": 1}"), "")));
+                assertTrue(c.toString().contains("namespace 2 added"), c.toString());
+                assertEquals(0x040002, admin.receive().cqe().dw0());
+                assertTrue(read(io, 2).isSuccess(), "enabled again, on the same connection");
+            }
+            ConfigException e = org.junit.jupiter.api.Assertions.assertThrows(ConfigException.class,
+                    () -> ConfigLoader.parse(config(NS1.replace("}", ", \"enable\": \"yes\"}"), "")));
+            assertEquals("subsystems[0].namespaces[0].enable", e.field());
+        }
+    }
+
     /** A reload changes the limits of a running target: the buffer budget at once, the rest from then on. */
     @Test
     void limitsChangeByReload() throws Exception {
