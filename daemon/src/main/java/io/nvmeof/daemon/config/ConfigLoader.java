@@ -651,10 +651,7 @@ public final class ConfigLoader {
     }
 
     private static JsonNode object(JsonNode n, String at) {
-        if (n == null || !n.isObject()) {
-            throw new ConfigException(at, "must be an object");
-        }
-        return n;
+        return ObjectSchema.object(n, at);
     }
 
     private static JsonNode array(JsonNode parent, String field, String at) {

@@ -248,10 +248,7 @@ final class NvmetcliFormat {
     }
 
     private static JsonNode object(JsonNode n, String at) {
-        if (n == null || !n.isObject()) {
-            throw new ConfigException(at, "must be an object");
-        }
-        return n;
+        return ObjectSchema.object(n, at);
     }
 
     private static JsonNode array(JsonNode parent, String field, String at) {

@@ -138,12 +138,17 @@ public final class ObjectSchema<R extends Record> {
                 : "\"" + new String(JsonStringEncoder.getInstance().quoteAsString(f)) + "\"";
     }
 
-    /** The object in {@code node}, found at {@code at}. */
-    public R read(JsonNode node, String at, Codec.Reading reading) {
-        if (node == null || !node.isObject()) {
+    /** {@code n}, found at {@code at}, if it is a JSON object; else the error that says it must be one. */
+    static JsonNode object(JsonNode n, String at) {
+        if (n == null || !n.isObject()) {
             throw new ConfigException(at, "must be an object");
         }
-        known(node, at, keys());
+        return n;
+    }
+
+    /** The object in {@code node}, found at {@code at}. */
+    public R read(JsonNode node, String at, Codec.Reading reading) {
+        known(object(node, at), at, keys());
         Map<String, Object> given = new HashMap<>();
         for (Field<?> f : fields) {
             JsonNode v = node.get(f.key());
