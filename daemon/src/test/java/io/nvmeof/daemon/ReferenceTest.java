@@ -74,7 +74,9 @@ class ReferenceTest {
     @Test
     void everyFieldSurvivesAWriteAndARead() {
         String json = """
-                {"ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 4420, "subsystems": ["nqn.2026-11.io.t:a"]}],
+                {"ports": [{"portid": 1, "trtype": "rdma", "traddr": "127.0.0.2", "trsvcid": 4421, "rdma_provider": "soft",
+                   "subsystems": ["nqn.2026-11.io.t:a"], "ana_groups": [{"grpid": 2, "ana": {"state": "non-optimized"}}],
+                   "referrals": [{"name": "other", "trtype": "tcp", "traddr": "127.0.0.9", "trsvcid": 8010, "portid": 3}]}],
                  "subsystems": [{"nqn": "nqn.2026-11.io.t:a", "serial": "s1", "model": "m1", "firmware": "f1",
                    "ieee_oui": "0x0025b5", "allow_any_host": false, "allowed_hosts": ["nqn.2026-11.io.t:h"],
                    "cntlid_min": 10, "cntlid_max": 20,
@@ -88,10 +90,12 @@ class ReferenceTest {
                 """;
         TargetConfig c = ConfigLoader.parse(json);
         TargetConfig again = ConfigLoader.parse(ConfigWriter.write(c, ConfigWriter.Secrets.WRITTEN));
+        assertEquals(c.ports(), again.ports());
         assertEquals(c.subsystems(), again.subsystems());
         assertEquals(c.management(), again.management());
         // and every field of those objects was off its default, so each row was exercised
         Map<String, Object> atDefault = new TreeMap<>();
+        check(Schemas.PORT, c.ports().get(0), atDefault);
         check(Schemas.SUBSYSTEM, c.subsystems().get(0), atDefault, "gateways");
         check(Schemas.NAMESPACE, c.subsystems().get(0).namespaces().get(0), atDefault, "path", "direct_io");
         check(Schemas.MANAGEMENT, c.management(), atDefault);

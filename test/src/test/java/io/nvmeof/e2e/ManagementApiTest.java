@@ -233,7 +233,26 @@ class ManagementApiTest {
                     "--ieee-oui", "0x1000000");
             assertEquals(1, r.exit());
             assertTrue(r.err().contains("ieee_oui"), r.err());
+            // add_port takes the port schema's keys, and only those; its transport options are checked as in a file
+            JsonNode e = rpc(socket(), "add_port", "{\"trtype\": \"tcp\", \"traddr\": \"127.0.0.1\", \"bogus\": 1}");
+            assertEquals(-32602, e.at("/error/code").asInt(), e.toString());
+            assertTrue(e.at("/error/message").asText().contains("bogus"), e.toString());
+            e = rpc(socket(), "add_port", "{\"trtype\": \"tcp\", \"traddr\": \"127.0.0.1\", \"trsvcid\": 0,"
+                    + " \"tls\": \"maybe\"}");
+            assertEquals(-32602, e.at("/error/code").asInt(), e.toString());
+            assertTrue(e.at("/error/message").asText().contains("tls"), e.toString());
+            e = rpc(socket(), "add_port", "{\"portid\": 77, \"trtype\": \"tcp\", \"traddr\": \"127.0.0.1\", \"trsvcid\": 0,"
+                    + " \"subsystems\": [\"" + B + "\"], \"ana_groups\": [{\"grpid\": 2, \"ana\": {\"state\": \"inaccessible\"}}]}");
+            assertTrue(e.has("result"), e.toString());
             JsonNode config = rpc(socket(), "get_config", "{}").get("result");
+            JsonNode added = null;
+            for (JsonNode port : config.get("ports")) {
+                if (port.get("portid").asInt() == 77) {
+                    added = port;
+                }
+            }
+            assertTrue(added != null && added.get("subsystems").get(0).asText().equals(B)
+                    && added.at("/ana_groups/0/ana/state").asText().equals("inaccessible"), config.toString());
             JsonNode sub = null;
             for (JsonNode s : config.get("subsystems")) {
                 if (s.get("nqn").asText().equals(B)) {

@@ -35,6 +35,31 @@ public interface Codec<T> {
         OBJECT
     }
 
+    /**
+     * A value spread over several keys of the object that holds it, not under a key of its own
+     * (a port's transport options: {@code "tls"}, {@code "rdma_provider"}).
+     */
+    interface Spread<T> extends Codec<T> {
+        /** The keys of the holding object it takes. */
+        java.util.List<String> keys();
+
+        /** The value in {@code parent} (at {@code at}). */
+        T readFrom(JsonNode parent, String at, Reading reading);
+
+        /** Reference rows, one a key: key, what it takes, and what it is. */
+        java.util.List<String[]> rows();
+
+        @Override
+        default T read(JsonNode n, String at, Reading reading) {
+            return readFrom(n, at, reading);
+        }
+
+        @Override
+        default Shape shape() {
+            return Shape.OBJECT;
+        }
+    }
+
     /** What a read has to hand beyond the value: where the document came from. */
     interface Reading {
         /** A path as written in the document: a relative one is taken next to the document's file. */

@@ -1,9 +1,7 @@
 package io.nvmeof.daemon.config;
 
-import io.nvmeof.fabric.Sizes;
 import io.nvmeof.target.Qos;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nvmeof.protocol.Nqn;
@@ -11,27 +9,17 @@ import io.nvmeof.protocol.auth.DhGroup;
 import io.nvmeof.protocol.auth.DhchapHash;
 import io.nvmeof.protocol.auth.DhchapKey;
 import io.nvmeof.protocol.tls.TlsPsk;
-import io.nvmeof.target.AnaState;
 import io.nvmeof.target.HostSecurity;
-import io.nvmeof.target.Port;
-import io.nvmeof.target.PortOptionException;
-import io.nvmeof.target.ProductVersion;
 import io.nvmeof.target.Setting;
 import io.nvmeof.target.Settings;
 import io.nvmeof.target.Target;
-import io.nvmeof.target.TargetTransport;
-import io.nvmeof.target.TargetTransports;
-import io.nvmeof.target.TcpTransport;
-import io.nvmeof.target.backend.BackendSpec;
 import io.nvmeof.target.backend.SmallFiles;
 import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
 import io.nvmeof.daemon.config.TargetConfig.PortConfig;
 import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
 import io.nvmeof.daemon.metrics.MetricsServer;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -41,14 +29,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.UUID;
 
 /**
  * Reads the target's JSON configuration, in either of two forms:
  * <ul>
- * <li>ours: {@code "subsystems"} with their namespaces and the {@code "management"} section as
- * {@link Schemas} gives their fields (docs/reference/configuration.md is made from it), {@code
- * "settings"} as {@link Settings} does, and {@code "ports"}, {@code "hosts"} and {@code
+ * <li>ours: {@code "ports"}, {@code "subsystems"} with their namespaces and the {@code
+ * "management"} section as {@link Schemas} gives their fields (docs/reference/configuration.md
+ * is made from it), {@code "settings"} as {@link Settings} does, and {@code "hosts"} and {@code
  * "metrics"} as this class reads them;</li>
  * <li>what {@code nvmetcli save} writes for the Linux kernel target, translated into ours first
  * ({@link NvmetcliFormat}: {@code ports[].addr},
@@ -126,15 +113,7 @@ public final class ConfigLoader {
         List<PortConfig> ports = new ArrayList<>();
         JsonNode pl = array(root, "ports", "");
         for (int i = 0; i < pl.size(); i++) {
-            String at = "ports[" + i + "]";
-            JsonNode p = object(pl.get(i), at);
-            List<String> keys = new ArrayList<>(List.of("portid", "trtype", "traddr", "trsvcid", "adrfam", "subsystems",
-                    "ana_groups", "referrals"));
-            for (String t : TargetTransports.names()) {
-                TargetTransports.type(t).portOptions().forEach(o -> keys.add(o.name()));
-            }
-            known(p, at, keys.toArray(new String[0]));
-            ports.add(port(p, at));
+            ports.add(Schemas.PORT.read(pl.get(i), "ports[" + i + "]", secrets));
         }
         List<HostSecurity> hostKeys = new ArrayList<>();
         java.util.Map<String, Qos.Limits> hostQos = new java.util.HashMap<>();
@@ -421,104 +400,6 @@ public final class ConfigLoader {
         return Schemas.QOS.read(node, at, Codec.Reading.NONE);
     }
 
-    /** A port: {@code p} at {@code at}. */
-    private static PortConfig port(JsonNode p, String at) {
-        JsonNode addr = p;
-        String addrAt = at;
-        int portid = intIn(p.get("portid"), at + ".portid", 0, 0xffff);
-        String trtype = string(addr, "trtype", addrAt, "tcp");
-        TargetTransport.Type transport;
-        try {
-            transport = TargetTransports.type(trtype);
-        } catch (IllegalArgumentException e) {
-            throw new ConfigException(addrAt + ".trtype", "'" + trtype + "' is not supported ("
-                    + String.join(" or ", TargetTransports.names()) + ")");
-        }
-        // port options: those the port's transport declares, by the names it gives them
-        Map<String, String> options = new TreeMap<>();
-        for (TargetTransport.PortOption o : transport.portOptions()) {
-            String v = string(p, o.name(), at, null);
-            if (v != null) {
-                options.put(o.name(), v);
-            }
-        }
-        for (String other : TargetTransports.names()) {
-            for (TargetTransport.PortOption o : TargetTransports.type(other).portOptions()) {
-                if (!other.equals(trtype) && p.has(o.name()) && transport.portOptions().stream()
-                        .noneMatch(x -> x.name().equals(o.name()))) {
-                    throw new ConfigException(at + "." + o.name(), "applies to " + other + " ports only");
-                }
-            }
-        }
-        try {
-            transport.options(options);
-        } catch (PortOptionException e) {
-            throw new ConfigException(at + "." + e.option(), e.getMessage());
-        }
-        String traddr = string(addr, "traddr", addrAt, null);
-        if (traddr == null) {
-            throw new ConfigException(addrAt + ".traddr", "is missing (the address to listen on, e.g. 0.0.0.0)");
-        }
-        try {
-            if (!traddr.matches("[0-9a-fA-F:.\\[\\]]+")) {
-                throw new UnknownHostException(traddr);
-            }
-            InetAddress.getByName(traddr);
-        } catch (UnknownHostException e) {
-            throw new ConfigException(addrAt + ".traddr", "'" + traddr + "' is not an IP address");
-        }
-        JsonNode svc = addr.get("trsvcid");
-        int trsvcid = svc == null ? 4420 : intIn(svc.isTextual() ? textAsInt(svc, addrAt + ".trsvcid") : svc,
-                addrAt + ".trsvcid", 0, 65535);
-        List<String> subs = new ArrayList<>();
-        JsonNode sl = optionalArray(p, "subsystems", at);
-        for (int i = 0; i < sl.size(); i++) {
-            subs.add(name(sl.get(i), at + ".subsystems[" + i + "]"));
-        }
-        return new PortConfig(portid, trtype, options, traddr, trsvcid, subs, anaGroups(p, at), referrals(p, at));
-    }
-
-    /**
-     * A port's {@code referrals}: ours flat ({@code {"name", "trtype", "traddr", "trsvcid",
-     * "portid"}}), nvmetcli's with the address in an {@code addr} object; one with
-     * {@code "enable": 0} is left out.
-     */
-    private static List<Port.Referral> referrals(JsonNode p, String at) {
-        List<Port.Referral> out = new ArrayList<>();
-        JsonNode list = optionalArray(p, "referrals", at);
-        java.util.Set<String> names = new java.util.HashSet<>();
-        for (int i = 0; i < list.size(); i++) {
-            String rat = at + ".referrals[" + i + "]";
-            JsonNode r = object(list.get(i), rat);
-            known(r, rat, "name", "trtype", "traddr", "trsvcid", "adrfam", "treq", "portid", "addr", "enable");
-            if (r.has("enable") && r.get("enable").asInt(1) == 0) {
-                continue;
-            }
-            JsonNode addr = r.has("addr") ? object(r.get("addr"), rat + ".addr") : r;
-            String addrAt = r.has("addr") ? rat + ".addr" : rat;
-            String name = string(r, "name", rat, "referral" + (i + 1));
-            if (!names.add(name)) {
-                throw new ConfigException(rat + ".name", "'" + name + "' is used twice");
-            }
-            String trtype = string(addr, "trtype", addrAt, "tcp");
-            if (!TargetTransports.names().contains(trtype)) {
-                throw new ConfigException(addrAt + ".trtype", "'" + trtype + "' is not supported ("
-                        + String.join(" or ", TargetTransports.names()) + ")");
-            }
-            String traddr = string(addr, "traddr", addrAt, null);
-            if (traddr == null || traddr.isEmpty()) {
-                throw new ConfigException(addrAt + ".traddr", "is missing (the other discovery service's address)");
-            }
-            JsonNode svc = addr.get("trsvcid");
-            int trsvcid = svc == null ? 8009 : intIn(svc.isTextual() ? textAsInt(svc, addrAt + ".trsvcid") : svc,
-                    addrAt + ".trsvcid", 1, 65535);
-            JsonNode pid = r.get("portid");
-            int portid = pid == null ? 0 : intIn(pid.isTextual() ? textAsInt(pid, rat + ".portid") : pid, rat + ".portid", 0, 0xffff);
-            out.add(new Port.Referral(name, trtype, traddr, trsvcid, portid));
-        }
-        return out;
-    }
-
     /**
      * A subsystem served by several gateways over shared storage: a file namespace needs
      * file or block namespace needs {@code direct_io} (two page caches give stale reads). Identity the configuration leaves to derivation is named in
@@ -544,38 +425,6 @@ public final class ConfigLoader {
             LOG.log(System.Logger.Level.WARNING, "{0}.serial is not set: derived from the NQN, which every nvmeof-java"
                     + " gateway does alike, but another stack serving the subsystem would not", at);
         }
-    }
-
-    /**
-     * A port's {@code ana_groups}, as nvmetcli writes them: {@code [{"grpid": 1, "ana": {"state":
-     * "optimized"}}]}. Groups not named keep nvmet's defaults (1 optimized, others inaccessible).
-     */
-    private static java.util.SortedMap<Integer, AnaState> anaGroups(JsonNode p, String at) {
-        java.util.SortedMap<Integer, AnaState> groups = new java.util.TreeMap<>();
-        JsonNode list = optionalArray(p, "ana_groups", at);
-        for (int i = 0; i < list.size(); i++) {
-            String gat = at + ".ana_groups[" + i + "]";
-            JsonNode g = object(list.get(i), gat);
-            known(g, gat, "grpid", "ana");
-            int id = intIn(g.get("grpid"), gat + ".grpid", 1, Port.MAX_ANA_GROUP);
-            JsonNode ana = object(g.get("ana"), gat + ".ana");
-            known(ana, gat + ".ana", "state");
-            String state = string(ana, "state", gat + ".ana", null);
-            if (state == null) {
-                throw new ConfigException(gat + ".ana.state", "is missing (optimized, non-optimized, inaccessible,"
-                        + " persistent-loss or change)");
-            }
-            AnaState parsed;
-            try {
-                parsed = AnaState.of(state);
-            } catch (IllegalArgumentException e) {
-                throw new ConfigException(gat + ".ana.state", e.getMessage());
-            }
-            if (groups.put(id, parsed) != null) {
-                throw new ConfigException(gat + ".grpid", "group " + id + " is given twice");
-            }
-        }
-        return groups;
     }
 
     // ---- checks across the document ----
@@ -645,11 +494,6 @@ public final class ConfigLoader {
         ObjectSchema.known(node, at, List.of(fields));
     }
 
-    /** A field name as an error shows it: as it is when it is a plain name, else quoted as in JSON ({@code ""}). */
-    static String fieldName(String f) {
-        return ObjectSchema.fieldName(f);
-    }
-
     private static JsonNode object(JsonNode n, String at) {
         return ObjectSchema.object(n, at);
     }
@@ -699,36 +543,4 @@ public final class ConfigLoader {
         return Codecs.nqn(n, at, Codec.Reading.NONE);
     }
 
-    private static int nsid(JsonNode n, String at) {
-        return Codecs.nsid(n, at, Codec.Reading.NONE);
-    }
-
-    private static JsonNode textAsInt(JsonNode n, String at) {
-        try {
-            return JSON.getNodeFactory().numberNode(Integer.parseInt(n.asText().trim()));
-        } catch (NumberFormatException e) {
-            throw new ConfigException(at, "must be a port number, got " + n);
-        }
-    }
-
-    private static int intIn(JsonNode n, String at, int min, int max) {
-        if (n == null || !n.canConvertToInt()) {
-            throw new ConfigException(at, "must be a number " + min + ".." + max + (n == null ? " (missing)" : ", got " + n));
-        }
-        int v = n.asInt();
-        if (v < min || v > max) {
-            throw new ConfigException(at, "must be " + min + ".." + max + ", got " + v);
-        }
-        return v;
-    }
-
-
-
-    private static UUID uuid(JsonNode n, String at) {
-        return Codecs.UUID_CODEC.read(n, at, Codec.Reading.NONE);
-    }
-
-    private static int oui(JsonNode n, String at) {
-        return Codecs.OUI.read(n, at, Codec.Reading.NONE);
-    }
 }

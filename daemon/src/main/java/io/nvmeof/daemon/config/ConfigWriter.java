@@ -109,37 +109,9 @@ public final class ConfigWriter {
         return n;
     }
 
+    /** A port ({@link Schemas#PORT}). */
     public static ObjectNode port(PortConfig p) {
-        ObjectNode n = JSON.createObjectNode();
-        n.put("portid", p.portid());
-        n.put("trtype", p.trtype());
-        n.put("traddr", p.traddr());
-        n.put("trsvcid", p.trsvcid());
-        for (Map.Entry<String, String> e : p.options().entrySet()) {
-            n.put(e.getKey(), e.getValue());
-        }
-        ArrayNode subs = n.putArray("subsystems");
-        p.subsystems().forEach(subs::add);
-        if (!p.referrals().isEmpty()) {
-            ArrayNode refs = n.putArray("referrals");
-            for (io.nvmeof.target.Port.Referral r : p.referrals()) {
-                ObjectNode o = refs.addObject();
-                o.put("name", r.name());
-                o.put("trtype", r.trtype());
-                o.put("traddr", r.traddr());
-                o.put("trsvcid", r.trsvcid());
-                o.put("portid", r.portid());
-            }
-        }
-        if (!p.anaGroups().isEmpty()) {
-            ArrayNode groups = n.putArray("ana_groups");
-            p.anaGroups().forEach((id, state) -> {
-                ObjectNode g = groups.addObject();
-                g.put("grpid", id);
-                g.putObject("ana").put("state", state.label());
-            });
-        }
-        return n;
+        return Schemas.PORT.write(p);
     }
 
     /** A subsystem and its namespaces ({@link Schemas#SUBSYSTEM}). */

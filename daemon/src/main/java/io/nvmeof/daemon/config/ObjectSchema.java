@@ -109,9 +109,16 @@ public final class ObjectSchema<R extends Record> {
         return fields;
     }
 
-    /** The keys it takes, its rows' and the ignored ones. */
+    /** The keys it takes, its rows' (a spread row's, each of its keys) and the ignored ones. */
     public List<String> keys() {
-        List<String> l = new ArrayList<>(byKey.keySet());
+        List<String> l = new ArrayList<>();
+        for (Field<?> f : fields) {
+            if (f.codec() instanceof Codec.Spread<?> sp) {
+                l.addAll(sp.keys());
+            } else {
+                l.add(f.key());
+            }
+        }
         l.addAll(ignored.stream().sorted().toList());
         return l;
     }
@@ -151,8 +158,13 @@ public final class ObjectSchema<R extends Record> {
         known(object(node, at), at, keys());
         Map<String, Object> given = new HashMap<>();
         for (Field<?> f : fields) {
-            JsonNode v = node.get(f.key());
-            Object value = v == null ? null : f.codec().read(v, at + "." + f.key(), reading);
+            Object value;
+            if (f.codec() instanceof Codec.Spread<?> sp) {
+                value = sp.readFrom(node, at, reading);
+            } else {
+                JsonNode v = node.get(f.key());
+                value = v == null ? null : f.codec().read(v, at + "." + f.key(), reading);
+            }
             if (value != null) {
                 given.put(f.key(), value);
             }
@@ -217,7 +229,12 @@ public final class ObjectSchema<R extends Record> {
             if (v == null || !f.writeDefault() && !f.isRequired() && Objects.equals(v, ((Field) f).dflt().apply(values))) {
                 continue;
             }
-            n.set(f.key(), ((Codec) f.codec()).write(v));
+            JsonNode w = ((Codec) f.codec()).write(v);
+            if (f.codec() instanceof Codec.Spread<?>) {
+                n.setAll((ObjectNode) w);
+            } else {
+                n.set(f.key(), w);
+            }
         }
         return n;
     }
@@ -264,6 +281,13 @@ public final class ObjectSchema<R extends Record> {
         b.append("## `").append(name).append("`\n\n").append(help).append("\n\n");
         b.append("| Key | Takes | Default | A change | What it is |\n|---|---|---|---|---|\n");
         for (Field<?> f : fields) {
+            if (f.codec() instanceof Codec.Spread<?> sp) {
+                for (String[] row : sp.rows()) {
+                    b.append("| `").append(row[0]).append("` | ").append(row[1]).append(" | none | ")
+                            .append(f.apply().text()).append(" | ").append(row[2]).append(" |\n");
+                }
+                continue;
+            }
             b.append("| `").append(f.key()).append("` | ").append(f.codec().type()).append(" | ")
                     .append(f.defaultText()).append(" | ").append(f.apply().text())
                     .append(" | ").append(f.help()).append(" |\n");

@@ -10,14 +10,20 @@ import static io.nvmeof.daemon.config.Field.required;
 
 import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
 import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
+import io.nvmeof.target.AnaState;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Port;
+import io.nvmeof.target.PortOptionException;
 import io.nvmeof.target.ProductVersion;
 import io.nvmeof.target.Qos;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
+import io.nvmeof.target.TargetTransport;
+import io.nvmeof.target.TargetTransports;
 import java.nio.file.Path;
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
@@ -192,6 +198,49 @@ public final class Schemas {
         }
     }
 
+    /** A port: where hosts connect, by which transport, and which subsystems they reach there. */
+    public static final ObjectSchema<TargetConfig.PortConfig> PORT = new ObjectSchema<>("port",
+            "A port (`ports[]`): an address hosts connect to, by one transport, and the subsystems they reach there"
+                    + " (none: a discovery-only port; every port also serves the discovery subsystem). A change of"
+                    + " address, transport or transport option closes the port and opens it anew.",
+            TargetConfig.PortConfig.class, List.of(
+            required("portid", "portid", Codecs.range(0, 0xffff), "must be a number 0..65535 (missing)", IDENTITY,
+                    "the port's ID (nvmet's `portid`)"),
+            optional("trtype", "trtype", PortCodecs.TRTYPE, "tcp", REOPEN, "its transport").alwaysWritten(),
+            optional("options", "options", PortCodecs.OPTIONS, Map.<String, String>of(), REOPEN,
+                    "the transport's port options"),
+            required("traddr", "traddr", PortCodecs.IP_ADDRESS, "is missing (the address to listen on, e.g. 0.0.0.0)",
+                    REOPEN, "the address to listen on"),
+            optional("trsvcid", "trsvcid", Codecs.range(0, 65535), 4420, REOPEN,
+                    "the TCP port, or the RDMA CM port (0: any free one)").alwaysWritten(),
+            optional("subsystems", "subsystems", Codecs.list(Codecs.NQN), List.<String>of(), IN_PLACE,
+                    "the subsystems served here (one taken out ends its hosts' controllers here)").alwaysWritten(),
+            optional("ana_groups", "anaGroups", PortCodecs.ANA_GROUPS, Collections.<Integer, AnaState>emptySortedMap(),
+                    IN_PLACE, "ANA group states through this port, as nvmetcli writes them; a group not named keeps"
+                            + " nvmet's default (1 optimized, others inaccessible)"),
+            optional("referrals", "referrals", PortCodecs.REFERRALS, List.<Port.Referral>of(), IN_PLACE,
+                    "other discovery services this one's log names (a `name` each, default `referralN`; `trsvcid`"
+                            + " 8009 unless given)")),
+            Set.of("adrfam"), List.of(Schemas::portOptions));
+
+    /** The port's options are its transport's, and as it takes them. */
+    private static void portOptions(TargetConfig.PortConfig p, String at, com.fasterxml.jackson.databind.JsonNode node) {
+        TargetTransport.Type transport = TargetTransports.type(p.trtype());
+        for (String other : TargetTransports.names()) {
+            for (TargetTransport.PortOption o : TargetTransports.type(other).portOptions()) {
+                if (p.options().containsKey(o.name()) && transport.portOptions().stream()
+                        .noneMatch(x -> x.name().equals(o.name()))) {
+                    throw new ConfigException(at + "." + o.name(), "applies to " + other + " ports only");
+                }
+            }
+        }
+        try {
+            transport.options(p.options());
+        } catch (PortOptionException e) {
+            throw new ConfigException(at + "." + e.option(), e.getMessage());
+        }
+    }
+
     /** The management API: its socket, who may call it, and what paths it may serve. */
     public static final ObjectSchema<TargetConfig.Management> MANAGEMENT = new ObjectSchema<>("management",
             "The management API (`management`): its Unix socket, who may call it besides root and the target's own"
@@ -213,5 +262,5 @@ public final class Schemas {
             Set.of(), List.of());
 
     /** Every object, in the order the reference gives them. */
-    public static final List<ObjectSchema<?>> ALL = List.of(SUBSYSTEM, NAMESPACE, QOS, MANAGEMENT);
+    public static final List<ObjectSchema<?>> ALL = List.of(PORT, SUBSYSTEM, NAMESPACE, QOS, MANAGEMENT);
 }

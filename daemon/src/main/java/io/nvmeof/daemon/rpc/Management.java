@@ -87,7 +87,8 @@ public final class Management {
                 + " dhchap_dhgroups}: what the host must prove (keys from private files, by absolute path)",
                 this::setHostKeys);
         add("remove_host_keys", "{host}", this::removeHostKeys);
-        add("add_port", "{portid, trtype, traddr, trsvcid, subsystems, and the transport's port options}", this::addPort);
+        add("add_port", braces(ADD_PORT) + ": a port, as the configuration's (portid: one past the largest unless"
+                + " given)", this::addPort);
         add("remove_port", "{portid}: stops listening there; its connections end", this::removePort);
         add("add_port_subsystem", "{portid, nqn}: serves a subsystem on a port", (p, c) -> portSubsystem(p, c, true));
         add("remove_port_subsystem", "{portid, nqn}: stops serving a subsystem on a port; its connections there end",
@@ -107,6 +108,7 @@ public final class Management {
     private static final List<String> CREATE_SUBSYSTEM = params(List.of(), Schemas.SUBSYSTEM, "namespaces");
     private static final List<String> ADD_NAMESPACE = params(List.of("nqn"), Schemas.NAMESPACE);
     private static final List<String> SET_QOS = params(List.of("nqn", "nsid", "host"), Schemas.QOS);
+    private static final List<String> ADD_PORT = params(List.of(), Schemas.PORT);
 
     /** {@code first}, then the keys of {@code schema} but {@code except}. */
     private static List<String> params(List<String> first, ObjectSchema<?> schema, String... except) {
@@ -449,6 +451,7 @@ public final class Management {
     }
 
     private JsonNode addPort(ObjectNode p, RpcServer.Caller c) throws IOException {
+        only(p, ADD_PORT);
         for (String f : List.of("trtype", "traddr")) {
             text(p, f);
         }
