@@ -56,6 +56,14 @@ class ReloadTest {
         return ids;
     }
 
+    /** Connects {@code admin} and {@code io} to one controller, with namespace attribute notices on. */
+    private static void connectWithNotices(RawHost admin, RawHost io) throws Exception {
+        int cntlid = admin.bringUpAdmin(NQN);
+        io.bringUpIo(NQN, 1, cntlid);
+        assertTrue(admin.command(s -> s.opcode(AdminOpcode.SET_FEATURES.code).psdt(1)
+                .featureId(FeatureId.ASYNC_EVENT_CONFIG).cdw(11, 1 << 8), null).cqe().status().isSuccess());
+    }
+
     private static Status read(RawHost io, int nsid) throws Exception {
         return read(io, nsid, 0);
     }
@@ -78,10 +86,7 @@ class ReloadTest {
             applier.apply(ConfigLoader.parse(config(NS1, "")));
             InetSocketAddress address = target.ports().get(0).bound();
             try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
-                int cntlid = admin.bringUpAdmin(NQN);
-                io.bringUpIo(NQN, 1, cntlid);
-                assertTrue(admin.command(s -> s.opcode(AdminOpcode.SET_FEATURES.code).psdt(1)
-                        .featureId(FeatureId.ASYNC_EVENT_CONFIG).cdw(11, 1 << 8), null).cqe().status().isSuccess());
+                connectWithNotices(admin, io);
                 admin.send(admin.capsule(s -> s.opcode(AdminOpcode.ASYNC_EVENT_REQUEST.code).psdt(1).cid(900), null));
                 assertTrue(read(io, 1).isSuccess());
                 assertEquals(Status.INVALID_NAMESPACE, read(io, 2).withDnr(true));
@@ -139,10 +144,7 @@ class ReloadTest {
             applier.apply(ConfigLoader.parse(config(NS1 + "," + NS2, "")));
             InetSocketAddress address = target.ports().get(0).bound();
             try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
-                int cntlid = admin.bringUpAdmin(NQN);
-                io.bringUpIo(NQN, 1, cntlid);
-                assertTrue(admin.command(s -> s.opcode(AdminOpcode.SET_FEATURES.code).psdt(1)
-                        .featureId(FeatureId.ASYNC_EVENT_CONFIG).cdw(11, 1 << 8), null).cqe().status().isSuccess());
+                connectWithNotices(admin, io);
                 assertTrue(read(io, 2).isSuccess());
 
                 admin.send(admin.capsule(s -> s.opcode(AdminOpcode.ASYNC_EVENT_REQUEST.code).psdt(1).cid(900), null));
