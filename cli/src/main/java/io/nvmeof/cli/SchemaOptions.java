@@ -1,6 +1,8 @@
 package io.nvmeof.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmeof.daemon.config.Codec;
 import io.nvmeof.daemon.config.Field;
@@ -31,7 +33,8 @@ final class SchemaOptions {
             OptionSpec.Builder b = OptionSpec.builder(f.flagName()).description(help);
             switch (f.codec().shape()) {
                 case LIST -> b.type(List.class).auxiliaryTypes(String.class).paramLabel(label(f));
-                case BOOLEAN -> b.type(String.class).arity("0..1").fallbackValue("true").paramLabel("true|false");
+                // Boolean: picocli then takes a following argument only if it is true or false
+                case BOOLEAN -> b.type(Boolean.class).arity("0..1").fallbackValue("true").paramLabel("true|false");
                 default -> b.type(String.class).paramLabel(label(f));
             }
             spec.addOption(b.build());
@@ -54,23 +57,24 @@ final class SchemaOptions {
                         a.add(x.toString());
                     }
                 }
-                case BOOLEAN -> {
-                    String t = v.toString();
-                    if (t.equals("true") || t.equals("false")) {
-                        params.put(f.key(), Boolean.parseBoolean(t));
-                    } else {
-                        params.put(f.key(), t); // the daemon names the flag's value as wrong
-                    }
-                }
-                default -> {
-                    String t = v.toString();
-                    if (t.matches("-?[0-9]{1,18}")) {
-                        params.put(f.key(), Long.parseLong(t));
-                    } else {
-                        params.put(f.key(), t);
-                    }
-                }
+                case BOOLEAN -> params.put(f.key(), (Boolean) v);
+                default -> params.set(f.key(), value(f, v.toString()));
             }
+        }
+    }
+
+    /**
+     * A flag's text as the JSON its row takes: as text where the row's codec takes text (a serial
+     * of digits stays text, an OUI stays hex), else as a number where it is one; the daemon checks
+     * it either way and names the field.
+     */
+    private static JsonNode value(Field<?> f, String t) {
+        JsonNodeFactory json = JsonNodeFactory.instance;
+        try {
+            f.codec().read(json.textNode(t), f.key(), Codec.Reading.NONE);
+            return json.textNode(t);
+        } catch (RuntimeException e) {
+            return t.matches("-?[0-9]{1,18}") ? json.numberNode(Long.parseLong(t)) : json.textNode(t);
         }
     }
 

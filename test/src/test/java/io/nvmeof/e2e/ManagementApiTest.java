@@ -218,13 +218,15 @@ class ManagementApiTest {
         String host = "nqn.2026-11.io.nvmeof:flag-host";
         try (TargetProcess t = start(config())) {
             String sock = socket().toString();
-            TargetProcess.Run r = TargetProcess.cli(60, "subsystem", "add", "--socket", sock, B, "--allow-host", host,
-                    "--model", "flagged", "--serial", "sn-flags", "--firmware", "9.9", "--ieee-oui", "0x0025b5",
-                    "--cntlid-min", "10", "--cntlid-max", "20", "--gateways=false", "--allow-any-host=false");
+            // a serial of digits stays text, an OUI of digits stays hex, a flag alone does not take the next argument
+            TargetProcess.Run r = TargetProcess.cli(60, "subsystem", "add", "--socket", sock, B,
+                    "--allow-host", host, "--model", "flagged", "--serial", "12345678", "--firmware", "9.9",
+                    "--ieee-oui", "001018", "--cntlid-min", "10", "--cntlid-max", "20", "--gateways=false",
+                    "--allow-any-host=false");
             assertEquals(0, r.exit(), r.err());
-            r = TargetProcess.cli(60, "ns", "add", "--socket", sock, "--subsystem", B, "ram:8M", "--nsid", "5",
-                    "--ana-grpid", "2", "--visible-to", host, "--uuid", "6f1c5d0e-7a43-4b8e-9d61-0a1b2c3d4e10",
-                    "--allow-shrink", "--enable=false");
+            r = TargetProcess.cli(60, "ns", "add", "--socket", sock, "--subsystem", B, "--allow-shrink", "ram:8M", "--nsid",
+                    "5", "--ana-grpid", "2", "--visible-to", host, "--uuid", "6f1c5d0e-7a43-4b8e-9d61-0a1b2c3d4e10",
+                    "--enable=false");
             assertEquals(0, r.exit(), r.err());
             r = TargetProcess.cli(60, "ns", "add", "--socket", sock, "--subsystem", B, "ram:8M", "--ana-grpid", "999");
             assertEquals(1, r.exit());
@@ -262,9 +264,9 @@ class ManagementApiTest {
             }
             assertTrue(sub != null, config.toString());
             assertEquals("flagged", sub.get("model").asText());
-            assertEquals("sn-flags", sub.get("serial").asText());
+            assertEquals("12345678", sub.get("serial").asText());
             assertEquals("9.9", sub.get("firmware").asText());
-            assertEquals("0x0025b5", sub.get("ieee_oui").asText());
+            assertEquals("0x001018", sub.get("ieee_oui").asText());
             assertEquals(10, sub.get("cntlid_min").asInt());
             assertEquals(20, sub.get("cntlid_max").asInt());
             assertFalse(sub.get("allow_any_host").asBoolean());

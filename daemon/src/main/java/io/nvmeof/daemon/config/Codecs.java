@@ -188,10 +188,16 @@ public final class Codecs {
         }, JSON::textNode);
     }
 
-    /** A whole number {@code min..max}; text holding one is taken too (nvmetcli writes numbers as text). */
+    /**
+     * A whole number {@code min..max}; text holding one is taken too (nvmetcli writes numbers as
+     * text), and empty text as absent.
+     */
     public static Codec<Integer> range(int min, int max) {
         return of("a number " + min + ".." + max, (n, at, r) -> {
             JsonNode v = n;
+            if (n.isTextual() && n.asText().isBlank()) {
+                return null; // nvmetcli leaves an attribute empty for its default
+            }
             if (n.isTextual()) {
                 try {
                     v = JSON.numberNode(Integer.parseInt(n.asText().trim()));

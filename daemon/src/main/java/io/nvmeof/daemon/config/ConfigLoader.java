@@ -95,10 +95,8 @@ public final class ConfigLoader {
         if (root == null || !root.isObject()) {
             throw new ConfigException("(document)", "must be a JSON object with \"ports\" and \"subsystems\"");
         }
-        TargetConfig config = NvmetcliFormat.is(root) ? NvmetcliFormat.read(root, ours -> fromOurs(ours, secrets))
-                : fromOurs(root, secrets);
-        secrets.checkConfigFile();
-        return config;
+        // the file's mode is checked with the rest, so that an error in a translation names nvmetcli's field
+        return NvmetcliFormat.is(root) ? NvmetcliFormat.read(root, ours -> fromOurs(ours, secrets)) : fromOurs(root, secrets);
     }
 
     // ---- our format ----
@@ -140,6 +138,7 @@ public final class ConfigLoader {
         TargetConfig config = new TargetConfig(ports, subsystems, settings(root), hostKeys, metrics,
                 management(root, secrets), hostQos, secrets.files);
         crossCheck(config);
+        secrets.checkConfigFile();
         return config;
     }
 

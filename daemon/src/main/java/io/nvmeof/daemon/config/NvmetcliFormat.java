@@ -167,9 +167,8 @@ final class NvmetcliFormat {
         theirs.put(to, at);
         move(p, "portid", o, "portid", at, to);
         for (String f : List.of("trtype", "traddr", "trsvcid", "adrfam")) {
-            if (addr.has(f)) {
-                move(addr, f, o, f, at + ".addr", to);
-            }
+            move(addr, f, o, f, at + ".addr", to);
+            theirs.put(to + "." + f, at + ".addr." + f); // named so even where it is missing
         }
         // TLS: addr.tsas (tls1.3) with addr.treq, as the tcp transport's "tls" option
         String tsas = addr.path("tsas").asText("none");
@@ -193,6 +192,7 @@ final class NvmetcliFormat {
         object(h, at);
         noStrayKeys(h, at, false);
         ignored(h, at, HOST);
+        Codecs.nqn(h.get("nqn"), at + ".nqn", Codec.Reading.NONE); // checked even where the host needs no entry
         JsonNode d = h.path("dhchap");
         if (!d.isObject()) {
             return null;

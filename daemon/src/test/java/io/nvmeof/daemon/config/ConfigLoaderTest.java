@@ -238,6 +238,9 @@ class ConfigLoaderTest {
                 Arguments.of("bad key", good.replace("DHHC-1:01:", "DHHC-1:07:"), "hosts[1].dhchap.key"),
                 Arguments.of("bad hash", good.replace("hmac(sha256)", "md5"), "hosts[1].dhchap.hash"),
                 Arguments.of("bad group", good.replace("ffdhe2048", "ffdhe1"), "hosts[1].dhchap.dhgroup"),
+                Arguments.of("no traddr", good.replace("\"traddr\": \"0.0.0.0\", ", ""), "ports[0].addr.traddr"),
+                Arguments.of("a host without keys and without a name", good.replace(
+                        "{\"nqn\": \"nqn.2014-08.org.example:nokey\"}", "{\"nqn\": \"\"}"), "hosts[0].nqn"),
                 Arguments.of("a port names an unknown subsystem", good.replace("\"subsystems\": [\"nqn.2014-08.org.example:disk\"]",
                         "\"subsystems\": [\"nqn.2014-08.org.example:zz\"]"), "ports[0].subsystems[0]"));
     }
@@ -249,6 +252,27 @@ class ConfigLoaderTest {
                 "the file each starts from is good");
         ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(json), what);
         assertEquals(field, e.field(), what + ": " + e.getMessage());
+    }
+
+    /** An nvmetcli file with an inline key that others can read is refused, naming the key as that file has it. */
+    @Test
+    void anNvmetcliFileWithAKeyThatOthersCanReadNamesItsField(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path f = dir.resolve("nvmetcli.json");
+        java.nio.file.Files.writeString(f, NVMETCLI_GOOD);
+        java.nio.file.Files.setPosixFilePermissions(f, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f));
+        assertEquals("hosts[1].dhchap.key", e.field(), e.getMessage());
+        java.nio.file.Files.setPosixFilePermissions(f, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        assertEquals(1, ConfigLoader.load(f).hosts().size(), "private, it loads");
+    }
+
+    /** In our format too, nvmetcli's empty cntlid_min and cntlid_max stand for the defaults. */
+    @Test
+    void emptyControllerIdBoundsAreTheDefaults() {
+        TargetConfig c = ConfigLoader.parse(GOOD.replace("\"ieee_oui\"", "\"cntlid_min\": \"\", \"cntlid_max\": \"\", \"ieee_oui\""));
+        assertEquals(1, c.subsystems().get(0).cntlidMin());
+        assertEquals(io.nvmeof.target.Subsystem.MAX_CNTLID, c.subsystems().get(0).cntlidMax());
     }
 
     /** blktests' nvmetcli template: portid 0, subsystems named outside NQN form (nvme/031). */
