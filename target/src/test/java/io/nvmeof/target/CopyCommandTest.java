@@ -53,6 +53,14 @@ class CopyCommandTest {
                 .cdw(12, nr | cdw12Extra).sgl(0, descriptors.length, Sgl.IN_CAPSULE), descriptors).cqe().status();
     }
 
+    /** Serves {@code backend} as namespace 1 of {@link #NQN} on a TCP port of loopback: its address. */
+    static InetSocketAddress serve(Target target, Backend backend) throws IOException {
+        Subsystem s = new Subsystem(NQN, "C1", "copy", "1.0");
+        s.addNamespace(new Namespace(NQN, 1, backend, false, null));
+        target.addSubsystem(s);
+        return target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
+    }
+
     static ByteBuffer identify(RawHost admin, int cns) throws IOException {
         admin.send(admin.capsule(q -> q.opcode(AdminOpcode.IDENTIFY.code).psdt(1).nsid(cns == IdentifyCns.NAMESPACE ? 1 : 0)
                 .identifyCns(cns).sgl(0, 4096, Sgl.TCP_TRANSPORT), null));
@@ -71,11 +79,9 @@ class CopyCommandTest {
         src.put(data).flip();
         backend.write(0, src);
         try (Target target = new Target()) {
-            Subsystem s = new Subsystem(NQN, "C1", "copy", "1.0");
-            Namespace ns = new Namespace(NQN, 1, backend, false, null);
-            s.addNamespace(ns);
-            target.addSubsystem(s);
-            InetSocketAddress address = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
+            InetSocketAddress address = serve(target, backend);
+            Subsystem s = target.subsystem(NQN);
+            Namespace ns = s.namespace(1);
             try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
                 io.bringUpIo(NQN, 1, admin.bringUpAdmin(NQN));
                 ByteBuffer ctrl = identify(admin, IdentifyCns.CONTROLLER);
@@ -185,12 +191,10 @@ class CopyCommandTest {
         };
         Target.Options o = Target.Options.defaults().with(Settings.MAX_COPY_IN_FLIGHT, 1L << 20).withIoExecutor(counting);
         try (Target target = new Target(o)) {
-            Subsystem s = new Subsystem(NQN, "C1", "copy", "1.0");
             CopyCounting backend = new CopyCounting(new RamBackend(64 << 20, BS));
-            Namespace ns = new Namespace(NQN, 1, backend, false, null);
-            s.addNamespace(ns);
-            target.addSubsystem(s);
-            InetSocketAddress address = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
+            InetSocketAddress address = serve(target, backend);
+            Subsystem s = target.subsystem(NQN);
+            Namespace ns = s.namespace(1);
             try (RawHost admin = new RawHost(address); RawHost io = new RawHost(address)) {
                 io.bringUpIo(NQN, 1, admin.bringUpAdmin(NQN));
                 int copies = 8;

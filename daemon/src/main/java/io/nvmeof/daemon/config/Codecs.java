@@ -66,6 +66,13 @@ public final class Codecs {
         return n.asText();
     }, JSON::textNode);
 
+    /** The text of {@code parent.field} ({@link #STRING}; at {@code at.field}), or {@code dflt} where it is absent or null. */
+    static String text(JsonNode parent, String field, String at, String dflt) {
+        JsonNode n = parent.get(field);
+        String v = n == null ? null : STRING.read(n, at + "." + field, Codec.Reading.NONE);
+        return v == null ? dflt : v;
+    }
+
     public static final Codec<Boolean> BOOLEAN = of(Codec.Shape.BOOLEAN, "`true` or `false`", (n, at, r) -> {
         if (!n.isBoolean()) {
             throw new ConfigException(at, "must be true or false, got " + n);

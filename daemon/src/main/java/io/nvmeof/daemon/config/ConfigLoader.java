@@ -51,7 +51,6 @@ import java.util.TreeMap;
  */
 public final class ConfigLoader {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final System.Logger LOG = System.getLogger(ConfigLoader.class.getName());
 
     private ConfigLoader() {
     }
@@ -399,33 +398,6 @@ public final class ConfigLoader {
         return Schemas.QOS.read(node, at, Codec.Reading.NONE);
     }
 
-    /**
-     * A subsystem served by several gateways over shared storage: a file namespace needs
-     * file or block namespace needs {@code direct_io} (two page caches give stale reads). Identity the configuration leaves to derivation is named in
-     * a warning: it is the same in every nvmeof-java gateway, not in another stack's.
-     */
-    static void shared(JsonNode s, String at, List<NamespaceConfig> namespaces) {
-        for (int i = 0; i < namespaces.size(); i++) {
-            NamespaceConfig n = namespaces.get(i);
-            String nat = at + ".namespaces[" + i + "]";
-            if ((n.backend().equals("file") || n.backend().equals("block")) && !n.directIo()) {
-                throw new ConfigException(nat + ".direct_io", "must be true: the subsystem is served by several gateways"
-                        + " (gateways: true), and each process's page cache would serve stale reads of the others' writes");
-            }
-            if (n.backend().equals("ram") || n.backend().equals("null")) {
-                throw new ConfigException(nat + ".backend", "a " + n.backend() + " namespace cannot be shared by gateways");
-            }
-            if (n.uuid() == null) {
-                LOG.log(System.Logger.Level.WARNING, "{0}.uuid is not set: derived from the NQN and NSID, which every"
-                        + " nvmeof-java gateway does alike, but another stack serving the same namespace would not", nat);
-            }
-        }
-        if (!s.has("serial")) {
-            LOG.log(System.Logger.Level.WARNING, "{0}.serial is not set: derived from the NQN, which every nvmeof-java"
-                    + " gateway does alike, but another stack serving the subsystem would not", at);
-        }
-    }
-
     // ---- checks across the document ----
 
     private static void crossCheck(TargetConfig config) {
@@ -525,21 +497,11 @@ public final class ConfigLoader {
     }
 
     private static String string(JsonNode parent, String field, String at, String dflt) {
-        JsonNode n = parent.get(field);
-        if (n == null || n.isNull()) {
-            return dflt;
-        }
-        if (!n.isTextual()) {
-            throw new ConfigException(at + "." + field, "must be a string, got " + n);
-        }
-        return n.asText();
+        return Codecs.text(parent, field, at, dflt);
     }
-
-
 
     /** A subsystem or host name ({@link Codecs#NQN}). */
     private static String name(JsonNode n, String at) {
         return Codecs.nqn(n, at, Codec.Reading.NONE);
     }
-
 }

@@ -171,12 +171,12 @@ final class PortCodecs {
                     }
                     JsonNode addr = ref.has("addr") ? ObjectSchema.object(ref.get("addr"), rat + ".addr") : ref;
                     String addrAt = ref.has("addr") ? rat + ".addr" : rat;
-                    String name = text(ref, "name", rat, r, "referral" + (i + 1));
+                    String name = Codecs.text(ref, "name", rat, "referral" + (i + 1));
                     if (!names.add(name)) {
                         throw new ConfigException(rat + ".name", "'" + name + "' is used twice");
                     }
-                    String trtype = trtype(text(addr, "trtype", addrAt, r, "tcp"), addrAt + ".trtype");
-                    String traddr = text(addr, "traddr", addrAt, r, "");
+                    String trtype = trtype(Codecs.text(addr, "trtype", addrAt, "tcp"), addrAt + ".trtype");
+                    String traddr = Codecs.text(addr, "traddr", addrAt, "");
                     if (traddr.isEmpty()) {
                         throw new ConfigException(addrAt + ".traddr", "is missing (the other discovery service's address)");
                     }
@@ -198,11 +198,6 @@ final class PortCodecs {
                 }
                 return a;
             });
-
-    private static String text(JsonNode parent, String field, String at, Codec.Reading r, String dflt) {
-        String v = parent.has(field) ? Codecs.STRING.read(parent.get(field), at + "." + field, r) : null;
-        return v == null ? dflt : v;
-    }
 
     private static int missing(String at, String what) {
         throw new ConfigException(at, "must be " + what + " (missing)");

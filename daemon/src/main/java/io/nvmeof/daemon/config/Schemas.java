@@ -35,6 +35,7 @@ import java.util.Set;
  * row's {@link Field.Apply} says.
  */
 public final class Schemas {
+    private static final System.Logger LOG = System.getLogger(ConfigLoader.class.getName());
     private Schemas() {
     }
 
@@ -194,7 +195,7 @@ public final class Schemas {
             throw new ConfigException(at + ".cntlid_max", s.cntlidMax() + " is below cntlid_min " + s.cntlidMin());
         }
         if (s.gateways()) {
-            ConfigLoader.shared(node, at, s.namespaces());
+            shared(node, at, s.namespaces());
         }
     }
 
@@ -240,6 +241,35 @@ public final class Schemas {
             throw new ConfigException(at + "." + e.option(), e.getMessage());
         }
     }
+
+    /**
+     * A subsystem served by several gateways over shared storage: a file or block namespace needs
+     * {@code direct_io} (two page caches give stale reads). Identity the configuration leaves to
+     * derivation is named in a warning: it is the same in every nvmeof-java gateway, not in
+     * another stack's.
+     */
+    private static void shared(com.fasterxml.jackson.databind.JsonNode s, String at, List<NamespaceConfig> namespaces) {
+        for (int i = 0; i < namespaces.size(); i++) {
+            NamespaceConfig n = namespaces.get(i);
+            String nat = at + ".namespaces[" + i + "]";
+            if ((n.backend().equals("file") || n.backend().equals("block")) && !n.directIo()) {
+                throw new ConfigException(nat + ".direct_io", "must be true: the subsystem is served by several gateways"
+                        + " (gateways: true), and each process's page cache would serve stale reads of the others' writes");
+            }
+            if (n.backend().equals("ram") || n.backend().equals("null")) {
+                throw new ConfigException(nat + ".backend", "a " + n.backend() + " namespace cannot be shared by gateways");
+            }
+            if (n.uuid() == null) {
+                LOG.log(System.Logger.Level.WARNING, "{0}.uuid is not set: derived from the NQN and NSID, which every"
+                        + " nvmeof-java gateway does alike, but another stack serving the same namespace would not", nat);
+            }
+        }
+        if (!s.has("serial")) {
+            LOG.log(System.Logger.Level.WARNING, "{0}.serial is not set: derived from the NQN, which every nvmeof-java"
+                    + " gateway does alike, but another stack serving the subsystem would not", at);
+        }
+    }
+
 
     /** The management API: its socket, who may call it, and what paths it may serve. */
     public static final ObjectSchema<TargetConfig.Management> MANAGEMENT = new ObjectSchema<>("management",
