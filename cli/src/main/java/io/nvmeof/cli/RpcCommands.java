@@ -298,28 +298,35 @@ final class RpcCommands {
     static final class Ana {
     }
 
-    @Command(name = "set", mixinStandardHelpOptions = true, description = "Set an ANA group's state through a port"
-            + " (set_ana_state); hosts connected there get the ANA change notice. It persists. Gateways do not"
-            + " coordinate: set each one's ports yourself.")
+    @Command(name = "set", mixinStandardHelpOptions = true, modelTransformer = AnaSet.Flags.class,
+            description = "Set an ANA group's state through a port (set_ana_state); hosts connected there get the ANA"
+                    + " change notice. It persists. Gateways do not coordinate: set each one's ports yourself.")
     static final class AnaSet extends SocketOption implements Callable<Integer> {
+        /** The group's flag from its row; its state, the row's too, is the one argument. */
+        static final class Flags implements CommandLine.IModelTransformer {
+            @Override
+            public CommandLine.Model.CommandSpec transform(CommandLine.Model.CommandSpec spec) {
+                SchemaOptions.add(spec, Schemas.ANA_GROUP, Set.of("state"));
+                var state = Schemas.ANA_GROUP.field("state");
+                spec.addPositional(CommandLine.Model.PositionalParamSpec.builder().index("0").paramLabel("STATE")
+                        .type(String.class).description(Character.toUpperCase(state.help().charAt(0))
+                                + state.help().substring(1) + ": " + state.codec().type().replace("`", "") + ".").build());
+                return spec;
+            }
+        }
+
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
-        @Option(names = "--port", required = true, paramLabel = "PORTID")
+        @Option(names = "--port", required = true, paramLabel = "PORTID", description = "The port (its portid).")
         int port;
-
-        @Option(names = "--group", required = true, paramLabel = "GRPID")
-        int group;
-
-        @Parameters(index = "0", paramLabel = "STATE", description = "optimized, non-optimized, inaccessible, persistent-loss or change")
-        String state;
 
         @Override
         public Integer call() throws Exception {
             ObjectNode p = JSON.createObjectNode();
             p.put("portid", port);
-            p.put("grpid", group);
-            p.put("state", state);
+            SchemaOptions.put(spec, Schemas.ANA_GROUP, Set.of("state"), p);
+            p.put("state", spec.positionalParameters().get(0).<String>getValue());
             return RpcCommands.call(socket, "set_ana_state", p, spec.commandLine().getOut(), spec.commandLine().getErr());
         }
     }

@@ -39,8 +39,8 @@ public final class Reference {
                 + " (see [settings](settings.md)), `hosts`, `metrics` and `management`. The objects below are read,"
                 + " written (`--show-config`, `get_config`, `save_config`), changed by a reload and taken by the"
                 + " management API from one schema each (`io.nvmeof.daemon.config.Schemas`): a row per field. An"
-                + " unknown key or a bad value is refused with its path (`subsystems[0].namespaces[1].size`). Hosts"
-                + " (keys) and metrics are described in the README.\n\n");
+                + " unknown key or a bad value is refused with its path (`subsystems[0].namespaces[1].size`). The"
+                + " commands that set these fields are in [commands](commands.md).\n\n");
         for (ObjectSchema<?> s : Schemas.ALL) {
             b.append(s.reference()).append('\n');
         }

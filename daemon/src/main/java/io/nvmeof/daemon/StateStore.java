@@ -42,8 +42,7 @@ public final class StateStore {
     static final List<String> KINDS = List.of("subsystems", "namespaces", "subsystem_hosts", "ports",
             "port_subsystems", "port_ana", "hosts", "host_qos");
     /** What a host entry may hold: what {@code set_host_keys} takes (keys by file, by absolute path). */
-    public static final List<String> HOST_FIELDS = List.of("nqn", "dhchap_key_file", "dhchap_ctrl_key_file", "tls_key_file",
-            "dhchap_hashes", "dhchap_dhgroups");
+    public static final List<String> HOST_FIELDS = io.nvmeof.daemon.config.Schemas.HOST_KEYS_BY_FILE;
     private static final System.Logger LOG = System.getLogger(StateStore.class.getName());
     private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
     private static final int VERSION = 1;

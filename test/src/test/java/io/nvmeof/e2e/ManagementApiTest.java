@@ -279,6 +279,25 @@ class ManagementApiTest {
             assertEquals("6f1c5d0e-7a43-4b8e-9d61-0a1b2c3d4e10", ns.get("uuid").asText());
             assertTrue(ns.get("allow_shrink").asBoolean());
             assertFalse(ns.get("enable").asBoolean(), "added disabled");
+            // set_ana_state: the ANA group's rows check it, and name the parameter
+            r = TargetProcess.cli(60, "ana", "set", "--socket", sock, "--port", "77", "--group", "129", "optimized");
+            assertEquals(1, r.exit());
+            assertTrue(r.err().contains("params.grpid"), r.err());
+            r = TargetProcess.cli(60, "ana", "set", "--socket", sock, "--port", "77", "--group", "2", "sideways");
+            assertEquals(1, r.exit());
+            assertTrue(r.err().contains("params.state") && r.err().contains("persistent-loss"), r.err());
+            r = TargetProcess.cli(60, "ana", "set", "--socket", sock, "--port", "77", "--group", "2", "non-optimized");
+            assertEquals(0, r.exit(), r.err());
+            JsonNode states = rpc(socket(), "get_ana_states", "{}").get("result");
+            assertTrue(states.toString().contains("non-optimized"), states.toString());
+            // set_host_keys takes the host's rows that name key files, and nothing inline
+            e = rpc(socket(), "set_host_keys", "{\"host\": \"" + host + "\", \"dhchap_key\": \"DHHC-1:00:x:\"}");
+            assertEquals(-32602, e.at("/error/code").asInt(), e.toString());
+            assertTrue(e.at("/error/message").asText().contains("dhchap_key"), e.toString());
+            e = rpc(socket(), "set_host_keys", "{\"host\": \"" + host + "\", \"tls_key_file\": \"/nonexistent\","
+                    + " \"dhchap_hashes\": [\"md5\"]}");
+            assertEquals("params.dhchap_hashes[0]", e.at("/error/data/field").asText(), e.toString());
+            assertTrue(e.at("/error/message").asText().contains("sha256, sha384 or sha512"), e.toString());
             assertEquals(0, t.stop());
         }
     }

@@ -46,8 +46,8 @@ public interface Codec<T> {
         /** The value in {@code parent} (at {@code at}). */
         T readFrom(JsonNode parent, String at, Reading reading);
 
-        /** Reference rows, one a key: key, what it takes, and what it is. */
-        java.util.List<String[]> rows();
+        /** Reference rows, one a key: key, what it takes, and what it is ({@code help}: the row's). */
+        java.util.List<String[]> rows(String help);
 
         @Override
         default T read(JsonNode n, String at, Reading reading) {
@@ -64,6 +64,10 @@ public interface Codec<T> {
     interface Reading {
         /** A path as written in the document: a relative one is taken next to the document's file. */
         Path resolve(String path);
+
+        /** Notes that a secret is given inline at {@code at} (the document must then be private). */
+        default void inlineSecret(String at) {
+        }
 
         /** A reading of a document that is not a file: paths are taken as they are. */
         Reading NONE = Path::of;

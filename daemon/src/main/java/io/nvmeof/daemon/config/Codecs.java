@@ -266,6 +266,29 @@ public final class Codecs {
         return n.asText();
     }, JSON::textNode);
 
+    /**
+     * A name from a set that {@code named} looks up (null: not one), written as {@code name} gives
+     * it; {@code names} says them in the reference and in an error.
+     */
+    static <T> Codec<T> named(String names, Function<String, T> named, Function<T, String> name) {
+        return of(names, (n, at, r) -> {
+            T v = n.isTextual() ? named.apply(n.asText()) : null;
+            if (v == null) {
+                throw new ConfigException(at, "must be " + names.replace("`", "") + ", got " + n);
+            }
+            return v;
+        }, v -> JSON.textNode(name.apply(v)));
+    }
+
+    /** A DH-HMAC-CHAP hash, as nvmet and nvme-cli name them ({@code sha256}, {@code hmac(sha256)}). */
+    public static final Codec<io.nvmeof.protocol.auth.DhchapHash> HASH = named("`sha256`, `sha384` or `sha512`",
+            io.nvmeof.protocol.auth.DhchapHash::named, io.nvmeof.protocol.auth.DhchapHash::shortName);
+
+    /** A DH group of DH-HMAC-CHAP, as nvmet names them. */
+    public static final Codec<io.nvmeof.protocol.auth.DhGroup> DH_GROUP = named(
+            "`null`, `ffdhe2048`, `ffdhe3072`, `ffdhe4096`, `ffdhe6144` or `ffdhe8192`",
+            io.nvmeof.protocol.auth.DhGroup::named, g -> g.kernelName);
+
     /** An array of {@code item}s; each item's errors name its index. */
     public static <T> Codec<List<T>> list(Codec<T> item) {
         return of(Codec.Shape.LIST, "a list, each " + item.type(), (n, at, r) -> {

@@ -1,6 +1,7 @@
 package io.nvmeof.daemon.config;
 
 import io.nvmeof.target.HostSecurity;
+import io.nvmeof.target.Qos;
 import io.nvmeof.target.AnaState;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Port;
@@ -196,8 +197,7 @@ public final class ConfigApplier {
                 changes.add(Change.done("port " + p.portid() + " now serves " + p.subsystems()));
             }
         }
-        hostKeys(next, changes);
-        hostQos(next, changes);
+        hosts(next, changes);
         // a first config with every setting at its default leaves the target's options as built;
         // settings changed once and taken out later go back to the defaults
         if (!next.settings().equals(current.settings())) {
@@ -257,39 +257,35 @@ public final class ConfigApplier {
                 && p.options().equals(p.transport().options(c.options()));
     }
 
-    /** Per-host QoS: new limits take effect at once on every controller of the host; hosts no longer named lose theirs. */
-    private void hostQos(TargetConfig next, List<Change> changes) {
-        for (Map.Entry<String, io.nvmeof.target.Qos.Limits> e : next.hostQos().entrySet()) {
-            if (!e.getValue().equals(current.hostQos().get(e.getKey()))) {
-                target.hostQos(e.getKey(), e.getValue());
-                changes.add(Change.done("host " + e.getKey() + ": QoS now " + e.getValue()));
-            }
-        }
-        for (String gone : current.hostQos().keySet()) {
-            if (!next.hostQos().containsKey(gone)) {
-                target.hostQos(gone, io.nvmeof.target.Qos.Limits.NONE);
-                changes.add(Change.done("host " + gone + ": QoS removed"));
-            }
-        }
-    }
-
-    /** Host keys: each change takes effect at the host's next Connect or re-authentication. */
-    private void hostKeys(TargetConfig next, List<Change> changes) {
-        Map<String, HostSecurity> before = new HashMap<>();
-        for (HostSecurity h : current.hosts()) {
+    /**
+     * Hosts, row by row ({@link Schemas#HOST}): keys take effect at the host's next Connect or
+     * authentication, limits at once on every controller of the host; a host no longer named
+     * loses both.
+     */
+    private void hosts(TargetConfig next, List<Change> changes) {
+        Map<String, TargetConfig.HostConfig> before = new HashMap<>();
+        for (TargetConfig.HostConfig h : current.hostEntries()) {
             before.put(h.nqn(), h);
         }
-        for (HostSecurity h : next.hosts()) {
-            HostSecurity was = before.remove(h.nqn());
+        for (TargetConfig.HostConfig h : next.hostEntries()) {
+            TargetConfig.HostConfig was = before.remove(h.nqn());
             if (was == null) {
-                changes.add(Change.done("host " + h.nqn() + (h.requiresAuthentication() ? " must authenticate"
-                        : " configured")));
-            } else if (!was.sameAs(h)) {
-                changes.add(Change.done("host " + h.nqn() + ": keys changed"));
+                changes.add(Change.done("host " + h.nqn() + (h.dhchapKey() != null ? " must authenticate" : " configured")));
+            }
+            for (ObjectSchema.Change ch : was == null ? List.<ObjectSchema.Change>of() : Schemas.HOST.changes(was, h)) {
+                changes.add(Change.done("host " + h.nqn() + ": " + (ch.field().key().equals("qos")
+                        ? h.qos().equals(Qos.Limits.NONE) ? "QoS removed" : "QoS now " + h.qos() : ch.field().key() + (ch.after() == null ? " removed" : " changed"))));
+            }
+            if (!h.qos().equals(was == null ? Qos.Limits.NONE : was.qos())) {
+                target.hostQos(h.nqn(), h.qos());
             }
         }
-        for (String gone : before.keySet()) {
-            changes.add(Change.done("host " + gone + ": keys removed"));
+        for (TargetConfig.HostConfig gone : before.values()) {
+            if (!gone.qos().equals(Qos.Limits.NONE)) {
+                target.hostQos(gone.nqn(), Qos.Limits.NONE);
+            }
+            changes.add(Change.done("host " + gone.nqn() + ": removed (no keys" + (gone.qos().equals(Qos.Limits.NONE) ? ")"
+                    : ", QoS removed)")));
         }
         target.hostSecurity(next.hosts());
     }

@@ -113,111 +113,60 @@ public final class ConfigLoader {
             ports.add(Schemas.PORT.read(pl.get(i), "ports[" + i + "]", secrets));
         }
         List<HostSecurity> hostKeys = new ArrayList<>();
-        java.util.Map<String, Qos.Limits> hostQos = new java.util.HashMap<>();
+        Map<String, Qos.Limits> hostQos = new java.util.HashMap<>();
+        Map<String, Path> keyFiles = new TreeMap<>();
         JsonNode hs = optionalArray(root, "hosts", "");
         for (int i = 0; i < hs.size(); i++) {
-            String at = "hosts[" + i + "]";
-            JsonNode h = object(hs.get(i), at);
-            known(h, at, "nqn", "dhchap_key", "dhchap_ctrl_key", "dhchap_key_file", "dhchap_ctrl_key_file",
-                    "dhchap_hashes", "dhchap_dhgroups", "tls_key", "tls_key_file", "qos");
-            String nqn = name(h.get("nqn"), at + ".nqn");
-            if (h.has("qos")) {
-                hostQos.put(nqn, Schemas.QOS.read(h.get("qos"), at + ".qos", secrets));
+            TargetConfig.HostConfig h = Schemas.HOST.read(hs.get(i), "hosts[" + i + "]", secrets);
+            hostKeys.add(h.security());
+            if (!h.qos().equals(Qos.Limits.NONE)) {
+                hostQos.put(h.nqn(), h.qos());
             }
-            DhchapKey key = secrets.key(h, "dhchap_key", at, nqn);
-            DhchapKey ctrl = secrets.key(h, "dhchap_ctrl_key", at, nqn);
-            if (ctrl != null && key == null) {
-                throw new ConfigException(at + ".dhchap_ctrl_key", "needs a dhchap_key too (the host authenticates first)");
-            }
-            List<DhchapHash> hashes = list(h, "dhchap_hashes", at, ConfigLoader::hash);
-            List<DhGroup> groups = list(h, "dhchap_dhgroups", at, ConfigLoader::dhGroup);
-            hostKeys.add(new HostSecurity(nqn, key, ctrl, hashes, groups, secrets.tlsKey(h, "tls_key", at, nqn)));
+            keyFile(keyFiles, h.nqn(), "dhchap_key", h.dhchapKey());
+            keyFile(keyFiles, h.nqn(), "dhchap_ctrl_key", h.dhchapCtrlKey());
+            keyFile(keyFiles, h.nqn(), "tls_key", h.tlsKey());
         }
-        MetricsServer.Endpoint metrics = metrics(root, secrets);
+        MetricsServer.Endpoint metrics = metrics(root, secrets, keyFiles);
         TargetConfig config = new TargetConfig(ports, subsystems, settings(root), hostKeys, metrics,
-                management(root, secrets), hostQos, secrets.files);
+                management(root, secrets), hostQos, keyFiles);
         crossCheck(config);
         secrets.checkConfigFile();
         return config;
     }
 
-    private static DhchapHash hash(JsonNode n, String at) {
-        DhchapHash h = n != null && n.isTextual() ? DhchapHash.named(n.asText()) : null;
-        if (h == null) {
-            throw new ConfigException(at, "must be sha256, sha384 or sha512, got " + n);
+    /** Notes where the secret {@code s} of {@code owner}'s {@code field} came from, if from a file. */
+    private static void keyFile(Map<String, Path> files, String owner, String field, Secret<?> s) {
+        if (s != null && s.file() != null) {
+            files.put(TargetConfig.secret(owner, field), s.file());
         }
-        return h;
     }
 
-    private static DhGroup dhGroup(JsonNode n, String at) {
-        DhGroup g = n != null && n.isTextual() ? DhGroup.named(n.asText()) : null;
-        if (g == null) {
-            throw new ConfigException(at, "must be null, ffdhe2048, ffdhe3072, ffdhe4096, ffdhe6144 or ffdhe8192, got " + n);
-        }
-        return g;
-    }
+    /** The most a key or password file may hold ({@link Secret#MAX_FILE}). */
+    public static final int MAX_KEY_FILE = Secret.MAX_FILE;
 
     /**
-     * Keys read for a configuration: inline ones (the configuration file must then be private) and
-     * key files (which must be private themselves).
-     */
-    /** The most a key or password file may hold: keys are tens of bytes, a few KiB covers any. */
-    public static final int MAX_KEY_FILE = 8 << 10;
-
-    /**
-     * Checks the key file {@code file} as a configuration's {@code FIELD_file} is read (private,
-     * a regular file of at most {@link #MAX_KEY_FILE} bytes, read without blocking, holding a
-     * {@code field} key: dhchap_key, dhchap_ctrl_key or tls_key); a {@link ConfigException}
-     * naming {@code at} says what is wrong.
+     * Checks the key file {@code file} as a host's {@code FIELD_file} is read (private, a regular
+     * file of at most {@link #MAX_KEY_FILE} bytes, read without blocking, holding a {@code field}
+     * key: dhchap_key, dhchap_ctrl_key or tls_key); a {@link ConfigException} naming {@code at}
+     * says what is wrong.
      */
     public static void checkKeyFile(Path file, String field, String at) {
         JsonNode n = JSON.createObjectNode().put(field + "_file", file.toString());
-        Secrets secrets = new Secrets(null);
-        if (field.startsWith("tls")) {
-            secrets.tlsKey(n, field, at, null);
-        } else {
-            secrets.key(n, field, at, null);
-        }
+        ((Codec.Spread<?>) Schemas.HOST.field(field).codec()).readFrom(n, at, Codec.Reading.NONE);
     }
 
+    /**
+     * A configuration's reading: relative paths are next to its file, and a secret given inline
+     * needs the file to be private.
+     */
     private static final class Secrets implements Codec.Reading {
         private final Path file;
         private String inlineField;
-        /** Where each secret that came from a file came from ({@link TargetConfig#secret} names). */
-        final Map<String, Path> files = new TreeMap<>();
 
         Secrets(Path file) {
             this.file = file;
         }
 
-        /** The TLS PSK in {@code <field>} or in the file named by {@code <field>_file}; null if neither. */
-        TlsPsk tlsKey(JsonNode h, String field, String at, String owner) {
-            String[] where = new String[1];
-            String text = secret(h, field, at, where, owner);
-            try {
-                return text == null ? null : TlsPsk.parse(text);
-            } catch (IllegalArgumentException e) {
-                throw new ConfigException(where[0], e.getMessage());
-            }
-        }
-
-        /** The DH-HMAC-CHAP key in {@code <field>} or in the file named by {@code <field>_file}; null if neither. */
-        DhchapKey key(JsonNode h, String field, String at, String owner) {
-            String[] where = new String[1];
-            String text = secret(h, field, at, where, owner);
-            try {
-                return text == null ? null : DhchapKey.parse(text);
-            } catch (IllegalArgumentException e) {
-                throw new ConfigException(where[0], e.getMessage());
-            }
-        }
-
-        /** A secret's text in {@code <field>} or the private file named by {@code <field>_file}; null if neither. */
-        String text(JsonNode node, String field, String at, String owner) {
-            return secret(node, field, at, new String[1], owner);
-        }
-
-        /** A path as written in the configuration: relative ones are next to the configuration file. */
         @Override
         public Path resolve(String path) {
             Path p = Path.of(path);
@@ -227,49 +176,11 @@ public final class ConfigLoader {
             return p;
         }
 
-        /**
-         * A secret's text, inline or from its private file; {@code where[0]} names the field it came
-         * from; a file is recorded under {@code owner} (null: not recorded).
-         */
-        private String secret(JsonNode h, String field, String at, String[] where, String owner) {
-            String inline = string(h, field, at, null);
-            String path = string(h, field + "_file", at, null);
-            if (ConfigWriter.NOT_SAVED.equals(inline)) {
-                throw new ConfigException(at + "." + field, "inline key not saved: move it to a key file and name that"
-                        + " file in " + field + "_file (save_config never writes a key)");
+        @Override
+        public void inlineSecret(String at) {
+            if (inlineField == null) {
+                inlineField = at;
             }
-            if (ConfigWriter.HIDDEN_TEXT.equals(inline)) {
-                throw new ConfigException(at + "." + field, "is the placeholder that stands for a key not shown: give the"
-                        + " key's file in " + field + "_file");
-            }
-            if (inline != null && path != null) {
-                throw new ConfigException(at + "." + field, "is given inline and as " + field + "_file; give one");
-            }
-            if (inline == null && path == null) {
-                return null;
-            }
-            where[0] = at + "." + (inline != null ? field : field + "_file");
-            String text = inline;
-            if (inline != null) {
-                if (inlineField == null) {
-                    inlineField = where[0];
-                }
-            } else {
-                Path p = resolve(path);
-                String problem = PrivateFiles.problem(p);
-                if (problem != null) {
-                    throw new ConfigException(where[0], problem);
-                }
-                try {
-                    text = new String(SmallFiles.read(p, MAX_KEY_FILE), java.nio.charset.StandardCharsets.UTF_8).trim();
-                } catch (IOException e) {
-                    throw new ConfigException(where[0], "cannot read " + p + ": " + e.getMessage());
-                }
-                if (owner != null) {
-                    files.put(TargetConfig.secret(owner, field), p);
-                }
-            }
-            return text;
         }
 
         /** A configuration that holds a key inline must be private. */
@@ -287,52 +198,25 @@ public final class ConfigLoader {
     }
 
     /**
-     * {@code "metrics": "tcp://ADDR:PORT"}: where to serve Prometheus metrics; or {@code {"listen":
-     * "tcp://ADDR:PORT", "user", "password" | "password_file", "tls_keystore",
-     * "tls_keystore_password" | "tls_keystore_password_file"}} for basic authentication and HTTPS.
+     * {@code "metrics": "tcp://ADDR:PORT"}: where to serve Prometheus metrics; or the object
+     * {@link Schemas#METRICS} reads, for basic authentication and HTTPS.
      */
-    private static MetricsServer.Endpoint metrics(JsonNode root, Secrets secrets) {
+    private static MetricsServer.Endpoint metrics(JsonNode root, Secrets secrets, Map<String, Path> keyFiles) {
         JsonNode m = root.get("metrics");
         if (m == null || m.isNull()) {
             return null;
         }
         if (m.isTextual()) {
-            return MetricsServer.Endpoint.plain(metricsAddress(m, "metrics"));
+            return MetricsServer.Endpoint.plain((InetSocketAddress) Schemas.METRICS.field("listen").codec()
+                    .read(m, "metrics", secrets));
         }
         if (!m.isObject()) {
             throw new ConfigException("metrics", "must be a string tcp://ADDR:PORT or an object with \"listen\"");
         }
-        known(m, "metrics", "listen", "user", "password", "password_file", "tls_keystore", "tls_keystore_password",
-                "tls_keystore_password_file");
-        JsonNode listen = m.get("listen");
-        if (listen == null || !listen.isTextual()) {
-            throw new ConfigException("metrics.listen", "must be a string tcp://ADDR:PORT");
-        }
-        InetSocketAddress address = metricsAddress(listen, "metrics.listen");
-        String user = string(m, "user", "metrics", null);
-        String password = secrets.text(m, "password", "metrics", "metrics");
-        if ((user == null) != (password == null)) {
-            throw new ConfigException(user == null ? "metrics.user" : "metrics.password",
-                    "basic authentication needs both a user and a password (or password_file)");
-        }
-        String keystore = string(m, "tls_keystore", "metrics", null);
-        Path ks = null;
-        if (keystore != null) {
-            ks = secrets.resolve(keystore);
-            String problem = PrivateFiles.problem(ks);
-            if (problem != null) {
-                throw new ConfigException("metrics.tls_keystore", problem);
-            }
-        }
-        return new MetricsServer.Endpoint(address, user, password, ks, secrets.text(m, "tls_keystore_password", "metrics", "metrics"));
-    }
-
-    private static InetSocketAddress metricsAddress(JsonNode n, String at) {
-        try {
-            return MetricsServer.parse(n.asText(), "address");
-        } catch (IllegalArgumentException e) {
-            throw new ConfigException(at, e.getMessage());
-        }
+        TargetConfig.MetricsConfig c = Schemas.METRICS.read(m, "metrics", secrets);
+        keyFile(keyFiles, "metrics", "password", c.password());
+        keyFile(keyFiles, "metrics", "tls_keystore_password", c.tlsKeystorePassword());
+        return c.endpoint();
     }
 
     /** {@code "management"}: the management API's socket and who and what it admits ({@link Schemas#MANAGEMENT}). */
@@ -485,23 +369,6 @@ public final class ConfigLoader {
         return parent.has(field) ? array(parent, field, at) : JSON.createArrayNode();
     }
 
-    /** The items of an optional array field, each read by {@code item} with its path ({@code at.field[i]}). */
-    private static <T> List<T> list(JsonNode parent, String field, String at,
-                                    java.util.function.BiFunction<JsonNode, String, T> item) {
-        List<T> out = new ArrayList<>();
-        JsonNode a = optionalArray(parent, field, at);
-        for (int i = 0; i < a.size(); i++) {
-            out.add(item.apply(a.get(i), at + "." + field + "[" + i + "]"));
-        }
-        return out;
-    }
 
-    private static String string(JsonNode parent, String field, String at, String dflt) {
-        return Codecs.text(parent, field, at, dflt);
-    }
 
-    /** A subsystem or host name ({@link Codecs#NQN}). */
-    private static String name(JsonNode n, String at) {
-        return Codecs.nqn(n, at, Codec.Reading.NONE);
-    }
 }

@@ -21,7 +21,7 @@ import java.util.Map;
  * Writes a configuration in our JSON form, as {@link ConfigLoader} reads it back: every setting
  * with its value, every port, subsystem, namespace and host. Keys are secrets: one that came
  * from a key file is written as that file's path ({@code dhchap_key_file}, ...) in every form;
- * one given inline is written as {@link Secrets} says.
+ * one given inline is written as {@link Secrets} says ({@link Secret#shown}).
  */
 public final class ConfigWriter {
     /** What becomes of keys and passwords given inline. */
@@ -36,11 +36,6 @@ public final class ConfigWriter {
         /** The key itself: only for a configuration that stays in memory (the daemon's merge). */
         WRITTEN
     }
-
-    /** What stands for a key that is not shown. */
-    public static final String HIDDEN_TEXT = "(set, not shown)";
-    /** What stands for an inline key in a saved configuration; the loader refuses it with what to do. */
-    public static final String NOT_SAVED = "(inline key not saved: move it to a key file)";
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -69,21 +64,11 @@ public final class ConfigWriter {
             subs.add(subsystem(s));
         }
         ArrayNode hosts = root.putArray("hosts");
-        java.util.Set<String> withQos = new java.util.HashSet<>(c.hostQos().keySet());
-        for (HostSecurity h : c.hosts()) {
-            ObjectNode n = host(h, c, secrets);
-            if (withQos.remove(h.nqn())) {
-                n.set("qos", qos(c.hostQos().get(h.nqn())));
-            }
-            hosts.add(n);
-        }
-        for (String nqn : new java.util.TreeSet<>(withQos)) {
-            ObjectNode n = hosts.addObject();
-            n.put("nqn", nqn);
-            n.set("qos", qos(c.hostQos().get(nqn)));
+        for (TargetConfig.HostConfig h : c.hostEntries()) {
+            hosts.add(Schemas.HOST.write(h.shown(secrets)));
         }
         if (c.metrics() != null) {
-            root.set("metrics", metrics(c.metrics(), c, secrets));
+            root.set("metrics", Schemas.METRICS.write(c.metricsEntry().shown(secrets)));
         }
         if (!c.management().equals(TargetConfig.Management.NONE)) {
             root.set("management", Schemas.MANAGEMENT.write(c.management()));
@@ -127,61 +112,5 @@ public final class ConfigWriter {
     /** QoS limits as the configuration names them (MiB a second; only those set). */
     public static ObjectNode qos(io.nvmeof.target.Qos.Limits l) {
         return Schemas.QOS.write(l);
-    }
-
-    /** A host's entry; its keys as {@code c} says they came, and {@code secrets} says for inline ones. */
-    public static ObjectNode host(HostSecurity h, TargetConfig c, Secrets secrets) {
-        ObjectNode n = JSON.createObjectNode();
-        n.put("nqn", h.nqn());
-        if (h.hostKey() != null) {
-            secret(n, "dhchap_key", h.hostKey().format(), c.keyFile(h.nqn(), "dhchap_key"), secrets);
-        }
-        if (h.controllerKey() != null) {
-            secret(n, "dhchap_ctrl_key", h.controllerKey().format(), c.keyFile(h.nqn(), "dhchap_ctrl_key"), secrets);
-        }
-        if (h.hostKey() != null) {
-            ArrayNode hashes = n.putArray("dhchap_hashes");
-            for (DhchapHash x : h.hashes()) {
-                hashes.add(x.toString());
-            }
-            ArrayNode groups = n.putArray("dhchap_dhgroups");
-            for (DhGroup g : h.dhGroups()) {
-                groups.add(g.toString());
-            }
-        }
-        if (h.tlsKey() != null) {
-            secret(n, "tls_key", h.tlsKey().format(), c.keyFile(h.nqn(), "tls_key"), secrets);
-        }
-        return n;
-    }
-
-    /** A secret: its file's path as {@code FIELD_file} if it came from one, else as {@code secrets} says. */
-    private static void secret(ObjectNode n, String field, String value, java.nio.file.Path file, Secrets secrets) {
-        if (file != null) {
-            n.put(field + "_file", file.toString());
-            return;
-        }
-        n.put(field, switch (secrets) {
-            case HIDDEN -> HIDDEN_TEXT;
-            case SAVED -> NOT_SAVED;
-            case WRITTEN -> value;
-        });
-    }
-
-    private static ObjectNode metrics(MetricsServer.Endpoint m, TargetConfig c, Secrets secrets) {
-        ObjectNode n = JSON.createObjectNode();
-        n.put("listen", "tcp://" + m.address().getHostString() + ":" + m.address().getPort());
-        if (m.user() != null) {
-            n.put("user", m.user());
-            secret(n, "password", m.password(), c.keyFile("metrics", "password"), secrets);
-        }
-        if (m.keystore() != null) {
-            n.put("tls_keystore", m.keystore().toString());
-            if (m.keystorePassword() != null) {
-                secret(n, "tls_keystore_password", m.keystorePassword(), c.keyFile("metrics", "tls_keystore_password"),
-                        secrets);
-            }
-        }
-        return n;
     }
 }

@@ -282,7 +282,7 @@ public final class ObjectSchema<R extends Record> {
         b.append("| Key | Takes | Default | A change | What it is |\n|---|---|---|---|---|\n");
         for (Field<?> f : fields) {
             if (f.codec() instanceof Codec.Spread<?> sp) {
-                for (String[] row : sp.rows()) {
+                for (String[] row : sp.rows(f.help())) {
                     b.append("| `").append(row[0]).append("` | ").append(row[1]).append(" | none | ")
                             .append(f.apply().text()).append(" | ").append(row[2]).append(" |\n");
                 }

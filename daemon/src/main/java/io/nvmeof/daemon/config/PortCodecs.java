@@ -80,7 +80,7 @@ final class PortCodecs {
         }
 
         @Override
-        public List<String[]> rows() {
+        public List<String[]> rows(String help) {
             List<String[]> rows = new ArrayList<>();
             for (String t : TargetTransports.names()) {
                 for (TargetTransport.PortOption o : TargetTransports.type(t).portOptions()) {
@@ -104,6 +104,19 @@ final class PortCodecs {
         }
     };
 
+    /** An ANA group's ID (nvmet's {@code grpid}). */
+    static final Codec<Integer> ANA_GROUP_ID = Codecs.range(1, Port.MAX_ANA_GROUP);
+
+    /** An ANA state, as nvmet names them ({@code optimized}, {@code non-optimized}, ...). */
+    static final Codec<AnaState> ANA_STATE = Codecs.named(String.join(", ", java.util.Arrays.stream(AnaState.values())
+            .map(a -> "`" + a.label() + "`").toList()).replaceFirst(", ([^,]*)$", " or $1"), name -> {
+                try {
+                    return AnaState.of(name);
+                } catch (IllegalArgumentException e) {
+                    return null;
+                }
+            }, AnaState::label);
+
     /**
      * A port's {@code ana_groups}, as nvmetcli writes them: {@code [{"grpid": 1, "ana": {"state":
      * "optimized"}}]}. Groups not named keep nvmet's defaults (1 optimized, others inaccessible).
@@ -120,20 +133,14 @@ final class PortCodecs {
                     ObjectSchema.known(g, gat, List.of("grpid", "ana"));
                     JsonNode grpid = g.get("grpid");
                     int id = grpid == null ? missing(gat + ".grpid", "a number 1.." + Port.MAX_ANA_GROUP)
-                            : Codecs.range(1, Port.MAX_ANA_GROUP).read(grpid, gat + ".grpid", r);
+                            : ANA_GROUP_ID.read(grpid, gat + ".grpid", r);
                     JsonNode ana = ObjectSchema.object(g.get("ana"), gat + ".ana");
                     ObjectSchema.known(ana, gat + ".ana", List.of("state"));
-                    String state = ana.has("state") ? Codecs.STRING.read(ana.get("state"), gat + ".ana.state", r) : null;
-                    if (state == null) {
-                        throw new ConfigException(gat + ".ana.state", "is missing (optimized, non-optimized, inaccessible,"
-                                + " persistent-loss or change)");
+                    if (!ana.has("state")) {
+                        throw new ConfigException(gat + ".ana.state", "is missing (" + ANA_STATE.type().replace("`", "")
+                                + ")");
                     }
-                    AnaState parsed;
-                    try {
-                        parsed = AnaState.of(state);
-                    } catch (IllegalArgumentException e) {
-                        throw new ConfigException(gat + ".ana.state", e.getMessage());
-                    }
+                    AnaState parsed = ANA_STATE.read(ana.get("state"), gat + ".ana.state", r);
                     if (groups.put(id, parsed) != null) {
                         throw new ConfigException(gat + ".grpid", "group " + id + " is given twice");
                     }

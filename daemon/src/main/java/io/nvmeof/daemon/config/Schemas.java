@@ -291,6 +291,93 @@ public final class Schemas {
                             + " every allowed path")),
             Set.of(), List.of());
 
+    /**
+     * An ANA group's state through one port: what {@code set_ana_state} and {@code nvmeof ana set}
+     * take (a port's {@code ana_groups} hold these, in nvmetcli's form).
+     */
+    public static final ObjectSchema<TargetConfig.AnaGroup> ANA_GROUP = new ObjectSchema<>("ana_group",
+            "An ANA group's state through one port (nvmet's `ports/N/ana_groups/G/ana_state`).",
+            TargetConfig.AnaGroup.class, List.of(
+            required("grpid", "grpid", PortCodecs.ANA_GROUP_ID, "is missing (an ANA group 1.." + Port.MAX_ANA_GROUP + ")",
+                    IDENTITY, "the ANA group").flag("--group"),
+            required("state", "state", PortCodecs.ANA_STATE, "is missing (" + PortCodecs.ANA_STATE.type().replace("`", "")
+                    + ")", IN_PLACE, "its state through the port; hosts there get the ANA change notice")),
+            Set.of(), List.of());
+
+    /** A host's entry: what it must prove, and its rate limits. */
+    public static final ObjectSchema<TargetConfig.HostConfig> HOST = new ObjectSchema<>("host",
+            "A host (`hosts[]`), by its NQN: the keys it must prove itself with (nvmet's `hosts/NQN/dhchap_*`) and"
+                    + " its rate limits across every namespace. A key is given inline or, better, in a private file;"
+                    + " a changed key takes effect at the host's next Connect or authentication.",
+            TargetConfig.HostConfig.class, List.of(
+            required("nqn", "nqn", Codecs.NQN, "must be an NQN string (missing)", IDENTITY, "the host's NQN"),
+            optional("dhchap_key", "dhchapKey", Secret.codec("dhchap_key", "a DH-HMAC-CHAP secret `DHHC-1:...`",
+                    io.nvmeof.protocol.auth.DhchapKey::parse), null, IN_PLACE,
+                    "the key the host proves itself with (with one, it must authenticate on every queue)"),
+            optional("dhchap_ctrl_key", "dhchapCtrlKey", Secret.codec("dhchap_ctrl_key",
+                    "a DH-HMAC-CHAP secret `DHHC-1:...`", io.nvmeof.protocol.auth.DhchapKey::parse), null, IN_PLACE,
+                    "the key the target proves itself with when the host asks (needs `dhchap_key`)"),
+            optional("dhchap_hashes", "dhchapHashes", Codecs.list(Codecs.HASH), io.nvmeof.target.HostSecurity.DEFAULT_HASHES,
+                    IN_PLACE, "the hashes taken from it, most preferred first"),
+            optional("dhchap_dhgroups", "dhchapDhgroups", Codecs.list(Codecs.DH_GROUP),
+                    io.nvmeof.target.HostSecurity.DEFAULT_DH_GROUPS, IN_PLACE,
+                    "the DH groups taken from it, most preferred first"),
+            optional("tls_key", "tlsKey", Secret.codec("tls_key", "a TLS PSK `NVMeTLSkey-1:...`",
+                    io.nvmeof.protocol.tls.TlsPsk::parse), null, IN_PLACE,
+                    "the PSK it opens NVMe/TCP's secure channel with"),
+            optional("qos", "qos", Codecs.object(QOS), Qos.Limits.NONE, IN_PLACE,
+                    "its rate limits across every namespace (see `qos`)")),
+            Set.of(), List.of((h, at, node) -> {
+                if (h.dhchapCtrlKey() != null && h.dhchapKey() == null) {
+                    throw new ConfigException(at + ".dhchap_ctrl_key", "needs a dhchap_key too (the host authenticates first)");
+                }
+            }));
+
+    /**
+     * What a host's entry in the management API's state may hold, and {@code set_host_keys} takes:
+     * the host's rows but its limits (a state kind of their own), with keys only by file.
+     */
+    public static final List<String> HOST_KEYS_BY_FILE = HOST.keys().stream().filter(k -> !k.equals("qos")
+            && !(HOST.field(k) != null && HOST.field(k).codec() instanceof Codec.Spread<?>)).toList();
+
+    private static final Codec<java.net.InetSocketAddress> METRICS_ADDRESS = Codecs.of("`tcp://ADDR:PORT` (port 9748"
+            + " unless given)", (n, at, r) -> {
+                if (!n.isTextual()) {
+                    throw new ConfigException(at, "must be a string tcp://ADDR:PORT");
+                }
+                try {
+                    return io.nvmeof.daemon.metrics.MetricsServer.parse(n.asText(), "address");
+                } catch (IllegalArgumentException e) {
+                    throw new ConfigException(at, e.getMessage());
+                }
+            }, a -> com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.textNode(
+                    "tcp://" + a.getHostString() + ":" + a.getPort()));
+
+    /** The Prometheus metrics endpoint, in its object form. */
+    public static final ObjectSchema<TargetConfig.MetricsConfig> METRICS = new ObjectSchema<>("metrics",
+            "Where Prometheus metrics are served (`metrics`): `\"tcp://ADDR:PORT\"` for plain HTTP, or this object for"
+                    + " basic authentication and HTTPS. A reload moves the endpoint.",
+            TargetConfig.MetricsConfig.class, List.of(
+            required("listen", "listen", METRICS_ADDRESS, "must be a string tcp://ADDR:PORT", REOPEN,
+                    "the address and port"),
+            optional("user", "user", Codecs.STRING, null, REOPEN, "the basic-authentication user (needs `password`)"),
+            optional("password", "password", Secret.codec("password", "a string", t -> t), null, REOPEN,
+                    "the basic-authentication password"),
+            optional("tls_keystore", "tlsKeystore", Codecs.PATH, null, REOPEN,
+                    "a private PKCS#12 keystore: serve HTTPS with its key and certificate"),
+            optional("tls_keystore_password", "tlsKeystorePassword", Secret.codec("tls_keystore_password", "a string",
+                    t -> t), null, REOPEN, "the keystore's password")),
+            Set.of(), List.of((m, at, node) -> {
+                if ((m.user() == null) != (m.password() == null)) {
+                    throw new ConfigException(at + (m.user() == null ? ".user" : ".password"),
+                            "basic authentication needs both a user and a password (or password_file)");
+                }
+                String problem = m.tlsKeystore() == null ? null : PrivateFiles.problem(m.tlsKeystore());
+                if (problem != null) {
+                    throw new ConfigException(at + ".tls_keystore", problem);
+                }
+            }));
+
     /** Every object, in the order the reference gives them. */
-    public static final List<ObjectSchema<?>> ALL = List.of(PORT, SUBSYSTEM, NAMESPACE, QOS, MANAGEMENT);
+    public static final List<ObjectSchema<?>> ALL = List.of(PORT, SUBSYSTEM, NAMESPACE, QOS, HOST, MANAGEMENT, METRICS);
 }

@@ -54,6 +54,98 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
         this(ports, subsystems, settings, hosts, metrics, management, Map.of());
     }
 
+    /** An ANA group's state through a port ({@link Schemas#ANA_GROUP}: what {@code set_ana_state} sets). */
+    public record AnaGroup(int grpid, AnaState state) {
+    }
+
+    /**
+     * A host's entry ({@code hosts[]}, {@link Schemas#HOST}): what it must prove and its rate
+     * limits. The configuration keeps its parts apart: {@link #security()} in {@link #hosts()}, its
+     * limits in {@link #hostQos()} and its key files in {@link #keyFiles()}.
+     */
+    public record HostConfig(String nqn, Secret<io.nvmeof.protocol.auth.DhchapKey> dhchapKey,
+                             Secret<io.nvmeof.protocol.auth.DhchapKey> dhchapCtrlKey,
+                             List<io.nvmeof.protocol.auth.DhchapHash> dhchapHashes,
+                             List<io.nvmeof.protocol.auth.DhGroup> dhchapDhgroups,
+                             Secret<io.nvmeof.protocol.tls.TlsPsk> tlsKey, io.nvmeof.target.Qos.Limits qos) {
+        public HostConfig {
+            dhchapHashes = List.copyOf(dhchapHashes);
+            dhchapDhgroups = List.copyOf(dhchapDhgroups);
+            qos = qos == null ? io.nvmeof.target.Qos.Limits.NONE : qos;
+        }
+
+        /** What it must prove. */
+        public HostSecurity security() {
+            return new HostSecurity(nqn, value(dhchapKey), value(dhchapCtrlKey), dhchapHashes, dhchapDhgroups,
+                    value(tlsKey));
+        }
+
+        /** The same with its inline keys as {@code shown} says. */
+        HostConfig shown(ConfigWriter.Secrets shown) {
+            return new HostConfig(nqn, TargetConfig.shown(dhchapKey, shown), TargetConfig.shown(dhchapCtrlKey, shown), dhchapHashes,
+                    dhchapDhgroups, TargetConfig.shown(tlsKey, shown), qos);
+        }
+    }
+
+    /**
+     * The metrics endpoint's object form ({@code "metrics": {...}}, {@link Schemas#METRICS}); its
+     * {@link #endpoint()} is what the configuration keeps.
+     */
+    public record MetricsConfig(InetSocketAddress listen, String user, Secret<String> password,
+                                java.nio.file.Path tlsKeystore, Secret<String> tlsKeystorePassword) {
+        /** The endpoint it describes. */
+        public MetricsServer.Endpoint endpoint() {
+            return new MetricsServer.Endpoint(listen, user, value(password), tlsKeystore, value(tlsKeystorePassword));
+        }
+
+        /** The same with its inline passwords as {@code shown} says. */
+        MetricsConfig shown(ConfigWriter.Secrets shown) {
+            return new MetricsConfig(listen, user, TargetConfig.shown(password, shown), tlsKeystore, TargetConfig.shown(tlsKeystorePassword, shown));
+        }
+    }
+
+    /** Each host's entry, as {@link Schemas#HOST} reads and writes it: those with keys, then those with limits only. */
+    public List<HostConfig> hostEntries() {
+        List<HostConfig> l = new java.util.ArrayList<>();
+        java.util.Set<String> withQos = new java.util.TreeSet<>(hostQos.keySet());
+        for (HostSecurity h : hosts) {
+            withQos.remove(h.nqn());
+            l.add(new HostConfig(h.nqn(), secret(h.hostKey(), h.nqn(), "dhchap_key"),
+                    secret(h.controllerKey(), h.nqn(), "dhchap_ctrl_key"), h.hashes(), h.dhGroups(),
+                    secret(h.tlsKey(), h.nqn(), "tls_key"), hostQos.get(h.nqn())));
+        }
+        for (String nqn : withQos) {
+            l.add(new HostConfig(nqn, null, null, HostSecurity.DEFAULT_HASHES, HostSecurity.DEFAULT_DH_GROUPS, null,
+                    hostQos.get(nqn)));
+        }
+        return l;
+    }
+
+    /** The metrics endpoint's object, as {@link Schemas#METRICS} writes it; null if none. */
+    public MetricsConfig metricsEntry() {
+        return metrics == null ? null : new MetricsConfig(metrics.address(), metrics.user(),
+                secret(metrics.password(), "metrics", "password"), metrics.keystore(),
+                secret(metrics.keystorePassword(), "metrics", "tls_keystore_password"));
+    }
+
+    /** {@code value} (a key, or a password) as a secret of {@code owner}'s {@code field}, from its file if it had one. */
+    private <T> Secret<T> secret(T value, String owner, String field) {
+        if (value == null) {
+            return null;
+        }
+        String text = value instanceof io.nvmeof.protocol.auth.DhchapKey k ? k.format()
+                : value instanceof io.nvmeof.protocol.tls.TlsPsk t ? t.format() : value.toString();
+        return Secret.of(value, text, keyFile(owner, field));
+    }
+
+    private static <T> T value(Secret<T> s) {
+        return s == null ? null : s.value();
+    }
+
+    private static <T> Secret<T> shown(Secret<T> s, ConfigWriter.Secrets shown) {
+        return s == null ? null : s.shown(shown);
+    }
+
     /**
      * The management API ({@code "management"}): where its socket is (null: none, unless the
      * service's runtime directory gives one), who may call it besides root and the target's own

@@ -7,6 +7,7 @@ import io.nvmeof.daemon.Daemon;
 import io.nvmeof.daemon.NamespacePaths;
 import io.nvmeof.daemon.RamBudget;
 import io.nvmeof.daemon.StateStore;
+import io.nvmeof.daemon.config.Codec;
 import io.nvmeof.daemon.config.ConfigApplier;
 import io.nvmeof.daemon.config.ConfigException;
 import io.nvmeof.daemon.config.ConfigLoader;
@@ -83,8 +84,8 @@ public final class Management {
                 + " hosts get the namespace attribute notice; it persists", this::resizeNamespace);
         add("add_host", "{nqn, host}: lets a host into a subsystem", (p, c) -> allowedHost(p, c, true));
         add("remove_host", "{nqn, host}: takes a host out of a subsystem; its controllers end", (p, c) -> allowedHost(p, c, false));
-        add("set_host_keys", "{host, dhchap_key_file, dhchap_ctrl_key_file, tls_key_file, dhchap_hashes,"
-                + " dhchap_dhgroups}: what the host must prove (keys from private files, by absolute path)",
+        add("set_host_keys", braces(SET_HOST_KEYS)
+                + ": what the host must prove (keys from private files, by absolute path)",
                 this::setHostKeys);
         add("remove_host_keys", "{host}", this::removeHostKeys);
         add("add_port", braces(ADD_PORT) + ": a port, as the configuration's (portid: one past the largest unless"
@@ -93,8 +94,8 @@ public final class Management {
         add("add_port_subsystem", "{portid, nqn}: serves a subsystem on a port", (p, c) -> portSubsystem(p, c, true));
         add("remove_port_subsystem", "{portid, nqn}: stops serving a subsystem on a port; its connections there end",
                 (p, c) -> portSubsystem(p, c, false));
-        add("set_ana_state", "{portid, grpid, state: optimized|non-optimized|inaccessible|persistent-loss|change}: an ANA"
-                + " group's state through a port (nvmet's ports/N/ana_groups/G/ana_state); hosts there get the ANA"
+        add("set_ana_state", braces(SET_ANA_STATE) + " (state: " + Schemas.ANA_GROUP.field("state").codec().type()
+                + "): an ANA group's state through a port (nvmet's ports/N/ana_groups/G/ana_state); hosts there get the ANA"
                 + " change notice. The operator decides: gateways do not coordinate", this::setAnaState);
         add("get_ana_states", "per port: each ANA group's state there, and the namespaces in each group", (p, c) -> anaStates());
         add("get_reservations", "{nqn, nsid}: a namespace's reservation: generation, type, holder, PTPL, and each"
@@ -109,6 +110,7 @@ public final class Management {
     private static final List<String> ADD_NAMESPACE = params(List.of("nqn"), Schemas.NAMESPACE);
     private static final List<String> SET_QOS = params(List.of("nqn", "nsid", "host"), Schemas.QOS);
     private static final List<String> ADD_PORT = params(List.of(), Schemas.PORT);
+    private static final List<String> SET_ANA_STATE = params(List.of("portid"), Schemas.ANA_GROUP);
 
     /** {@code first}, then the keys of {@code schema} but {@code except}. */
     private static List<String> params(List<String> first, ObjectSchema<?> schema, String... except) {
@@ -116,6 +118,10 @@ public final class Management {
         schema.keys().stream().filter(k -> !List.of(except).contains(k) && !l.contains(k)).forEach(l::add);
         return List.copyOf(l);
     }
+
+    /** What {@code set_host_keys} takes: what a host entry of the state may hold, the host named "host". */
+    private static final List<String> SET_HOST_KEYS = StateStore.HOST_FIELDS.stream()
+            .map(f -> f.equals("nqn") ? "host" : f).toList();
 
     private static String braces(List<String> names) {
         return "{" + String.join(", ", names) + "}";
@@ -418,8 +424,18 @@ public final class Management {
 
     private JsonNode setHostKeys(ObjectNode p, RpcServer.Caller c) throws IOException {
         // its parameters are what a host entry of the state may hold, the host named "host"
-        only(p, StateStore.HOST_FIELDS.stream().map(f -> f.equals("nqn") ? "host" : f).toArray(String[]::new));
+        only(p, SET_HOST_KEYS.toArray(String[]::new));
         String host = text(p, "host");
+        // the host's rows check the rest as a configuration's would, with the files checked next
+        ObjectNode entry = p.deepCopy();
+        entry.remove("host");
+        entry.put("nqn", host);
+        entry.remove(StateStore.HOST_FIELDS.stream().filter(f -> f.endsWith("_file")).toList());
+        try {
+            Schemas.HOST.read(entry, "params", Codec.Reading.NONE);
+        } catch (ConfigException e) {
+            throw e.field().equals("params.nqn") ? new ParamException("host", e.getMessage()) : e;
+        }
         boolean any = false;
         for (String f : StateStore.HOST_FIELDS.stream().filter(f -> f.endsWith("_file")).toList()) {
             if (p.has(f)) {
@@ -509,22 +525,16 @@ public final class Management {
     }
 
     private JsonNode setAnaState(ObjectNode p, RpcServer.Caller c) throws IOException {
-        only(p, "portid", "grpid", "state");
+        only(p, SET_ANA_STATE);
         if (!p.path("portid").canConvertToInt()) {
             throw new ParamException("portid", "is missing (a number)");
         }
         int id = p.get("portid").asInt();
-        JsonNode g = p.get("grpid");
-        if (g == null || !g.canConvertToInt() || g.asInt() < 1 || g.asInt() > Port.MAX_ANA_GROUP) {
-            throw new ParamException("grpid", "must be an ANA group 1.." + Port.MAX_ANA_GROUP);
-        }
-        int group = g.asInt();
-        AnaState state;
-        try {
-            state = AnaState.of(text(p, "state"));
-        } catch (IllegalArgumentException e) {
-            throw new ParamException("state", e.getMessage());
-        }
+        ObjectNode g = p.deepCopy();
+        g.remove("portid");
+        TargetConfig.AnaGroup ana = Schemas.ANA_GROUP.read(g, "params", Codec.Reading.NONE);
+        int group = ana.grpid();
+        AnaState state = ana.state();
         return changes(daemon.change((st, current) -> {
             if (current.ports().stream().noneMatch(q -> q.portid() == id)) {
                 throw new ParamException("portid", "no port " + id);

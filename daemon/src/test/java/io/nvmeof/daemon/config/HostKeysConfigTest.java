@@ -154,4 +154,31 @@ class HostKeysConfigTest {
         assertTrue(h.controllerKey().sameAs(DhchapKey.parse(CKEY)));
         assertTrue(ConfigLoader.parse(ours("")).hosts().isEmpty(), "an empty hosts list");
     }
+
+    @Test
+    void aReloadSaysWhichOfAHostsRowsChangedAndNeverTheKey() throws Exception {
+        write("h1.key", KEY + "\n", "rw-------");
+        Path f = write("t.json", ours("{\"nqn\": \"%s\", \"dhchap_key_file\": \"h1.key\"}".formatted(HOST)), "rw-------");
+        try (io.nvmeof.target.Target target = new io.nvmeof.target.Target()) {
+            ConfigApplier applier = new ConfigApplier(target);
+            applier.apply(ConfigLoader.load(f));
+            assertTrue(ConfigLoader.load(f).keyFile(HOST, "dhchap_key").endsWith("h1.key"));
+            // the same key from another file is no change
+            write("h1-copy.key", KEY, "rw-------");
+            write("t.json", ours("{\"nqn\": \"%s\", \"dhchap_key_file\": \"h1-copy.key\"}".formatted(HOST)), "rw-------");
+            assertEquals(List.of(), applier.apply(ConfigLoader.load(f)).lines());
+            // a new key and a controller key, and other hashes: one line each, naming the row
+            write("t.json", ours("""
+                    {"nqn": "%s", "dhchap_key": "%s", "dhchap_ctrl_key": "%s", "dhchap_hashes": ["sha384"]}
+                    """.formatted(HOST, CKEY, KEY)), "rw-------");
+            List<String> lines = applier.apply(ConfigLoader.load(f)).lines();
+            assertEquals(List.of("host " + HOST + ": dhchap_key changed", "host " + HOST + ": dhchap_ctrl_key changed",
+                    "host " + HOST + ": dhchap_hashes changed"), lines);
+            assertTrue(target.hostSecurity(HOST).hostKey().sameAs(DhchapKey.parse(CKEY)), "the new key is in force");
+            assertTrue(lines.stream().noneMatch(l -> l.contains("DHHC")), "no key in the change log");
+            write("t.json", ours(""), "rw-------");
+            assertEquals(List.of("host " + HOST + ": removed (no keys)"), applier.apply(ConfigLoader.load(f)).lines());
+            assertEquals(null, target.hostSecurity(HOST));
+        }
+    }
 }
