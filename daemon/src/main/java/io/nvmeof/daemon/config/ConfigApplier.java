@@ -133,9 +133,7 @@ public final class ConfigApplier {
                 Subsystem created = new Subsystem(s.nqn(), s.serial(), s.model(), s.firmware());
                 try {
                     created.ieeeOui(s.ieeeOui());
-                    created.cntlidRange(s.cntlidMin(), s.cntlidMax());
-                    created.gateways(s.gateways());
-                    hosts(created, s);
+                    Schemas.SUBSYSTEM.applyLive(s, new Schemas.RunningSubsystem(created, s));
                     for (NamespaceConfig n : s.served()) {
                         open(created, s.nqn(), n, first, changes);
                     }
@@ -162,8 +160,7 @@ public final class ConfigApplier {
                 try {
                     target.addPort(port);
                     changes.add(Change.done("added " + port));
-                    referrals(port, p, changes);
-                    anaStates(port, null, p, changes);
+                    applyLive(port, p, changes);
                 } catch (IOException e) {
                     if (first) {
                         throw e;
@@ -172,29 +169,7 @@ public final class ConfigApplier {
                     changes.add(Change.failed(e.getMessage()));
                 }
             } else {
-                PortConfig was = null;
-                for (PortConfig c : current.ports()) {
-                    if (c.portid() == p.portid()) {
-                        was = c;
-                    }
-                }
-                referrals(existing, p, changes);
-                anaStates(existing, was, p, changes);
-            }
-            if (existing != null && !existing.subsystems().equals(Set.copyOf(p.subsystems()))) {
-                Set<String> dropped = new HashSet<>(existing.subsystems());
-                dropped.removeAll(p.subsystems());
-                existing.subsystems().retainAll(p.subsystems());
-                existing.subsystems().addAll(p.subsystems());
-                // as nvmet does when a subsystem is unlinked from a port: its hosts there are let go
-                for (String nqn : dropped) {
-                    Subsystem sub = target.subsystem(nqn);
-                    if (sub != null) {
-                        sub.disconnect(existing);
-                    }
-                }
-                target.portChanged();
-                changes.add(Change.done("port " + p.portid() + " now serves " + p.subsystems()));
+                applyLive(existing, p, changes);
             }
         }
         hosts(next, changes);
@@ -219,36 +194,10 @@ public final class ConfigApplier {
         return c;
     }
 
-    /** The port's referrals as configured; discovery hosts are told of a change. */
-    private void referrals(Port port, PortConfig p, List<Change> changes) {
-        if (!port.referrals().equals(p.referrals())) {
-            target.referrals(port, p.referrals());
-            changes.add(Change.done("port " + port.id() + " referrals " + p.referrals().stream().map(r -> r.name() + "=" + r.trtype()
-                    + "://" + r.traddr() + ":" + r.trsvcid()).toList()));
-        }
-    }
-
-    /**
-     * The port's ANA states as configured: each group named gets its state (hosts through the port
-     * are told), and a group no longer named goes back to nvmet's default (1 optimized, others inaccessible).
-     */
-    private void anaStates(Port port, PortConfig was, PortConfig p, List<Change> changes) {
-        if (was != null) {
-            for (int g : was.anaGroups().keySet()) {
-                if (!p.anaGroups().containsKey(g)) {
-                    AnaState back = g == 1 ? AnaState.OPTIMIZED : AnaState.INACCESSIBLE;
-                    if (port.anaState(g) != back) {
-                        target.anaState(port, g, back);
-                        changes.add(Change.done("port " + port.id() + " ANA group " + g + " back to " + back));
-                    }
-                }
-            }
-        }
-        for (Map.Entry<Integer, AnaState> e : p.anaGroups().entrySet()) {
-            if (port.anaState(e.getKey()) != e.getValue() || !port.anaGroups().contains(e.getKey())) {
-                target.anaState(port, e.getKey(), e.getValue());
-                changes.add(Change.done("port " + port.id() + " ANA group " + e.getKey() + " " + e.getValue()));
-            }
+    /** The port's rows that apply in place, each by its setter on the running port. */
+    private void applyLive(Port port, PortConfig p, List<Change> changes) {
+        for (String said : Schemas.PORT.applyLive(p, new Schemas.RunningPort(target, port))) {
+            changes.add(Change.done("port " + p.portid() + " " + said));
         }
     }
 
@@ -290,37 +239,10 @@ public final class ConfigApplier {
         target.hostSecurity(next.hosts());
     }
 
-    private static void hosts(Subsystem sub, SubsystemConfig s) {
-        for (String h : s.allowedHosts()) {
-            sub.allowHost(h);
-        }
-        sub.allowAnyHost(s.allowAnyHost());
-    }
-
     private void update(Subsystem sub, SubsystemConfig was, SubsystemConfig s, List<Change> changes) {
-        for (String h : sub.allowedHosts()) {
-            if (!s.allowedHosts().contains(h)) {
-                sub.disallowHost(h);
-                changes.add(Change.done(s.nqn() + ": host " + h + " no longer allowed"));
-            }
-        }
-        for (String h : s.allowedHosts()) {
-            if (!sub.allowedHosts().contains(h)) {
-                sub.allowHost(h);
-                changes.add(Change.done(s.nqn() + ": host " + h + " allowed"));
-            }
-        }
-        if (sub.cntlidMin() != s.cntlidMin() || sub.cntlidMax() != s.cntlidMax()) {
-            sub.cntlidRange(s.cntlidMin(), s.cntlidMax()); // for controllers from now on
-            changes.add(Change.done(s.nqn() + ": controller IDs " + s.cntlidMin() + ".." + s.cntlidMax()));
-        }
-        if (sub.gateways() != s.gateways()) {
-            sub.gateways(s.gateways()); // Identify from now on; connected hosts keep what they read
-            changes.add(Change.done(s.nqn() + ": gateways " + s.gateways()));
-        }
-        if (sub.allowsAnyHost() != s.allowAnyHost()) {
-            sub.allowAnyHost(s.allowAnyHost());
-            changes.add(Change.done(s.nqn() + ": allow_any_host " + s.allowAnyHost()));
+        // the rows that apply in place, each by its setter on the running subsystem
+        for (String said : Schemas.SUBSYSTEM.applyLive(s, new Schemas.RunningSubsystem(sub, s))) {
+            changes.add(Change.done(s.nqn() + ": " + said));
         }
         for (ObjectSchema.Change ch : was == null ? List.<ObjectSchema.Change>of() : Schemas.SUBSYSTEM.changes(was, s)) {
             if (ch.apply() == Field.Apply.RESTART) {

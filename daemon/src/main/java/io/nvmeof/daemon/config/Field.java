@@ -103,8 +103,29 @@ public record Field<T>(String key, String component, Codec<T> codec, Function<Ob
         /** Gives {@code live} the value {@code value}. */
         void set(L live, T value);
 
-        /** What the change log says of it now holding {@code value} ("now in ANA group 2"). */
-        String said(T value);
+        /** What the change log says of {@code live} now holding {@code value} ("now in ANA group 2"). */
+        String said(L live, T value);
+
+        /** One from its parts. */
+        static <L, T> Live<L, T> of(java.util.function.BiPredicate<L, T> holds, java.util.function.BiConsumer<L, T> set,
+                                    java.util.function.BiFunction<L, T, String> said) {
+            return new Live<>() {
+                @Override
+                public boolean holds(L live, T value) {
+                    return holds.test(live, value);
+                }
+
+                @Override
+                public void set(L live, T value) {
+                    set.accept(live, value);
+                }
+
+                @Override
+                public String said(L live, T value) {
+                    return said.apply(live, value);
+                }
+            };
+        }
     }
 
     /** The flag of the {@code nvmeof} command that sets it. */

@@ -264,7 +264,7 @@ public final class ObjectSchema<R extends Record> {
             Object v = get(r, f);
             if (l != null && !l.holds(live, v)) {
                 l.set(live, v);
-                said.add(l.said(v));
+                said.add(l.said(live, v));
             }
         }
         return said;

@@ -87,18 +87,18 @@ public final class Schemas {
             optional("direct_io", "directIo", Codecs.BOOLEAN, false, REOPEN,
                     "bypass the page cache (file and block; required where several gateways share the storage)"),
             optional("visible_to", "visibleTo", Codecs.list(Codecs.NQN), null, IN_PLACE, "the hosts that see it")
-                    .noted("every host the subsystem lets in").live(RunningNamespace.live(
+                    .noted("every host the subsystem lets in").live(onNamespace(
                             (l, v) -> Objects.equals(l.ns().visibility(), v == null ? null : Set.copyOf(v)),
                             (l, v) -> l.sub().visibility(l.nsid(), v == null ? null : Set.copyOf(v)),
-                            v -> "now visible to " + (v == null ? "every allowed host" : v))),
+                            (l, v) -> "now visible to " + (v == null ? "every allowed host" : v))),
             optional("ana_grpid", "anaGroup", Codecs.range(1, Port.MAX_ANA_GROUP), 1, IN_PLACE,
-                    "its ANA group (nvmet's `ana_grpid`)").live(RunningNamespace.live((l, v) -> l.ns().anaGroup() == v,
-                            (l, v) -> l.target().anaGroup(l.sub(), l.nsid(), v), v -> "now in ANA group " + v)),
+                    "its ANA group (nvmet's `ana_grpid`)").live(onNamespace((l, v) -> l.ns().anaGroup() == v,
+                            (l, v) -> l.target().anaGroup(l.sub(), l.nsid(), v), (l, v) -> "now in ANA group " + v)),
             optional("allow_shrink", "allowShrink", Codecs.BOOLEAN, false, IN_PLACE,
                     "a change that makes it smaller resizes it in place, losing the data past the new end"),
             optional("qos", "qos", Codecs.object(QOS), Qos.Limits.NONE, IN_PLACE, "its rate limits (see `qos`)")
-                    .live(RunningNamespace.live((l, v) -> v.equals(l.ns().qos() == null ? Qos.Limits.NONE : l.ns().qos().limits()),
-                            (l, v) -> l.ns().qos(v), v -> "QoS now " + v)),
+                    .live(onNamespace((l, v) -> v.equals(l.ns().qos() == null ? Qos.Limits.NONE : l.ns().qos().limits()),
+                            (l, v) -> l.ns().qos(v), (l, v) -> "QoS now " + v)),
             optional("enable", "enabled", Codecs.FLAG, true, IN_PLACE,
                     "served (nvmet's `enable`); one that is not stays in the configuration, closed, seen by no host")),
             Set.of(), List.of(Schemas::namespaceStorage));
@@ -109,27 +109,86 @@ public final class Schemas {
         public Namespace ns() {
             return sub.namespace(nsid);
         }
+    }
 
-        static <T> Field.Live<RunningNamespace, T> live(java.util.function.BiPredicate<RunningNamespace, T> holds,
-                                                        java.util.function.BiConsumer<RunningNamespace, T> set,
-                                                        java.util.function.Function<T, String> said) {
-            return new Field.Live<>() {
-                @Override
-                public boolean holds(RunningNamespace live, T value) {
-                    return holds.test(live, value);
-                }
+    /** A subsystem as it runs, where its in-place rows are applied; {@code config}: all it is to hold. */
+    public record RunningSubsystem(Subsystem sub, SubsystemConfig config) {
+    }
 
-                @Override
-                public void set(RunningNamespace live, T value) {
-                    set.accept(live, value);
-                }
+    /** A port as it runs in {@code target}, where its in-place rows are applied. */
+    public record RunningPort(Target target, Port port) {
+    }
 
-                @Override
-                public String said(T value) {
-                    return said.apply(value);
-                }
-            };
+    private static <T> Field.Live<RunningNamespace, T> onNamespace(java.util.function.BiPredicate<RunningNamespace, T> holds,
+            java.util.function.BiConsumer<RunningNamespace, T> set, java.util.function.BiFunction<RunningNamespace, T, String> said) {
+        return Field.Live.of(holds, set, said);
+    }
+
+    private static <T> Field.Live<RunningSubsystem, T> onSubsystem(java.util.function.BiPredicate<RunningSubsystem, T> holds,
+            java.util.function.BiConsumer<RunningSubsystem, T> set, java.util.function.BiFunction<RunningSubsystem, T, String> said) {
+        return Field.Live.of(holds, set, said);
+    }
+
+    private static <T> Field.Live<RunningPort, T> onPort(java.util.function.BiPredicate<RunningPort, T> holds,
+            java.util.function.BiConsumer<RunningPort, T> set, java.util.function.BiFunction<RunningPort, T, String> said) {
+        return Field.Live.of(holds, set, said);
+    }
+
+    /** The controller ID range the subsystem now gives out. */
+    private static String cntlids(RunningSubsystem l, int v) {
+        return "controller IDs " + l.config().cntlidMin() + ".." + l.config().cntlidMax();
+    }
+
+    /** Lets in exactly {@code hosts}: those no longer listed lose their controllers. */
+    private static void allowOnly(Subsystem sub, List<String> hosts) {
+        for (String h : List.copyOf(sub.allowedHosts())) {
+            if (!hosts.contains(h)) {
+                sub.disallowHost(h);
+            }
         }
+        hosts.forEach(sub::allowHost);
+    }
+
+    /**
+     * Gives each ANA group of {@code port} its configured state, and a group no longer named
+     * nvmet's default (1 optimized, others inaccessible); hosts there are told of a change.
+     */
+    private static void anaStates(RunningPort l, java.util.SortedMap<Integer, AnaState> states) {
+        java.util.SortedSet<Integer> groups = new java.util.TreeSet<>(l.port().anaGroups());
+        groups.addAll(states.keySet());
+        for (int g : groups) {
+            AnaState want = states.getOrDefault(g, g == 1 ? AnaState.OPTIMIZED : AnaState.INACCESSIBLE);
+            if (l.port().anaState(g) != want || !l.port().anaGroups().contains(g)) {
+                l.target().anaState(l.port(), g, want);
+            }
+        }
+    }
+
+    private static boolean holdsAnaStates(RunningPort l, java.util.SortedMap<Integer, AnaState> states) {
+        if (!l.port().anaGroups().containsAll(states.keySet())) {
+            return false;
+        }
+        for (int g : l.port().anaGroups()) {
+            if (l.port().anaState(g) != states.getOrDefault(g, g == 1 ? AnaState.OPTIMIZED : AnaState.INACCESSIBLE)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Serves exactly {@code nqns} through the port: hosts of a subsystem taken out are let go there, as nvmet does. */
+    private static void serve(RunningPort l, List<String> nqns) {
+        Set<String> dropped = new java.util.HashSet<>(l.port().subsystems());
+        dropped.removeAll(nqns);
+        l.port().subsystems().retainAll(nqns);
+        l.port().subsystems().addAll(nqns);
+        for (String nqn : dropped) {
+            Subsystem sub = l.target().subsystem(nqn);
+            if (sub != null) {
+                sub.disconnect(l.port());
+            }
+        }
+        l.target().portChanged();
     }
 
     private static void namespaceStorage(NamespaceConfig n, String at, com.fasterxml.jackson.databind.JsonNode node) {
@@ -170,21 +229,30 @@ public final class Schemas {
             optional("firmware", "firmware", Codecs.STRING, ProductVersion.FIRMWARE_REVISION, RESTART,
                     "the firmware revision hosts read").alwaysWritten(),
             optional("ieee_oui", "ieeeOui", Codecs.OUI, 0, RESTART, "the IEEE OUI hosts read").alwaysWritten(),
+            optional("allowed_hosts", "allowedHosts", Codecs.list(Codecs.NQN), List.<String>of(), IN_PLACE,
+                    "the host NQNs it lets in (one taken out loses its controllers)").alwaysWritten().flag("--allow-host")
+                    .live(onSubsystem((l, v) -> l.sub().allowedHosts().equals(Set.copyOf(v)),
+                            (l, v) -> allowOnly(l.sub(), v), (l, v) -> "allowed hosts now " + v)),
             optional("allow_any_host", "allowAnyHost", Codecs.BOOLEAN, null, IN_PLACE,
                     "any host may connect")
                     .derivedDefault(v -> ((List<?>) v.get("allowed_hosts")).isEmpty(), "true when `allowed_hosts` is empty")
-                    .alwaysWritten(),
-            optional("allowed_hosts", "allowedHosts", Codecs.list(Codecs.NQN), List.<String>of(), IN_PLACE,
-                    "the host NQNs it lets in").alwaysWritten().flag("--allow-host"),
+                    .alwaysWritten().live(onSubsystem((l, v) -> l.sub().allowsAnyHost() == v,
+                            (l, v) -> l.sub().allowAnyHost(v), (l, v) -> "allow_any_host " + v)),
             optional("namespaces", "namespaces", Codecs.list(Codecs.object(NAMESPACE)), List.<NamespaceConfig>of(),
                     IN_PLACE, "its namespaces (see `namespace`)").alwaysWritten(),
             optional("cntlid_min", "cntlidMin", Codecs.range(1, Subsystem.MAX_CNTLID), 1, IN_PLACE,
-                    "the lowest controller ID this process gives out (nvmet's `cntlid_min`)"),
+                    "the lowest controller ID this process gives out (nvmet's `cntlid_min`; for controllers from now"
+                            + " on)").live(onSubsystem((l, v) -> l.sub().cntlidMin() == v,
+                            (l, v) -> l.sub().cntlidRange(v, l.config().cntlidMax()), Schemas::cntlids)),
             optional("cntlid_max", "cntlidMax", Codecs.range(1, Subsystem.MAX_CNTLID), Subsystem.MAX_CNTLID, IN_PLACE,
-                    "the highest (nvmet's `cntlid_max`); gateways over one subsystem take ranges that do not overlap"),
+                    "the highest (nvmet's `cntlid_max`); gateways over one subsystem take ranges that do not overlap")
+                    .live(onSubsystem((l, v) -> l.sub().cntlidMax() == v,
+                            (l, v) -> l.sub().cntlidRange(l.config().cntlidMin(), v), Schemas::cntlids)),
             optional("gateways", "gateways", Codecs.BOOLEAN, false, IN_PLACE,
                     "served by several target processes over shared storage (file and block namespaces then need"
-                            + " `direct_io`)")),
+                            + " `direct_io`; Identify says so from now on, connected hosts keep what they read)")
+                    .live(onSubsystem((l, v) -> l.sub().gateways() == v, (l, v) -> l.sub().gateways(v),
+                            (l, v) -> "gateways " + v))),
             Set.of(), List.of(Schemas::subsystemChecks));
 
     private static void subsystemChecks(SubsystemConfig s, String at, com.fasterxml.jackson.databind.JsonNode node) {
@@ -215,13 +283,20 @@ public final class Schemas {
             optional("trsvcid", "trsvcid", Codecs.range(0, 65535), 4420, REOPEN,
                     "the TCP port, or the RDMA CM port (0: any free one)").alwaysWritten(),
             optional("subsystems", "subsystems", Codecs.list(Codecs.NQN), List.<String>of(), IN_PLACE,
-                    "the subsystems served here (one taken out ends its hosts' controllers here)").alwaysWritten(),
+                    "the subsystems served here (one taken out ends its hosts' controllers here)").alwaysWritten()
+                    .live(onPort((l, v) -> l.port().subsystems().equals(Set.copyOf(v)), Schemas::serve,
+                            (l, v) -> "now serves " + v)),
             optional("ana_groups", "anaGroups", PortCodecs.ANA_GROUPS, Collections.<Integer, AnaState>emptySortedMap(),
                     IN_PLACE, "ANA group states through this port, as nvmetcli writes them; a group not named keeps"
-                            + " nvmet's default (1 optimized, others inaccessible)"),
+                            + " nvmet's default (1 optimized, others inaccessible)")
+                    .live(onPort(Schemas::holdsAnaStates, Schemas::anaStates, (l, v) -> "ANA groups " + (v.isEmpty()
+                            ? "at nvmet's defaults" : String.join(", ", v.entrySet().stream()
+                                    .map(e -> e.getKey() + " " + e.getValue()).toList())))),
             optional("referrals", "referrals", PortCodecs.REFERRALS, List.<Port.Referral>of(), IN_PLACE,
                     "other discovery services this one's log names (a `name` each, default `referralN`; `trsvcid`"
-                            + " 8009 unless given)")),
+                            + " 8009 unless given)").live(onPort((l, v) -> l.port().referrals().equals(v),
+                            (l, v) -> l.target().referrals(l.port(), v), (l, v) -> "referrals " + v.stream()
+                                    .map(r -> r.name() + "=" + r.trtype() + "://" + r.traddr() + ":" + r.trsvcid()).toList()))),
             Set.of("adrfam"), List.of(Schemas::portOptions));
 
     /** The port's options are its transport's, and as it takes them. */

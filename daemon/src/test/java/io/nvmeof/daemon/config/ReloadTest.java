@@ -229,8 +229,49 @@ class ReloadTest {
             assertEquals(io.nvmeof.target.AnaState.INACCESSIBLE, port.anaState(5));
             assertEquals(io.nvmeof.target.AnaState.OPTIMIZED, port.anaState(1), "group 1 went back to its default");
             assertEquals(7, target.subsystem("nqn.2026-11.io.nvmeof:a").namespace(2).anaGroup());
-            assertTrue(c.toString().contains("port 1 ANA group 5 inaccessible"), c.toString());
+            assertTrue(c.toString().contains("port 1 ANA groups ") && c.toString().contains("5 inaccessible"), c.toString());
             assertTrue(c.toString().contains("now in ANA group 7"), c.toString());
+        }
+    }
+
+    /**
+     * A subsystem's and a port's in-place rows, each applied by its row's setter on the running
+     * object: a new controller ID range is used by the next controller while a connected host stays;
+     * a port's referrals change; a subsystem taken off the port lets its hosts there go, and comes
+     * back with the port still open.
+     */
+    @Test
+    void aSubsystemsAndAPortsRowsApplyInPlace() throws Exception {
+        try (Target target = new Target()) {
+            ConfigApplier applier = new ConfigApplier(target);
+            applier.apply(ConfigLoader.parse(config(NS1, "")));
+            io.nvmeof.target.Port port = target.ports().get(0);
+            InetSocketAddress address = port.bound();
+            try (RawHost first = new RawHost(address)) {
+                assertTrue(first.bringUpAdmin(NQN) < 100);
+                ConfigApplier.Changes c = applier.apply(ConfigLoader.parse(config(NS1, "\"cntlid_min\": 100,"
+                        + " \"cntlid_max\": 200,").replace("\"subsystems\": [\"" + NQN + "\"]}]", "\"subsystems\": [\""
+                        + NQN + "\"], \"referrals\": [{\"trtype\": \"tcp\", \"traddr\": \"127.0.0.2\"}]}]")));
+                assertEquals(java.util.List.of(NQN + ": controller IDs 100..200",
+                        "port 1 referrals [referral1=tcp://127.0.0.2:8009]"), c.lines());
+                assertSame(port, target.ports().get(0), "the port was kept open");
+                try (RawHost second = new RawHost(address)) {
+                    int cntlid = second.bringUpAdmin(NQN);
+                    assertTrue(cntlid >= 100 && cntlid <= 200, "the new range: " + cntlid);
+                }
+                Status kept = first.command(s -> s.opcode(AdminOpcode.KEEP_ALIVE.code).psdt(1), null).cqe().status();
+                assertTrue(kept.isSuccess(), "the connected host stays: " + kept);
+                c = applier.apply(ConfigLoader.parse(config(NS1, "").replace("\"subsystems\": [\"" + NQN + "\"]",
+                        "\"subsystems\": []")));
+                assertEquals(java.util.List.of(NQN + ": controller IDs 1..65519", "port 1 now serves []",
+                        "port 1 referrals []"), c.lines());
+                assertTrue(first.closedByPeer(), "a subsystem taken off the port lets its hosts there go");
+                c = applier.apply(ConfigLoader.parse(config(NS1, "")));
+                assertEquals(java.util.List.of("port 1 now serves [" + NQN + "]"), c.lines());
+                try (RawHost again = new RawHost(address)) {
+                    assertTrue(again.bringUpAdmin(NQN) > 0, "served there again");
+                }
+            }
         }
     }
 
