@@ -187,8 +187,19 @@ final class TargetCommand implements Callable<Integer> {
         }
         Nqn.require(nqn);
         List<NamespaceConfig> ns = new ArrayList<>();
+        // an RBD namespace's cluster (conf=, id=) is declared once per configuration file and client
+        java.util.Map<io.nvmeof.target.backend.RbdCluster.Key, TargetConfig.RbdClusterConfig> clusters =
+                new java.util.LinkedHashMap<>();
         for (String s : namespaces) {
-            ns.add(NamespaceConfig.of(ns.size() + 1, BackendSpec.parse(s)));
+            BackendSpec spec = BackendSpec.parse(s);
+            if (spec.cluster() != null) {
+                TargetConfig.RbdClusterConfig c = clusters.computeIfAbsent(spec.cluster(), k -> new TargetConfig.RbdClusterConfig(
+                        "cluster" + (clusters.size() + 1), k.conf() == null ? null : java.nio.file.Path.of(k.conf()),
+                        k.id() == null ? "admin" : k.id(), List.of()));
+                ns.add(NamespaceConfig.rbd(ns.size() + 1, c.name(), spec));
+            } else {
+                ns.add(NamespaceConfig.of(ns.size() + 1, spec));
+            }
         }
         SubsystemConfig sub = new SubsystemConfig(nqn, serial != null ? serial : String.format("%016x",
                 nqn.hashCode() & 0xffffffffL).substring(0, 16), model, ProductVersion.FIRMWARE_REVISION, 0, allowHosts.isEmpty(), allowHosts, ns);
@@ -201,7 +212,8 @@ final class TargetCommand implements Callable<Integer> {
             URI u = parseListen(d, "--discovery");
             ports.add(port(ports.size() + 1, u, List.of()));
         }
-        return new TargetConfig(ports, List.of(sub));
+        return new TargetConfig(ports, List.of(sub), io.nvmeof.target.Target.Options.defaults(), List.of(), null,
+                TargetConfig.Management.NONE, java.util.Map.of(), java.util.Map.of(), List.copyOf(clusters.values()));
     }
 
     /** A port of the URI's transport, with the port options its transport takes given by flags. */

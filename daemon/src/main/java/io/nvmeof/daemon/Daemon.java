@@ -233,7 +233,7 @@ public final class Daemon implements AutoCloseable {
         }
         unserved = java.util.Collections.unmodifiableMap(refused); // in NQN#NSID order
         return new TargetConfig(merged.ports(), subsystems, merged.settings(), merged.hosts(), merged.metrics(),
-                merged.management(), merged.hostQos(), merged.keyFiles());
+                merged.management(), merged.hostQos(), merged.keyFiles(), merged.rbdClusters());
     }
 
     /** Whether the configuration file {@code loaded} has namespace {@code n} of {@code nqn}, with its path. */
@@ -296,7 +296,7 @@ public final class Daemon implements AutoCloseable {
      */
     private Backend openNamespace(String nqn, NamespaceConfig n) throws IOException {
         if (n.path() == null || trusted == null || fromFile(trusted, nqn, n)) {
-            return n.spec().open();
+            return (applying != null ? applying : current).spec(n).open();
         }
         return n.spec().open(paths(applying != null ? applying : current).pin(n.path(),
                 n.backend().equals("file") && n.size() > 0));

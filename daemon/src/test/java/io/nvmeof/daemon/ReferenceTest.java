@@ -84,7 +84,9 @@ class ReferenceTest {
                      "uuid": "6f1c5d0e-7a43-4b8e-9d61-0a1b2c3d4e10", "visible_to": ["nqn.2026-11.io.t:h"],
                      "ana_grpid": 3, "allow_shrink": true, "enable": false,
                      "qos": {"rw_ios_per_sec": 1000, "rw_mbytes_per_sec": 10, "r_mbytes_per_sec": 5, "w_mbytes_per_sec": 6}},
-                    {"nsid": 8, "backend": "file", "path": "/srv/x.img", "direct_io": true}]}],
+                    {"nsid": 8, "backend": "file", "path": "/srv/x.img", "direct_io": true},
+                    {"nsid": 9, "backend": "rbd", "cluster": "main", "pool": "p1", "image": "i1"}]}],
+                 "rbd_clusters": [{"name": "main", "conf": "/etc/ceph/x.conf", "id": "gw", "creatable_pools": ["p1"]}],
                  "management": {"socket": "/run/x.sock", "allowed_users": ["alice"], "allowed_groups": ["ops"],
                    "allowed_paths": ["/srv"], "save_config_dir": "/var/lib/x/saved"}}
                 """;
@@ -93,11 +95,16 @@ class ReferenceTest {
         assertEquals(c.ports(), again.ports());
         assertEquals(c.subsystems(), again.subsystems());
         assertEquals(c.management(), again.management());
+        assertEquals(c.rbdClusters(), again.rbdClusters());
         // and every field of those objects was off its default, so each row was exercised
         Map<String, Object> atDefault = new TreeMap<>();
         check(Schemas.PORT, c.ports().get(0), atDefault);
         check(Schemas.SUBSYSTEM, c.subsystems().get(0), atDefault, "gateways");
-        check(Schemas.NAMESPACE, c.subsystems().get(0).namespaces().get(0), atDefault, "path", "direct_io");
+        check(Schemas.NAMESPACE, c.subsystems().get(0).namespaces().get(0), atDefault, "path", "direct_io", "cluster",
+                "pool", "image");
+        check(Schemas.NAMESPACE, c.subsystems().get(0).namespaces().get(2), atDefault, Schemas.NAMESPACE.fields().stream()
+                .map(Field::key).filter(k -> !List.of("cluster", "pool", "image").contains(k)).toArray(String[]::new));
+        check(Schemas.RBD_CLUSTER, c.rbdClusters().get(0), atDefault);
         check(Schemas.MANAGEMENT, c.management(), atDefault);
         assertEquals(Map.of(), atDefault, "fields this test leaves at their defaults");
     }

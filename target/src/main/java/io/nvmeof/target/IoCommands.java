@@ -188,7 +188,7 @@ final class IoCommands {
         boolean blocking = r.handler.callsBackend() && (r.namespace == null ? anyBlocking(q.controller().subsystem())
                 : r.namespace.backend().blocking() || longWork(r));
         if (blocking) {
-            if (!RingIo.submit(r)) {
+            if (!RingIo.submit(r) && !RbdIo.submit(r)) {
                 q.offload(r);
             }
         } else {

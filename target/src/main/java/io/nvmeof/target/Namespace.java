@@ -32,7 +32,7 @@ public final class Namespace implements AutoCloseable {
         this.nsid = nsid;
         this.backend = backend;
         this.readOnly = readOnly;
-        this.uuid = uuid != null ? uuid
+        this.uuid = uuid != null ? uuid : backend.identity() != null ? backend.identity()
                 : UUID.nameUUIDFromBytes((subsystemNqn + "/" + nsid).getBytes(StandardCharsets.UTF_8));
         this.blockShift = Integer.numberOfTrailingZeros(backend.blockSize());
     }

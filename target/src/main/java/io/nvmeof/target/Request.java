@@ -13,7 +13,7 @@ import java.util.concurrent.RejectedExecutionException;
  * queue's event loop except while a blocking backend call runs on the I/O executor, when
  * that thread alone touches it until it hands the request back.
  */
-final class Request implements Runnable, KernelQueue.Completion {
+final class Request implements Runnable, KernelQueue.Completion, io.nvmeof.target.backend.RbdAio.Done {
     /** Where the request is in its life (STYLE: an explicit state per request). */
     public enum State { FREE, NEW, NEED_BUFFER, TRANSFERRING_H2C, WAITING_FUSED, EXECUTING, TRANSFERRING_C2H, COMPLETED }
 
@@ -60,8 +60,12 @@ final class Request implements Runnable, KernelQueue.Completion {
     int ringFd;
     long ringAddress;
     int ringMoved;
-    /** The ring's write holds its namespace's shared writers' lock until it completes. */
+    /** The ring's (or librbd's) write holds its namespace's shared writers' lock until it completes. */
     boolean ringLocked;
+    /** What librbd answered ({@link RbdIo}): bytes moved, or a negated errno. */
+    long rbdResult;
+    /** Finishes the command on its own loop once librbd answered it (made once, not per command). */
+    final Runnable rbdFinish = () -> RbdIo.finish(this);
     /** Set when the command must fail once its data has arrived (e.g. its fused partner is missing). */
     Status failWith;
 
@@ -235,6 +239,12 @@ final class Request implements Runnable, KernelQueue.Completion {
                 }
             }
         }
+    }
+
+    /** librbd finished this command's operation (see {@link RbdIo}); on the loop that watches the image. */
+    @Override
+    public void rbdDone(long result) {
+        RbdIo.done(this, result);
     }
 
     /** The loop's io_uring finished an operation of this command (see {@link RingIo}). */

@@ -81,7 +81,7 @@ final class RingIo {
     }
 
     /** The memory address of {@code length} bytes at {@code offset} of {@code buf}; 0 if it has none. */
-    private static long address(ByteBuf buf, int offset, int length) {
+    static long address(ByteBuf buf, int offset, int length) {
         if (buf == null || !buf.isDirect()) {
             return 0;
         }

@@ -118,6 +118,14 @@ public final class Settings {
     public static final Setting<Integer> DISNI_INITIATOR_DEPTH = integer("disni_initiator_depth", "rdma", 1, 1, 255, null,
             false, "RDMA READs the DiSNI provider assumes a host lets it have outstanding (DiSNI cannot ask).");
 
+    // ---- Ceph RBD ----
+    public static final Setting<Long> RBD_CONNECT_TIMEOUT_MS = millis("rbd_connect_timeout_ms", "rbd", 30_000, 1000,
+            600_000, false, "An RBD namespace whose cluster cannot be reached by then fails to open, naming it, and"
+                    + " the target serves the rest (librados' client_mount_timeout).");
+    public static final Setting<Long> RBD_OP_TIMEOUT_MS = millis("rbd_op_timeout_ms", "rbd", 20_000, 1000, 600_000,
+            false, "An RBD I/O the cluster has not answered by then fails with Namespace Not Ready, which hosts retry"
+                    + " (librados' rados_osd_op_timeout; below Linux's 30 s I/O timeout).");
+
     /** Every row, in table order. */
     public static final List<Setting<?>> ALL = Collections.unmodifiableList(ROWS);
 

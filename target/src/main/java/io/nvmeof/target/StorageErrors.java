@@ -14,7 +14,8 @@ final class StorageErrors {
         if (t instanceof AccessDeniedException) {
             return Status.ACCESS_DENIED;
         }
-        if (t instanceof ClosedChannelException) {
+        if (t instanceof ClosedChannelException || t instanceof io.nvmeof.target.backend.Rbd.Unavailable) {
+            // closing, or a cluster that does not answer now: the host retries (no Do Not Retry)
             return Status.NAMESPACE_NOT_READY;
         }
         if (t instanceof IOException) {

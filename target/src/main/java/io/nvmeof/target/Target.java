@@ -162,6 +162,8 @@ public final class Target implements AutoCloseable {
         this.options = options;
         this.ioExecutor = options.ioExecutor();
         this.bufferBudget = new BufferBudget(budgetOf(options));
+        io.nvmeof.target.backend.RbdCluster.timeouts(options.get(Settings.RBD_CONNECT_TIMEOUT_MS),
+                options.get(Settings.RBD_OP_TIMEOUT_MS));
     }
 
     private static long budgetOf(Options o) {

@@ -55,6 +55,23 @@ class AllocationTest {
         assertTrue(perCommand < 8, "allocated " + perCommand + " bytes per command on the event loop (O_DIRECT file, AIO)");
     }
 
+    /**
+     * An RBD namespace's reads and writes go to librbd from the event loop, and their completions
+     * come back through the image's eventfd: nothing allocated per command on the loops (librbd's
+     * completions are native). Against a real one-node Ceph cluster.
+     */
+    @Test
+    void rbdReadsAndWritesThroughLibrbdAllocateNothingOnTheEventLoop(@TempDir Path dir) throws Exception {
+        try (io.nvmeof.target.backend.CephCluster ceph = io.nvmeof.target.backend.CephCluster.start(dir.resolve("ceph"))) {
+            ceph.rbd("create", "--size", "16M", "rbd/alloc");
+            io.nvmeof.target.backend.RbdBackend rbd = (io.nvmeof.target.backend.RbdBackend)
+                    io.nvmeof.target.backend.BackendSpec.open("rbd:rbd/alloc,conf=" + ceph.conf() + ",bs=4096");
+            double perCommand = measure(false, rbd);
+            assertTrue(rbd.aio() != null && rbd.aio().watcher() != null, "the commands went through librbd's aio");
+            assertTrue(perCommand < 8, "allocated " + perCommand + " bytes per command on the event loop (RBD)");
+        }
+    }
+
     private static double measure(boolean tls) throws Exception {
         return measure(tls, new RamBackend(16 << 20, 4096));
     }

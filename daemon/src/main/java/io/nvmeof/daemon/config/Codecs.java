@@ -259,12 +259,20 @@ public final class Codecs {
     }, v -> JSON.textNode(v.toString()));
 
     /** A user or group name. */
-    public static final Codec<String> PLAIN_NAME = of("a user or group name", (n, at, r) -> {
-        if (n == null || !n.isTextual() || !n.asText().matches("[A-Za-z0-9_][A-Za-z0-9_.-]*")) {
-            throw new ConfigException(at, "must be a user or group name, got " + n);
-        }
-        return n.asText();
-    }, JSON::textNode);
+    public static final Codec<String> PLAIN_NAME = name("a user or group name");
+
+    /** A Ceph pool, image or cluster name as the configuration takes it. */
+    public static final Codec<String> CEPH_NAME = name("a name of letters, digits, `_`, `.` and `-`");
+
+    /** A name of letters, digits, {@code _}, {@code .} and {@code -} (not first); {@code what} says what it is. */
+    static Codec<String> name(String what) {
+        return of(what, (n, at, r) -> {
+            if (n == null || !n.isTextual() || !n.asText().matches("[A-Za-z0-9_][A-Za-z0-9_.-]*")) {
+                throw new ConfigException(at, "must be " + what.replace("`", "") + ", got " + n);
+            }
+            return n.asText();
+        }, JSON::textNode);
+    }
 
     /**
      * A name from a set that {@code named} looks up (null: not one), written as {@code name} gives

@@ -33,6 +33,8 @@ public final class ConfigApplier {
     private final Target target;
     private final Opener opener;
     private TargetConfig current = new TargetConfig(List.of(), List.of());
+    /** The configuration an {@link #apply} is applying (null between applies): its RBD clusters open its namespaces. */
+    private TargetConfig applying;
 
     /** Opens a namespace's storage. */
     @FunctionalInterface
@@ -41,13 +43,13 @@ public final class ConfigApplier {
     }
 
     public ConfigApplier(Target target) {
-        this(target, (nqn, n) -> n.spec().open());
+        this(target, null);
     }
 
     /** {@code opener} opens each namespace's storage (the daemon's checks the paths the management API gave). */
     public ConfigApplier(Target target, Opener opener) {
         this.target = target;
-        this.opener = opener;
+        this.opener = opener != null ? opener : (nqn, n) -> (applying != null ? applying : current).spec(n).open();
     }
 
     /** One thing an apply did, or could not do, or leaves to the next start. */
@@ -95,6 +97,15 @@ public final class ConfigApplier {
     }
 
     public synchronized Changes apply(TargetConfig next) throws IOException {
+        applying = next;
+        try {
+            return applying(next);
+        } finally {
+            applying = null;
+        }
+    }
+
+    private Changes applying(TargetConfig next) throws IOException {
         boolean first = current.ports().isEmpty() && current.subsystems().isEmpty();
         List<Change> changes = new ArrayList<>();
         Map<String, SubsystemConfig> old = new HashMap<>();

@@ -101,7 +101,7 @@ public final class ConfigLoader {
     // ---- our format ----
 
     private static TargetConfig fromOurs(JsonNode root, Secrets secrets) {
-        known(root, "", "ports", "subsystems", "settings", "limits", "hosts", "metrics", "management");
+        known(root, "", "ports", "subsystems", "settings", "limits", "hosts", "metrics", "management", "rbd_clusters");
         List<SubsystemConfig> subsystems = new ArrayList<>();
         JsonNode subs = array(root, "subsystems", "");
         for (int i = 0; i < subs.size(); i++) {
@@ -127,8 +127,13 @@ public final class ConfigLoader {
             keyFile(keyFiles, h.nqn(), "tls_key", h.tlsKey());
         }
         MetricsServer.Endpoint metrics = metrics(root, secrets, keyFiles);
+        List<TargetConfig.RbdClusterConfig> clusters = new ArrayList<>();
+        JsonNode rc = optionalArray(root, "rbd_clusters", "");
+        for (int i = 0; i < rc.size(); i++) {
+            clusters.add(Schemas.RBD_CLUSTER.read(rc.get(i), "rbd_clusters[" + i + "]", secrets));
+        }
         TargetConfig config = new TargetConfig(ports, subsystems, settings(root), hostKeys, metrics,
-                management(root, secrets), hostQos, keyFiles);
+                management(root, secrets), hostQos, keyFiles, clusters);
         crossCheck(config);
         secrets.checkConfigFile();
         return config;
@@ -291,6 +296,13 @@ public final class ConfigLoader {
                 throw new ConfigException("hosts[" + i + "].nqn", config.hosts().get(i).nqn() + " is defined twice");
             }
         }
+        Set<String> clusters = new HashSet<>();
+        for (int i = 0; i < config.rbdClusters().size(); i++) {
+            if (!clusters.add(config.rbdClusters().get(i).name())) {
+                throw new ConfigException("rbd_clusters[" + i + "].name", config.rbdClusters().get(i).name()
+                        + " is defined twice");
+            }
+        }
         Set<String> nqns = new HashSet<>();
         for (int i = 0; i < config.subsystems().size(); i++) {
             SubsystemConfig s = config.subsystems().get(i);
@@ -301,6 +313,11 @@ public final class ConfigLoader {
                 throw new ConfigException("subsystems[" + i + "].nqn", s.nqn() + " is defined twice");
             }
             for (int n = 0; n < s.namespaces().size(); n++) {
+                String cluster = s.namespaces().get(n).cluster();
+                if (cluster != null && !clusters.contains(cluster)) {
+                    throw new ConfigException("subsystems[" + i + "].namespaces[" + n + "].cluster", cluster
+                            + " is not in rbd_clusters" + (clusters.isEmpty() ? " (none are declared)" : " " + clusters));
+                }
                 List<String> v = s.namespaces().get(n).visibleTo();
                 for (int h = 0; v != null && !s.allowAnyHost() && h < v.size(); h++) {
                     if (!s.allowedHosts().contains(v.get(h))) {

@@ -70,6 +70,10 @@ public final class ConfigWriter {
         if (c.metrics() != null) {
             root.set("metrics", Schemas.METRICS.write(c.metricsEntry().shown(secrets)));
         }
+        if (!c.rbdClusters().isEmpty()) {
+            ArrayNode clusters = root.putArray("rbd_clusters");
+            c.rbdClusters().forEach(rc -> clusters.add(Schemas.RBD_CLUSTER.write(rc)));
+        }
         if (!c.management().equals(TargetConfig.Management.NONE)) {
             root.set("management", Schemas.MANAGEMENT.write(c.management()));
         }

@@ -62,7 +62,7 @@ public final class Schemas {
                     .flag("--w-megabytes-per-second")),
             Set.of(), List.of());
 
-    private static final List<String> BACKENDS = List.of("ram", "null", "file", "block");
+    private static final List<String> BACKENDS = List.of("ram", "null", "file", "block", "rbd");
 
     /** A namespace and its storage. */
     public static final ObjectSchema<NamespaceConfig> NAMESPACE = new ObjectSchema<>("namespace",
@@ -72,9 +72,9 @@ public final class Schemas {
             NamespaceConfig.class, List.of(
             required("nsid", "nsid", Codecs.NSID, "must be a number 1..4294967294 (missing)", IDENTITY,
                     "the namespace ID"),
-            required("backend", "backend", Codecs.oneOf(BACKENDS), "is missing (ram, null, file or block)", REOPEN,
-                    "`ram` (memory), `null` (reads zeroes, writes nothing), `file` (a regular file) or `block` (a"
-                            + " block device)").alwaysWritten(),
+            required("backend", "backend", Codecs.oneOf(BACKENDS), "is missing (ram, null, file, block or rbd)", REOPEN,
+                    "`ram` (memory), `null` (reads zeroes, writes nothing), `file` (a regular file), `block` (a"
+                            + " block device) or `rbd` (a Ceph RBD image)").alwaysWritten(),
             optional("path", "path", Codecs.STRING, null, REOPEN, "the file or block device (file and block only)"),
             optional("size", "size", Codecs.SIZE, 0L, RESIZE,
                     "bytes (ram and null: required; file: created or grown to it; block: the device's own)")
@@ -100,8 +100,16 @@ public final class Schemas {
                     .live(onNamespace((l, v) -> v.equals(l.ns().qos() == null ? Qos.Limits.NONE : l.ns().qos().limits()),
                             (l, v) -> l.ns().qos(v), (l, v) -> "QoS now " + v)),
             optional("enable", "enabled", Codecs.FLAG, true, IN_PLACE,
-                    "served (nvmet's `enable`); one that is not stays in the configuration, closed, seen by no host")),
+                    "served (nvmet's `enable`); one that is not stays in the configuration, closed, seen by no host"),
+            optional("cluster", "cluster", Codecs.CEPH_NAME, null, REOPEN,
+                    "rbd only: the Ceph cluster, by its name in `rbd_clusters`"),
+            optional("pool", "pool", Codecs.CEPH_NAME, null, REOPEN, "rbd only: the image's pool"),
+            optional("image", "image", Codecs.CEPH_NAME, null, REOPEN,
+                    "rbd only: the image (its size is the image's; `ns resize` resizes the image)")),
             Set.of(), List.of(Schemas::namespaceStorage));
+
+    private static final Map<String, java.util.function.Function<NamespaceConfig, String>> NAMESPACE_RBD_FIELDS = Map.of(
+            "cluster", NamespaceConfig::cluster, "pool", NamespaceConfig::pool, "image", NamespaceConfig::image);
 
     /** A namespace as it runs, where its in-place rows are applied: namespace {@code nsid} of {@code sub} in {@code target}. */
     public record RunningNamespace(Target target, Subsystem sub, int nsid) {
@@ -193,6 +201,20 @@ public final class Schemas {
 
     private static void namespaceStorage(NamespaceConfig n, String at, com.fasterxml.jackson.databind.JsonNode node) {
         String backend = n.backend();
+        boolean rbd = backend.equals("rbd");
+        for (String f : List.of("cluster", "pool", "image")) {
+            if (rbd != (NAMESPACE_RBD_FIELDS.get(f).apply(n) != null)) {
+                throw new ConfigException(at + "." + f, rbd ? "is missing; an rbd namespace needs cluster, pool and image"
+                        : "makes no sense for a " + backend + " namespace");
+            }
+        }
+        if (rbd) {
+            if (n.path() != null || n.size() != 0 || n.directIo()) {
+                throw new ConfigException(at + "." + (n.path() != null ? "path" : n.size() != 0 ? "size" : "direct_io"),
+                        "makes no sense for an rbd namespace (the image has its own size)");
+            }
+            return;
+        }
         boolean stored = backend.equals("file") || backend.equals("block");
         if (stored && (n.path() == null || n.path().isEmpty())) {
             throw new ConfigException(at + ".path", "is missing; a " + backend + " namespace needs one");
@@ -453,6 +475,22 @@ public final class Schemas {
                 }
             }));
 
+    /** A Ceph cluster that RBD namespaces name. */
+    public static final ObjectSchema<TargetConfig.RbdClusterConfig> RBD_CLUSTER = new ObjectSchema<>("rbd_cluster",
+            "A Ceph cluster (`rbd_clusters[]`) that RBD namespaces name: one connection each, shared by its"
+                    + " namespaces. The management API names clusters only by these names, never by a configuration"
+                    + " file or client of its caller's choosing.",
+            TargetConfig.RbdClusterConfig.class, List.of(
+            required("name", "name", Codecs.CEPH_NAME, "is missing (what namespaces call it)", IDENTITY,
+                    "what namespaces call it"),
+            optional("conf", "conf", Codecs.PATH, null, RESTART,
+                    "its `ceph.conf` (monitors, keyring)").noted("librados' own search: `$CEPH_CONF`, `/etc/ceph/ceph.conf`"),
+            optional("id", "id", Codecs.CEPH_NAME, "admin", RESTART, "the client id (`client.ID` in the keyring)"),
+            optional("creatable_pools", "creatablePools", Codecs.list(Codecs.CEPH_NAME), List.<String>of(), IN_PLACE,
+                    "pools in which `add_namespace` may create images (`\"create\": true`); none: it may not")),
+            Set.of(), List.of());
+
     /** Every object, in the order the reference gives them. */
-    public static final List<ObjectSchema<?>> ALL = List.of(PORT, SUBSYSTEM, NAMESPACE, QOS, HOST, MANAGEMENT, METRICS);
+    public static final List<ObjectSchema<?>> ALL = List.of(PORT, SUBSYSTEM, NAMESPACE, QOS, HOST, MANAGEMENT, METRICS,
+            RBD_CLUSTER);
 }

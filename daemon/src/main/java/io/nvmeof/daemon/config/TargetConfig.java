@@ -18,7 +18,8 @@ import java.util.UUID;
  */
 public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Target.Options settings,
                            List<HostSecurity> hosts, MetricsServer.Endpoint metrics, Management management,
-                           Map<String, io.nvmeof.target.Qos.Limits> hostQos, Map<String, java.nio.file.Path> keyFiles) {
+                           Map<String, io.nvmeof.target.Qos.Limits> hostQos, Map<String, java.nio.file.Path> keyFiles,
+                           List<RbdClusterConfig> rbdClusters) {
 
     public TargetConfig {
         hosts = List.copyOf(hosts);
@@ -26,6 +27,46 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
         management = management == null ? Management.NONE : management;
         hostQos = hostQos == null ? Map.of() : Map.copyOf(hostQos);
         keyFiles = keyFiles == null ? Map.of() : Map.copyOf(keyFiles);
+        rbdClusters = rbdClusters == null ? List.of() : List.copyOf(rbdClusters);
+    }
+
+    /** Without RBD clusters. */
+    public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Target.Options settings,
+                        List<HostSecurity> hosts, MetricsServer.Endpoint metrics, Management management,
+                        Map<String, io.nvmeof.target.Qos.Limits> hostQos, Map<String, java.nio.file.Path> keyFiles) {
+        this(ports, subsystems, settings, hosts, metrics, management, hostQos, keyFiles, List.of());
+    }
+
+    /**
+     * A Ceph cluster RBD namespaces name ({@code rbd_clusters[]}, {@link Schemas#RBD_CLUSTER}): its
+     * configuration file and client id, and the pools the management API may create images in.
+     */
+    public record RbdClusterConfig(String name, java.nio.file.Path conf, String id, List<String> creatablePools) {
+        public RbdClusterConfig {
+            creatablePools = List.copyOf(creatablePools);
+        }
+
+        /** What names its connection. */
+        public io.nvmeof.target.backend.RbdCluster.Key key() {
+            return new io.nvmeof.target.backend.RbdCluster.Key(conf == null ? null : conf.toString(), id);
+        }
+    }
+
+    /** The declared RBD cluster {@code name}, or null. */
+    public RbdClusterConfig rbdCluster(String name) {
+        return rbdClusters.stream().filter(c -> c.name().equals(name)).findFirst().orElse(null);
+    }
+
+    /** The storage of namespace {@code n}: an RBD namespace's through the cluster it names. */
+    public io.nvmeof.target.backend.BackendSpec spec(NamespaceConfig n) {
+        if (!n.backend().equals("rbd")) {
+            return n.spec();
+        }
+        RbdClusterConfig c = rbdCluster(n.cluster());
+        if (c == null) {
+            throw new IllegalStateException("no RBD cluster " + n.cluster()); // the loader checks it
+        }
+        return io.nvmeof.target.backend.BackendSpec.rbd(c.key(), n.pool(), n.image(), n.blockSize(), n.readOnly());
     }
 
     /**
@@ -183,17 +224,17 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
         return new TargetConfig(ports, subsystems, settings, hosts, address == null ? null
                 : metrics != null ? new MetricsServer.Endpoint(address, metrics.user(), metrics.password(),
                         metrics.keystore(), metrics.keystorePassword()) : MetricsServer.Endpoint.plain(address), management,
-                hostQos, keyFiles);
+                hostQos, keyFiles, rbdClusters);
     }
 
     /** The same with other settings. */
     public TargetConfig withSettings(Target.Options settings) {
-        return new TargetConfig(ports, subsystems, settings, hosts, metrics, management, hostQos, keyFiles);
+        return new TargetConfig(ports, subsystems, settings, hosts, metrics, management, hostQos, keyFiles, rbdClusters);
     }
 
     /** The same with another management section. */
     public TargetConfig withManagement(Management management) {
-        return new TargetConfig(ports, subsystems, settings, hosts, metrics, management, hostQos, keyFiles);
+        return new TargetConfig(ports, subsystems, settings, hosts, metrics, management, hostQos, keyFiles, rbdClusters);
     }
 
     /**
@@ -251,14 +292,25 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
      * {@code anaGroup} its ANA group (nvmet's {@code ana_grpid}, 1 unless set); {@code allowShrink}:
      * a reload or change that makes it smaller resizes it in place (otherwise that is refused);
      * {@code qos} its rate limits (none unless set); {@code enabled}: served (nvmet's {@code
-     * enable}; a namespace that is not is kept in the configuration, closed, and no host sees it).
+     * enable}; a namespace that is not is kept in the configuration, closed, and no host sees it);
+     * {@code cluster}, {@code pool}, {@code image}: an RBD namespace's image, in a cluster of {@code
+     * rbd_clusters} (null for other backends).
      */
     public record NamespaceConfig(int nsid, String backend, String path, long size, int blockSize, boolean readOnly,
                                   UUID uuid, boolean directIo, List<String> visibleTo, int anaGroup, boolean allowShrink,
-                                  io.nvmeof.target.Qos.Limits qos, boolean enabled) {
+                                  io.nvmeof.target.Qos.Limits qos, boolean enabled, String cluster, String pool,
+                                  String image) {
         public NamespaceConfig {
             visibleTo = visibleTo == null ? null : List.copyOf(visibleTo);
             qos = qos == null ? io.nvmeof.target.Qos.Limits.NONE : qos;
+        }
+
+        /** Not on RBD. */
+        public NamespaceConfig(int nsid, String backend, String path, long size, int blockSize, boolean readOnly, UUID uuid,
+                               boolean directIo, List<String> visibleTo, int anaGroup, boolean allowShrink,
+                               io.nvmeof.target.Qos.Limits qos, boolean enabled) {
+            this(nsid, backend, path, size, blockSize, readOnly, uuid, directIo, visibleTo, anaGroup, allowShrink, qos,
+                    enabled, null, null, null);
         }
 
         /** Enabled. */
@@ -294,7 +346,13 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
                     spec.directIo());
         }
 
-        /** Its storage. */
+        /** A namespace {@code nsid} on the RBD image {@code spec} names, in the cluster called {@code cluster}. */
+        public static NamespaceConfig rbd(int nsid, String cluster, io.nvmeof.target.backend.BackendSpec spec) {
+            return new NamespaceConfig(nsid, "rbd", null, 0, spec.blockSize(), spec.readOnly(), null, false, null, 1, false,
+                    null, true, cluster, spec.pool(), spec.image());
+        }
+
+        /** Its storage (not on RBD: {@link TargetConfig#spec} opens those through their cluster). */
         public io.nvmeof.target.backend.BackendSpec spec() {
             return new io.nvmeof.target.backend.BackendSpec(backend, path, size, blockSize, readOnly, directIo);
         }

@@ -420,4 +420,35 @@ class ConfigLoaderTest {
         assertEquals(io.nvmeof.target.AnaState.INACCESSIBLE, c.ports().get(0).anaGroups().get(2));
         assertEquals(2, c.subsystems().get(0).namespaces().get(0).anaGroup());
     }
+
+    /**
+     * An RBD namespace names a declared cluster and its pool and image, and nothing of a file's;
+     * other backends take none of the three; a cluster is declared once.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+        "undeclared cluster|\"cluster\": \"other\", \"pool\": \"rbd\", \"image\": \"v\"|subsystems[0].namespaces[0].cluster",
+        "no image|\"cluster\": \"main\", \"pool\": \"rbd\"|subsystems[0].namespaces[0].image",
+        "a size|\"cluster\": \"main\", \"pool\": \"rbd\", \"image\": \"v\", \"size\": \"1G\"|subsystems[0].namespaces[0].size",
+        "a path|\"cluster\": \"main\", \"pool\": \"rbd\", \"image\": \"v\", \"path\": \"/x\"|subsystems[0].namespaces[0].path",
+        "a bad image name|\"cluster\": \"main\", \"pool\": \"rbd\", \"image\": \"../v\"|subsystems[0].namespaces[0].image",
+    })
+    void aBadRbdNamespaceIsNamed(String what, String fields, String field) {
+        String json = """
+                {"rbd_clusters": [{"name": "main", "conf": "/etc/ceph/ceph.conf"}],
+                 "ports": [{"portid": 1, "traddr": "127.0.0.1", "subsystems": ["nqn.2026-11.io.nvmeof:r"]}],
+                 "subsystems": [{"nqn": "nqn.2026-11.io.nvmeof:r", "namespaces": [{"nsid": 1, "backend": "rbd", %s}]}]}
+                """.formatted(fields);
+        ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.parse(json));
+        assertEquals(field, e.field(), what + ": " + e.getMessage());
+        ConfigException file = assertThrows(ConfigException.class, () -> ConfigLoader.parse(json.replace(
+                "\"backend\": \"rbd\", " + fields, "\"backend\": \"ram\", \"size\": \"1M\", \"pool\": \"rbd\"")));
+        assertEquals("subsystems[0].namespaces[0].pool", file.field(), file.getMessage());
+        String good = json.replace(fields, "\"cluster\": \"main\", \"pool\": \"rbd\", \"image\": \"v\"");
+        assertEquals("v", ConfigLoader.parse(good).subsystems().get(0).namespaces().get(0).image());
+        ConfigException twice = assertThrows(ConfigException.class, () -> ConfigLoader.parse(good.replace(
+                "[{\"name\": \"main\", \"conf\": \"/etc/ceph/ceph.conf\"}]",
+                "[{\"name\": \"main\"}, {\"name\": \"main\", \"id\": \"x\"}]")));
+        assertEquals("rbd_clusters[1].name", twice.field(), twice.getMessage());
+    }
 }

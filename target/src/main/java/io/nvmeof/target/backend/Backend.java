@@ -69,6 +69,15 @@ public interface Backend extends AutoCloseable {
         return size();
     }
 
+    /**
+     * The namespace identity the storage itself gives (an RBD image's id), so that every target
+     * serving it gives hosts the same NGUID and UUID; null where it has none (the namespace's is
+     * then derived from its subsystem and NSID, unless configured).
+     */
+    default java.util.UUID identity() {
+        return null;
+    }
+
     /** Deallocates a range (Dataset Management, deallocate). Advisory: the default does nothing. */
     default void deallocate(long offset, long length) throws IOException {
     }

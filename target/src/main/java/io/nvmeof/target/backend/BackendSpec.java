@@ -8,9 +8,32 @@ import java.io.IOException;
  * or device; {@code size} in bytes (0: the file's or device's own); {@code blockSize} 512 or
  * 4096 (0: the device's own, else 4096). {@link #parse} reads the command line's form:
  * {@code ram:256M}, {@code null:1T}, {@code file:/path/disk.img[,size=1G][,bs=512][,ro][,direct]},
- * {@code block:/dev/sdb[,ro][,direct]}; errors name the bad part. {@link #open} opens it.
+ * {@code block:/dev/sdb[,ro][,direct]}, {@code rbd:POOL/IMAGE[,conf=PATH][,id=CLIENT][,bs=512][,ro]} (a
+ * Ceph RBD image; {@code cluster}: its cluster's configuration file and client id); errors name
+ * the bad part. {@link #open} opens it.
  */
-public record BackendSpec(String kind, String path, long size, int blockSize, boolean readOnly, boolean directIo) {
+public record BackendSpec(String kind, String path, long size, int blockSize, boolean readOnly, boolean directIo,
+                          RbdCluster.Key cluster) {
+
+    /** Of a kind other than rbd. */
+    public BackendSpec(String kind, String path, long size, int blockSize, boolean readOnly, boolean directIo) {
+        this(kind, path, size, blockSize, readOnly, directIo, null);
+    }
+
+    /** An RBD image {@code image} of {@code pool}, through the cluster {@code cluster} names. */
+    public static BackendSpec rbd(RbdCluster.Key cluster, String pool, String image, int blockSize, boolean readOnly) {
+        return new BackendSpec("rbd", pool + "/" + image, 0, blockSize, readOnly, false, cluster);
+    }
+
+    /** An RBD spec's pool. */
+    public String pool() {
+        return path.substring(0, path.indexOf('/'));
+    }
+
+    /** An RBD spec's image. */
+    public String image() {
+        return path.substring(path.indexOf('/') + 1);
+    }
 
     /** Opens the backend: the one place that maps kinds to classes. */
     public Backend open() throws IOException {
@@ -38,6 +61,8 @@ public record BackendSpec(String kind, String path, long size, int blockSize, bo
         int blockSize = 0;
         boolean readOnly = false;
         boolean direct = false;
+        String conf = null;
+        String id = null;
         String first = parts[0];
         for (int i = 1; i < parts.length; i++) {
             String p = parts[i];
@@ -52,6 +77,10 @@ public record BackendSpec(String kind, String path, long size, int blockSize, bo
                 readOnly = true;
             } else if (p.equals("direct")) {
                 direct = true;
+            } else if (p.startsWith("conf=") && kind.equals("rbd")) {
+                conf = p.substring(5);
+            } else if (p.startsWith("id=") && kind.equals("rbd")) {
+                id = p.substring(3);
             } else {
                 throw new IllegalArgumentException("namespace '" + spec + "': unknown option '" + p + "'");
             }
@@ -69,9 +98,16 @@ public record BackendSpec(String kind, String path, long size, int blockSize, bo
                     throw new IllegalArgumentException("namespace '" + spec + "': a block device has its own size");
                 }
                 return new BackendSpec(kind, first, size, blockSize, readOnly, direct);
+            case "rbd":
+                if (!first.matches("[^/]+/[^/]+") || size != 0 || direct) {
+                    throw new IllegalArgumentException("namespace '" + spec + "': expected rbd:POOL/IMAGE[,conf=PATH]"
+                            + "[,id=CLIENT][,bs=512|4096][,ro] (an image has its own size)");
+                }
+                return rbd(new RbdCluster.Key(conf, id), first.substring(0, first.indexOf('/')),
+                        first.substring(first.indexOf('/') + 1), blockSize, readOnly);
             default:
                 throw new IllegalArgumentException("namespace '" + spec + "': unknown backend '" + kind
-                        + "' (ram, null, file, block)");
+                        + "' (ram, null, file, block, rbd)");
         }
     }
 

@@ -41,6 +41,9 @@ final class Backends {
             case "block":
                 return pin != null ? BlockBackend.open(pin, ns.blockSize(), ns.readOnly(), ns.directIo())
                         : BlockBackend.open(Path.of(ns.path()), ns.blockSize(), ns.readOnly(), ns.directIo());
+            case "rbd":
+                return RbdBackend.open(RbdCluster.connect(ns.cluster(), RbdCluster.connectTimeoutMs,
+                        RbdCluster.opTimeoutMs), ns.pool(), ns.image(), ns.blockSize(), ns.readOnly());
             default:
                 throw new IllegalArgumentException("unknown backend " + ns.kind());
         }

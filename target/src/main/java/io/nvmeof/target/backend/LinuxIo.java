@@ -75,7 +75,13 @@ final class LinuxIo {
         long syscall(long number, long a, long b, long c, long d, long e);
 
         int madvise(long address, long length, int advice);
+
+        @SaveError
+        int eventfd(int initval, int flags);
     }
+
+    static final int EFD_NONBLOCK = 0x800;
+    static final int EFD_CLOEXEC = 0x80000;
 
     private static volatile LibC libc;
 

@@ -1,0 +1,223 @@
+package io.nvmeof.target;
+
+import io.netty.channel.EventLoop;
+import io.netty.channel.IoEvent;
+import io.netty.channel.IoEventLoop;
+import io.netty.channel.IoRegistration;
+import io.netty.channel.epoll.EpollIoHandle;
+import io.netty.channel.epoll.EpollIoOps;
+import io.netty.channel.epoll.Native;
+import io.netty.channel.unix.FileDescriptor;
+import io.netty.util.concurrent.Future;
+import io.nvmeof.protocol.NvmOpcode;
+import io.nvmeof.protocol.Status;
+import io.nvmeof.target.backend.Rbd;
+import io.nvmeof.target.backend.RbdAio;
+import io.nvmeof.target.backend.RbdBackend;
+import java.io.IOException;
+
+/**
+ * Read, Write and Flush of RBD namespaces submitted from the command's event loop to librbd's
+ * asynchronous calls ({@link RbdAio}), with no thread of ours in between.
+ *
+ * <p>An image has one handle and one eventfd (a handle per loop would make the loops' writes
+ * pass the image's exclusive lock back and forth). The first loop that submits to an image
+ * watches its eventfd, polls its completions and hands each to the loop that submitted it, as
+ * the I/O threads hand theirs back ({@link EventLoop#execute} with the request itself: no
+ * allocation); a completion for its own loop finishes at once. A write holds its namespace's
+ * shared writers' lock, taken and given back on its own loop, so a fused Compare and Write (on
+ * the I/O threads) and a resize stay exclusive. Everything else (Write Zeroes, deallocate,
+ * Compare, fused commands, Copy) goes to the I/O threads, whose calls block in librbd.
+ */
+final class RbdIo {
+    private RbdIo() {
+    }
+
+    /**
+     * Submits {@code r} to librbd if its namespace is on RBD and it is a command served here;
+     * false when not, or when its loop cannot watch an eventfd (not native epoll), the image has
+     * no room, or its data has no address: the caller offloads it.
+     */
+    static boolean submit(Request r) {
+        Namespace ns = r.namespace;
+        if (ns == null || r.partner != null || !(ns.backend() instanceof RbdBackend b)) {
+            return false;
+        }
+        int op = r.sqe.opcode();
+        boolean write = op == NvmOpcode.WRITE.code;
+        if (!write && op != NvmOpcode.READ.code && (op != NvmOpcode.FLUSH.code || ns.readOnly())) {
+            return false;
+        }
+        EventLoop loop = r.queue.transport().eventLoop();
+        if (!loop.inEventLoop() || !(loop instanceof IoEventLoop iel) || !iel.isCompatible(EpollIoHandle.class)) {
+            return false;
+        }
+        RbdAio aio = b.aio();
+        if (aio == null || !watched(aio, iel)) {
+            return false;
+        }
+        long address = op == NvmOpcode.FLUSH.code ? 0 : RingIo.address(r.data, r.dataOffset, r.length);
+        if (address == 0 && op != NvmOpcode.FLUSH.code) {
+            return false;
+        }
+        if (write) {
+            if (!ns.writersSharedLock().tryLock()) {
+                return false; // a Compare and Write or a resize holds it: the I/O threads wait for it
+            }
+            if (!ns.holds(r.byteOffset, r.length)) {
+                ns.writersSharedLock().unlock(); // shrunk since its range was checked: the I/O threads say so
+                return false;
+            }
+            r.ringLocked = true;
+        }
+        boolean queued;
+        try {
+            queued = op == NvmOpcode.READ.code ? aio.read(r.byteOffset, address, r.length, r)
+                    : write ? aio.write(r.byteOffset, address, r.length, r.sqe.fua(), r) : aio.flush(r);
+        } catch (IOException e) {
+            queued = false; // the I/O threads meet it again and report it
+        }
+        if (!queued) {
+            unlock(r);
+            return false;
+        }
+        r.offloaded = true;
+        return true;
+    }
+
+    /** librbd finished {@code r}: {@code result} bytes, or a negated errno. On the watching loop. */
+    static void done(Request r, long result) {
+        r.rbdResult = result;
+        EventLoop loop = r.queue.transport().eventLoop();
+        if (loop.inEventLoop()) {
+            finish(r);
+        } else {
+            loop.execute(r.rbdFinish); // made once per request: no allocation
+        }
+    }
+
+    /** On {@code r}'s own loop: its status, its lock back, and the command completes. */
+    static void finish(Request r) {
+        unlock(r);
+        long result = r.rbdResult;
+        int op = r.sqe.opcode();
+        if (result < 0) {
+            IoCommands.failed(r, RbdAio.unavailable(result)
+                    ? new Rbd.Unavailable(r.namespace.backend().describe() + ": " + RbdAio.describe(result))
+                    : new IOException(r.namespace.backend().describe() + ": " + RbdAio.describe(result)));
+        } else {
+            if (op == NvmOpcode.READ.code && result < r.length) {
+                // past the end of an image that shrank: reads as zeroes
+                r.data.setZero(r.dataOffset + (int) result, r.length - (int) result);
+            }
+            r.status = Status.SUCCESS;
+        }
+        r.queue.ioFinished(r);
+    }
+
+    private static void unlock(Request r) {
+        if (r.ringLocked) {
+            r.ringLocked = false;
+            r.namespace.writersSharedLock().unlock();
+        }
+    }
+
+    /** Whether {@code aio}'s eventfd is watched, by {@code loop} if by none yet. */
+    private static boolean watched(RbdAio aio, IoEventLoop loop) {
+        RbdAio.Watcher w = aio.watcher();
+        if (w == null) {
+            w = aio.watch(new Watch(aio, loop));
+            if (w instanceof Watch mine && mine.loop == loop && mine.registration == null && !mine.registering) {
+                mine.register();
+            }
+        }
+        return w instanceof Watch watch && !watch.failed;
+    }
+
+    /** An image's eventfd, registered with one event loop, which polls its completions. */
+    private static final class Watch implements EpollIoHandle, RbdAio.Watcher {
+        private final RbdAio aio;
+        private final IoEventLoop loop;
+        private final FileDescriptor fd;
+        private volatile IoRegistration registration;
+        private boolean registering;
+        private volatile boolean failed;
+
+        Watch(RbdAio aio, IoEventLoop loop) {
+            this.aio = aio;
+            this.loop = loop;
+            this.fd = new FileDescriptor(aio.eventFd());
+        }
+
+        /** On {@link #loop}. */
+        void register() {
+            registering = true;
+            Future<IoRegistration> f = loop.register(this);
+            if (f.isDone()) {
+                registered(f);
+            } else {
+                f.addListener(x -> registered(f));
+            }
+        }
+
+        private void registered(Future<IoRegistration> f) {
+            if (!f.isSuccess()) {
+                failed = true; // commands then go to the I/O threads; what is in flight is polled at close
+                return;
+            }
+            registration = f.getNow();
+            registration.submit(EpollIoOps.EPOLLIN);
+        }
+
+        @Override
+        public FileDescriptor fd() {
+            return fd;
+        }
+
+        /** The eventfd fired: completions wait. */
+        @Override
+        public void handle(IoRegistration reg, IoEvent event) {
+            Native.eventFdRead(fd.intValue());
+            aio.poll();
+        }
+
+        /**
+         * The image closed: stop watching, on the loop, and close the eventfd; a loop that is
+         * ending drops its registrations itself.
+         */
+        @Override
+        public void closed(int eventFd) {
+            Runnable end = () -> {
+                IoRegistration r = registration;
+                if (r != null && r.isValid()) {
+                    r.cancel();
+                }
+                closeFd();
+            };
+            if (loop.inEventLoop()) {
+                end.run();
+            } else if (loop.isShuttingDown()) {
+                closeFd();
+            } else {
+                try {
+                    loop.execute(end);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    closeFd(); // it ended meanwhile
+                }
+            }
+        }
+
+        private void closeFd() {
+            try {
+                fd.close();
+            } catch (IOException ignored) {
+                // nothing more to do with it
+            }
+        }
+
+        /** Netty closes registered handles as the loop ends; the image closes the eventfd. */
+        @Override
+        public void close() {
+        }
+    }
+}

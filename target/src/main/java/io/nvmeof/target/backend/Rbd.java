@@ -1,0 +1,183 @@
+package io.nvmeof.target.backend;
+
+import java.io.IOException;
+import jnr.ffi.LibraryLoader;
+import jnr.ffi.Memory;
+import jnr.ffi.Pointer;
+import jnr.ffi.Runtime;
+import jnr.ffi.byref.PointerByReference;
+
+/**
+ * Ceph's C libraries, librados and librbd (Debian's {@code librados2} and {@code librbd1}),
+ * through jnr-ffi: no native code to build, and nothing needed until an RBD namespace is opened.
+ * Handles ({@code rados_t}, {@code rados_ioctx_t}, {@code rbd_image_t}, {@code
+ * rbd_completion_t}) are passed as addresses ({@code long}), and the data path's calls take only
+ * numbers, which jnr-ffi calls without allocating (up to six of them). A missing library is an
+ * {@link IOException} that says which package to install.
+ */
+public final class Rbd {
+    /** librados' functions used. */
+    public interface LibRados {
+        int rados_create2(PointerByReference cluster, String clusterName, String name, long flags);
+
+        int rados_conf_read_file(long cluster, String path);
+
+        int rados_conf_set(long cluster, String option, String value);
+
+        int rados_connect(long cluster);
+
+        void rados_shutdown(long cluster);
+
+        int rados_ioctx_create(long cluster, String pool, PointerByReference ioctx);
+
+        void rados_ioctx_destroy(long ioctx);
+
+        int rados_pool_lookup(long cluster, String pool);
+
+        long rados_get_instance_id(long cluster);
+    }
+
+    /** librbd's functions used. */
+    public interface LibRbd {
+        int rbd_open(long ioctx, String name, PointerByReference image, String snapName);
+
+        int rbd_close(long image);
+
+        int rbd_create(long ioctx, String name, long size, PointerByReference order);
+
+        int rbd_get_size(long image, long[] size);
+
+        int rbd_get_id(long image, Pointer id, long length);
+
+        int rbd_resize(long image, long size);
+
+        long rbd_read(long image, long offset, long length, long buffer);
+
+        long rbd_write(long image, long offset, long length, long buffer);
+
+        long rbd_write2(long image, long offset, long length, long buffer, int opFlags);
+
+        int rbd_discard(long image, long offset, long length);
+
+        long rbd_write_zeroes(long image, long offset, long length, int zeroFlags, int opFlags);
+
+        int rbd_flush(long image);
+
+        /** {@code type} 2: an eventfd, written when completions of aio calls wait for {@link #rbd_poll_io_events}. */
+        int rbd_set_image_notification(long image, int fd, int type);
+
+        /** Polled completions into the array at {@code completions}; how many. */
+        int rbd_poll_io_events(long image, long completions, int max);
+
+        /** A completion whose argument is {@code arg}, with no callback: its end is polled. Written to {@code out}. */
+        int rbd_aio_create_completion(long arg, long callback, long out);
+
+        long rbd_aio_get_return_value(long completion);
+
+        long rbd_aio_get_arg(long completion);
+
+        void rbd_aio_release(long completion);
+
+        int rbd_aio_read2(long image, long offset, long length, long buffer, long completion, int opFlags);
+
+        int rbd_aio_write2(long image, long offset, long length, long buffer, long completion, int opFlags);
+
+        int rbd_aio_discard(long image, long offset, long length, long completion);
+
+        int rbd_aio_write_zeroes(long image, long offset, long length, long completion, int zeroFlags, int opFlags);
+
+        int rbd_aio_flush(long image, long completion);
+
+        String rbd_version(int[] major, int[] minor, int[] extra);
+    }
+
+    /** EVENT_TYPE_EVENTFD of librbd.h. */
+    public static final int EVENT_TYPE_EVENTFD = 2;
+    /** LIBRADOS_OP_FLAG_FADVISE_FUA: the write is durable before it completes (RADOS writes are anyway). */
+    public static final int OP_FLAG_FADVISE_FUA = 0x80;
+    /** ETIMEDOUT, as librados gives up on an operation (rados_osd_op_timeout) or on mounting. */
+    public static final int ETIMEDOUT = 110;
+    /** ENOENT: no such pool or image. */
+    public static final int ENOENT = 2;
+
+    private static volatile LibRados rados;
+    private static volatile LibRbd rbd;
+
+    private Rbd() {
+    }
+
+    /** librados, loaded on first use. */
+    public static LibRados rados() throws IOException {
+        if (rados == null) {
+            load();
+        }
+        return rados;
+    }
+
+    /** librbd, loaded on first use. */
+    public static LibRbd rbd() throws IOException {
+        if (rbd == null) {
+            load();
+        }
+        return rbd;
+    }
+
+    private static synchronized void load() throws IOException {
+        if (rados != null && rbd != null) {
+            return;
+        }
+        try {
+            rados = LibraryLoader.create(LibRados.class).load("rados");
+            rbd = LibraryLoader.create(LibRbd.class).load("rbd");
+        } catch (UnsatisfiedLinkError | RuntimeException e) {
+            throw new IOException("cannot load Ceph's librados and librbd (install librbd1): " + e.getMessage(), e);
+        }
+    }
+
+    /** Whether the libraries load here (tests that need a cluster say so when they do not). */
+    public static boolean available() {
+        try {
+            rbd();
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** A negated errno from librados or librbd, in words. */
+    static String describe(long result) {
+        int errno = (int) -result;
+        try {
+            return LinuxIo.libc().strerror(errno) + " (errno " + errno + ")";
+        } catch (IOException e) {
+            return "errno " + errno;
+        }
+    }
+
+    /** An {@link IOException} for {@code result}, a negated errno; one the cluster may recover from is {@link Unavailable}. */
+    static IOException error(String what, long result) {
+        String text = what + ": " + describe(result);
+        return -result == ETIMEDOUT ? new Unavailable(text) : new IOException(text);
+    }
+
+    /** The address a {@link PointerByReference} was given, 0 if none. */
+    static long address(PointerByReference ref) {
+        Pointer p = ref.getValue();
+        return p == null ? 0 : p.address();
+    }
+
+    /** Native memory of {@code bytes} bytes, zeroed, freed when unreachable. */
+    static Pointer memory(int bytes) {
+        return Memory.allocateDirect(Runtime.getSystemRuntime(), bytes, true);
+    }
+
+    /**
+     * Storage that cannot be reached now and may be later (the cluster's operation timed out):
+     * hosts get Namespace Not Ready without Do Not Retry, and retry.
+     */
+    public static final class Unavailable extends IOException {
+        public Unavailable(String message) {
+            super(message);
+        }
+    }
+}

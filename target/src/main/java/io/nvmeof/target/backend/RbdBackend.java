@@ -1,0 +1,227 @@
+package io.nvmeof.target.backend;
+
+import io.netty.util.internal.PlatformDependent;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.UUID;
+import jnr.ffi.Pointer;
+import jnr.ffi.byref.PointerByReference;
+
+/**
+ * A Ceph RBD image as a namespace, through librbd: reads, writes, Write Zeroes, deallocate (RBD
+ * discard), flush and resize are librbd's own calls. Its identity comes from the image's id, so
+ * every gateway that serves the image gives hosts the same NGUID and UUID. The blocking calls
+ * here serve the I/O threads.
+ */
+public final class RbdBackend extends AbstractBackend {
+    private final RbdCluster cluster;
+    private final String pool;
+    private final String name;
+    private final long image;
+    private final boolean readOnly;
+    private final UUID identity;
+    private volatile boolean closed;
+    /** Asynchronous I/O for the event loops, made on first use (null: not yet, or refused). */
+    private RbdAio aio;
+    private boolean aioRefused;
+
+    private RbdBackend(RbdCluster cluster, String pool, String name, long image, int blockSize, boolean readOnly,
+                       UUID identity, long size) {
+        super("rbd", size, blockSize);
+        this.cluster = cluster;
+        this.pool = pool;
+        this.name = name;
+        this.image = image;
+        this.readOnly = readOnly;
+        this.identity = identity;
+    }
+
+    /**
+     * Opens image {@code name} of {@code pool} through {@code cluster} (this backend holds that
+     * reference from now on, and gives it up on a failure too). {@code blockSize} 0 is 512, as
+     * SPDK's bdev_rbd and Ceph's gateway have it.
+     */
+    public static RbdBackend open(RbdCluster cluster, String pool, String name, int blockSize, boolean readOnly)
+            throws IOException {
+        long image = 0;
+        try {
+            Rbd.LibRbd r = Rbd.rbd();
+            long io = cluster.pool(pool);
+            PointerByReference ref = new PointerByReference();
+            int rc = r.rbd_open(io, name, ref, null);
+            if (rc < 0) {
+                throw Rbd.error("rbd:" + pool + "/" + name + " on " + cluster.describe(), rc);
+            }
+            image = Rbd.address(ref);
+            int bs = blockSize == 0 ? 512 : blockSize;
+            long[] sz = new long[1];
+            rc = r.rbd_get_size(image, sz);
+            if (rc < 0) {
+                throw Rbd.error("rbd:" + pool + "/" + name + ": size", rc);
+            }
+            Pointer id = Rbd.memory(64);
+            rc = r.rbd_get_id(image, id, 64);
+            if (rc < 0) {
+                throw Rbd.error("rbd:" + pool + "/" + name + ": id", rc);
+            }
+            String imageId = id.getString(0, 64, StandardCharsets.US_ASCII);
+            // the pool by name and the image by id: the same namespace identity from every gateway
+            UUID identity = UUID.nameUUIDFromBytes(("rbd:" + pool + "/" + imageId).getBytes(StandardCharsets.UTF_8));
+            return new RbdBackend(cluster, pool, name, image, bs, readOnly, identity, sz[0] / bs * bs);
+        } catch (IOException | RuntimeException e) {
+            if (image != 0) {
+                Rbd.rbd().rbd_close(image);
+            }
+            cluster.close();
+            throw e;
+        }
+    }
+
+    /**
+     * The image's asynchronous I/O, made on first use: an eventfd librbd writes as completions
+     * wait. Null where it cannot be had (then the I/O threads serve every command).
+     */
+    public synchronized RbdAio aio() {
+        if (aio != null || aioRefused || closed) {
+            return aio;
+        }
+        try {
+            LinuxIo.LibC c = LinuxIo.libc();
+            int fd = c.eventfd(0, LinuxIo.EFD_NONBLOCK | LinuxIo.EFD_CLOEXEC);
+            if (fd < 0) {
+                throw LinuxIo.error("eventfd");
+            }
+            try {
+                aio = new RbdAio(Rbd.rbd(), image, fd);
+            } catch (IOException | RuntimeException e) {
+                c.close(fd);
+                throw e;
+            }
+        } catch (IOException | RuntimeException | LinkageError e) {
+            aioRefused = true;
+            System.getLogger(RbdBackend.class.getName()).log(System.Logger.Level.WARNING,
+                    "{0}: the I/O threads serve it: no asynchronous librbd I/O ({1})", describe(), e.getMessage());
+        }
+        return aio;
+    }
+
+    @Override
+    public boolean blocking() {
+        return true;
+    }
+
+    @Override
+    public UUID identity() {
+        return identity;
+    }
+
+    @Override
+    public void read(long offset, ByteBuffer dst) throws IOException {
+        int n = dst.remaining();
+        if (!dst.isDirect()) {
+            ByteBuffer d = ByteBuffer.allocateDirect(n);
+            read(offset, d);
+            dst.put(d.flip());
+            return;
+        }
+        long rc = Rbd.rbd().rbd_read(open(), offset, n, PlatformDependent.directBufferAddress(dst) + dst.position());
+        if (rc < 0) {
+            throw Rbd.error(describe() + ": read at " + offset, rc);
+        }
+        if (rc < n) { // past the end of a shrunk image: zeroes
+            fillZeros(dst, dst.position() + (int) rc, dst.limit());
+        }
+        dst.position(dst.limit());
+    }
+
+    @Override
+    public void write(long offset, ByteBuffer src) throws IOException {
+        int n = src.remaining();
+        if (!src.isDirect()) {
+            ByteBuffer d = ByteBuffer.allocateDirect(n).put(src.duplicate()).flip();
+            write(offset, d);
+            src.position(src.limit());
+            return;
+        }
+        long rc = Rbd.rbd().rbd_write(open(), offset, n, PlatformDependent.directBufferAddress(src) + src.position());
+        if (rc < 0) {
+            throw Rbd.error(describe() + ": write at " + offset, rc);
+        }
+        if (rc != n) {
+            throw new IOException(describe() + ": a write at " + offset + " moved " + rc + " of " + n + " bytes");
+        }
+        src.position(src.limit());
+    }
+
+    @Override
+    public void writeZeroes(long offset, long length) throws IOException {
+        long rc = Rbd.rbd().rbd_write_zeroes(open(), offset, length, 0, 0);
+        if (rc < 0) {
+            throw Rbd.error(describe() + ": write zeroes at " + offset, rc);
+        }
+    }
+
+    @Override
+    public void deallocate(long offset, long length) throws IOException {
+        int rc = Rbd.rbd().rbd_discard(open(), offset, length);
+        if (rc < 0) {
+            throw Rbd.error(describe() + ": discard at " + offset, rc);
+        }
+    }
+
+    @Override
+    public void flush() throws IOException {
+        int rc = Rbd.rbd().rbd_flush(open());
+        if (rc < 0) {
+            throw Rbd.error(describe() + ": flush", rc);
+        }
+    }
+
+    @Override
+    public long storageSize() throws IOException {
+        long[] sz = new long[1];
+        int rc = Rbd.rbd().rbd_get_size(open(), sz);
+        if (rc < 0) {
+            throw Rbd.error(describe() + ": size", rc);
+        }
+        return sz[0] / blockSize * blockSize;
+    }
+
+    @Override
+    public void resize(long newSize) throws IOException {
+        int rc = Rbd.rbd().rbd_resize(open(), newSize);
+        if (rc < 0) {
+            throw Rbd.error(describe() + ": resize to " + newSize, rc);
+        }
+        size = newSize;
+    }
+
+    private long open() throws IOException {
+        if (closed) {
+            throw new java.nio.channels.ClosedChannelException();
+        }
+        return image;
+    }
+
+    @Override
+    public String describe() {
+        return "rbd:" + pool + "/" + name;
+    }
+
+    @Override
+    public synchronized void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            Rbd.rbd().rbd_close(image);
+            if (aio != null) {
+                aio.close(); // after the image: librbd writes the eventfd no more
+            }
+        } finally {
+            cluster.close();
+        }
+    }
+}

@@ -1,0 +1,165 @@
+package io.nvmeof.target.backend;
+
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+import jnr.ffi.byref.PointerByReference;
+
+/**
+ * A connection to a Ceph cluster (a {@code rados_t}), shared by every RBD namespace that names
+ * the same configuration file and client, and its pools' I/O contexts. {@link #connect} gives a
+ * counted reference: the connection ends when the last namespace that uses it closes.
+ */
+public final class RbdCluster implements AutoCloseable {
+    /** What names a connection: the configuration file (null: librados' default search) and the client id. */
+    public record Key(String conf, String id) {
+    }
+
+    private static final Map<Key, RbdCluster> OPEN = new HashMap<>();
+    /**
+     * The timeouts new connections get: the target's settings {@code rbd_connect_timeout_ms} and
+     * {@code rbd_op_timeout_ms} (librados' are per connection, and a connection is per process).
+     */
+    static volatile long connectTimeoutMs = 30_000;
+    static volatile long opTimeoutMs = 20_000;
+
+    /** Sets the timeouts of connections made from now on. */
+    public static void timeouts(long connectMs, long opMs) {
+        connectTimeoutMs = connectMs;
+        opTimeoutMs = opMs;
+    }
+
+    private final Key key;
+    private final long handle;
+    private final Map<String, Long> pools = new HashMap<>();
+    /** References, guarded by {@code RbdCluster.class}. */
+    private int references;
+
+    private RbdCluster(Key key, long handle) {
+        this.key = key;
+        this.handle = handle;
+    }
+
+    /**
+     * The connection for {@code key}, made now if there is none: its configuration file read, the
+     * timeouts set (milliseconds, whole seconds as librados takes them), and connected, which
+     * takes at most {@code connectTimeoutMs}. Blocks: never on an event loop.
+     */
+    public static RbdCluster connect(Key key, long connectTimeoutMs, long opTimeoutMs) throws IOException {
+        synchronized (RbdCluster.class) {
+            RbdCluster c = OPEN.get(key);
+            if (c != null) {
+                c.references++;
+                return c;
+            }
+        }
+        // connecting may take up to the timeout: outside the lock, so another cluster is not held up
+        RbdCluster made = open(key, connectTimeoutMs, opTimeoutMs);
+        synchronized (RbdCluster.class) {
+            RbdCluster c = OPEN.get(key);
+            if (c != null) { // another connected meanwhile: use that one
+                c.references++;
+                made.shutdown();
+                return c;
+            }
+            made.references = 1;
+            OPEN.put(key, made);
+            return made;
+        }
+    }
+
+    private static RbdCluster open(Key key, long connectTimeoutMs, long opTimeoutMs) throws IOException {
+        Rbd.LibRados r = Rbd.rados();
+        PointerByReference ref = new PointerByReference();
+        String who = "Ceph cluster " + (key.conf() == null ? "(default configuration)" : key.conf()) + " as client."
+                + (key.id() == null ? "admin" : key.id());
+        int rc = r.rados_create2(ref, "ceph", "client." + (key.id() == null ? "admin" : key.id()), 0);
+        if (rc < 0) {
+            throw Rbd.error(who + ": rados_create2", rc);
+        }
+        long h = Rbd.address(ref);
+        RbdCluster c = new RbdCluster(key, h);
+        try {
+            rc = r.rados_conf_read_file(h, key.conf());
+            if (rc < 0) {
+                throw Rbd.error(who + ": reading " + (key.conf() == null ? "the default configuration" : key.conf()), rc);
+            }
+            set(r, h, who, "client_mount_timeout", seconds(connectTimeoutMs));
+            set(r, h, who, "rados_mon_op_timeout", seconds(opTimeoutMs));
+            set(r, h, who, "rados_osd_op_timeout", seconds(opTimeoutMs));
+            // librados logs to stderr and files only where the operator's configuration says
+            rc = r.rados_connect(h);
+            if (rc < 0) {
+                throw Rbd.error(who + ": cannot connect within " + seconds(connectTimeoutMs) + " s", rc);
+            }
+            return c;
+        } catch (IOException | RuntimeException e) {
+            c.shutdown();
+            throw e;
+        }
+    }
+
+    private static String seconds(long ms) {
+        return Long.toString(Math.max(1, (ms + 999) / 1000));
+    }
+
+    private static void set(Rbd.LibRados r, long h, String who, String option, String value) throws IOException {
+        int rc = r.rados_conf_set(h, option, value);
+        if (rc < 0) {
+            throw Rbd.error(who + ": setting " + option, rc);
+        }
+    }
+
+    public Key key() {
+        return key;
+    }
+
+    /** The I/O context of {@code pool}, made on first use and kept while the connection lasts. */
+    public synchronized long pool(String pool) throws IOException {
+        Long io = pools.get(pool);
+        if (io != null) {
+            return io;
+        }
+        PointerByReference ref = new PointerByReference();
+        int rc = Rbd.rados().rados_ioctx_create(handle, pool, ref);
+        if (rc < 0) {
+            throw Rbd.error("pool " + pool + " of " + describe(), rc);
+        }
+        long h = Rbd.address(ref);
+        pools.put(pool, h);
+        return h;
+    }
+
+    /** For messages: the configuration file and client. */
+    public String describe() {
+        return (key.conf() == null ? "the default Ceph configuration" : key.conf()) + " (client."
+                + (key.id() == null ? "admin" : key.id()) + ")";
+    }
+
+    /** Gives up this reference; the last one ends the connection. */
+    @Override
+    public void close() {
+        synchronized (RbdCluster.class) {
+            if (--references > 0) {
+                return;
+            }
+            OPEN.remove(key);
+        }
+        shutdown();
+    }
+
+    private void shutdown() {
+        try {
+            Rbd.LibRados r = Rbd.rados();
+            synchronized (this) {
+                for (long io : pools.values()) {
+                    r.rados_ioctx_destroy(io);
+                }
+                pools.clear();
+            }
+            r.rados_shutdown(handle);
+        } catch (IOException e) {
+            // not reached: the libraries were loaded to make the handle
+        }
+    }
+}

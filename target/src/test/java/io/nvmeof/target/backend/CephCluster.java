@@ -1,0 +1,134 @@
+package io.nvmeof.target.backend;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * A throwaway one-node Ceph cluster for tests ({@code test/ceph/ceph-cluster.sh}: a monitor on
+ * 127.0.0.1, one memstore OSD, pool {@code rbd}), its files in a directory of the test's. Where
+ * Ceph's packages are missing the test is skipped, saying so; {@code .ci/run} installs them.
+ */
+public final class CephCluster implements AutoCloseable {
+    /** The repository's root, from a module's directory. */
+    private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+    private final Path dir;
+    private final Path conf;
+
+    private CephCluster(Path dir) {
+        this.dir = dir;
+        this.conf = dir.resolve("ceph.conf");
+    }
+
+    /** Whether this machine has what a cluster needs. */
+    public static boolean available() {
+        return Files.isExecutable(Path.of("/usr/bin/ceph-mon")) && Files.isExecutable(Path.of("/usr/bin/ceph-osd"))
+                && Files.isExecutable(Path.of("/usr/bin/rbd")) && Rbd.available();
+    }
+
+    /** Starts one in {@code dir} (which must not exist or be empty); skips the test where it cannot be. */
+    public static CephCluster start(Path dir) throws IOException, InterruptedException {
+        Assumptions.assumeTrue(available(), "skipped: Ceph's packages (ceph-mon ceph-osd ceph-common librbd1) are not"
+                + " installed; .ci/run installs them");
+        CephCluster c = new CephCluster(dir);
+        Run r = run(180, "bash", ROOT.resolve("test/ceph/ceph-cluster.sh").toString(), "start", dir.toString());
+        if (r.exit != 0) {
+            run(60, "bash", ROOT.resolve("test/ceph/ceph-cluster.sh").toString(), "stop", dir.toString());
+            throw new IOException("the Ceph cluster did not start (exit " + r.exit + "):\n" + r.output);
+        }
+        return c;
+    }
+
+    /** Its configuration file, which names its monitor and keyring. */
+    public Path conf() {
+        return conf;
+    }
+
+    /** Runs {@code rbd ARGS...} against it; its output, or an exception with it. */
+    public String rbd(String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of("rbd", "--conf", conf.toString()));
+        cmd.addAll(List.of(args));
+        Run r = run(120, cmd.toArray(String[]::new));
+        if (r.exit != 0) {
+            throw new IOException(String.join(" ", cmd) + " failed (exit " + r.exit + "): " + r.output);
+        }
+        return r.output;
+    }
+
+    /** Stops its daemons and (the test's) leaves its directory. */
+    @Override
+    public void close() throws IOException, InterruptedException {
+        run(60, "bash", ROOT.resolve("test/ceph/ceph-cluster.sh").toString(), "stop", dir.toString());
+    }
+
+    /**
+     * A cluster for a test class ({@code @RegisterExtension static final CephCluster.PerClass}):
+     * started in a temporary directory before its first test, stopped and removed after its last.
+     */
+    public static final class PerClass implements BeforeAllCallback, AfterAllCallback {
+        private Path dir;
+        private CephCluster cluster;
+
+        /** The running cluster. */
+        public CephCluster get() {
+            return cluster;
+        }
+
+        /** A directory of the test class's, beside the cluster's own. */
+        public Path dir() {
+            return dir;
+        }
+
+        @Override
+        public void beforeAll(ExtensionContext context) throws Exception {
+            dir = Files.createTempDirectory("ceph-test");
+            cluster = start(dir.resolve("ceph"));
+        }
+
+        @Override
+        public void afterAll(ExtensionContext context) throws Exception {
+            try {
+                if (cluster != null) {
+                    cluster.close();
+                }
+            } finally {
+                if (dir != null) {
+                    try (var files = Files.walk(dir)) {
+                        files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                    }
+                }
+            }
+        }
+    }
+
+    private record Run(int exit, String output) {
+    }
+
+    private static Run run(int seconds, String... cmd) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        byte[][] out = new byte[1][];
+        Thread reader = new Thread(() -> {
+            try {
+                out[0] = p.getInputStream().readAllBytes();
+            } catch (IOException e) {
+                out[0] = new byte[0];
+            }
+        });
+        reader.start();
+        if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            reader.join(5000);
+            return new Run(-1, "timed out after " + seconds + " s: " + String.join(" ", cmd));
+        }
+        reader.join(5000);
+        return new Run(p.exitValue(), out[0] == null ? "" : new String(out[0], StandardCharsets.UTF_8));
+    }
+}
