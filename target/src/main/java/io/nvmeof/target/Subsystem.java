@@ -145,6 +145,34 @@ public final class Subsystem implements AutoCloseable {
             throw new IllegalArgumentException("subsystem " + nqn + " already has nsid " + Integer.toUnsignedString(ns.nsid()));
         }
         notifyNamespaceChanged(ns);
+        try {
+            ns.backend().watchStorageSize(() -> storageResized(ns));
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "{0}: namespace {1}: a resize of its storage by others is found only"
+                    + " at the next reload: {2}", nqn, Integer.toUnsignedString(ns.nsid()), e.getMessage());
+        }
+    }
+
+    /**
+     * Namespace {@code ns}'s storage may have changed size under it (resized by others): it takes
+     * the storage's size in place, and its hosts are told.
+     */
+    private void storageResized(Namespace ns) {
+        if (namespaces.get(ns.nsid()) != ns) {
+            return; // removed or replaced meanwhile
+        }
+        try {
+            long now = ns.backend().size();
+            long want = ns.backend().storageSize();
+            if (want != now && want > 0) {
+                resize(ns.nsid(), want);
+                LOG.log(System.Logger.Level.INFO, "{0}: namespace {1}: its storage was resized by others; now {2} bytes"
+                        + " (was {3})", nqn, Integer.toUnsignedString(ns.nsid()), want, now);
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "{0}: namespace {1}: cannot take its storage''s new size: {2}", nqn,
+                    Integer.toUnsignedString(ns.nsid()), e.getMessage());
+        }
     }
 
     /** A namespace came or went: the controllers of the hosts that see it are told. */

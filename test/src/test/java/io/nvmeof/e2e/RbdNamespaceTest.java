@@ -98,4 +98,197 @@ class RbdNamespaceTest {
             t.assertNoLeaks();
         }
     }
+
+    /**
+     * A resize by the management API ({@code nvmeof ns resize}, which resizes the image) and one by
+     * Ceph's own {@code rbd resize} both reach a connected host: its namespace's size follows, by
+     * the namespace attribute notice, while it writes.
+     */
+    @Test
+    void resizesByTheApiAndByRbdReachAConnectedHost() throws Exception {
+        CEPH.get().rbd("create", "--size", "16M", "rbd/r");
+        Path work = Files.createDirectories(CEPH.dir().resolve("r"));
+        Path config = work.resolve("target.json");
+        Files.writeString(config, """
+                {"rbd_clusters": [{"name": "main", "conf": "%s"}],
+                 "ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": ["%s"]}],
+                 "subsystems": [{"nqn": "%s", "namespaces": [
+                     {"nsid": 1, "backend": "rbd", "cluster": "main", "pool": "rbd", "image": "r"}]}]}
+                """.formatted(CEPH.get().conf(), NQN, NQN));
+        String socket = work.resolve("rpc.sock").toString();
+        try (TargetProcess t = TargetProcess.start(Fabric.TCP, work, "--config", config.toString(), "--rpc-socket", socket,
+                "--state-dir", work.resolve("state").toString());
+             Controller c = Nvmeof.connect(t.uri(NQN), ConnectOptions.defaults().ioQueues(1)
+                     .controllerLossTimeout(Duration.ZERO))) {
+            t.await("the management API", () -> t.out().contains("management API on"));
+            BlockDevice d = c.namespace(1);
+            assertEquals(16 << 20, d.size());
+            TargetProcess.Run r = TargetProcess.cli(60, "ns", "resize", "--socket", socket, "--subsystem", NQN, "--nsid", "1",
+                    "--size", "64M");
+            assertEquals(0, r.exit(), r.out() + r.err());
+            org.awaitility.Awaitility.await("the host sees the API's resize").atMost(Duration.ofSeconds(20))
+                    .until(() -> d.size() == 64 << 20);
+            assertTrue(CEPH.get().rbd("info", "rbd/r").contains("64 MiB"), "the image itself grew");
+            d.write((64 << 20) - 4096, ByteBuffer.allocateDirect(4096));
+            r = TargetProcess.cli(60, "ns", "resize", "--socket", socket, "--subsystem", NQN, "--nsid", "1", "--size", "32M");
+            assertTrue(r.exit() != 0 && (r.out() + r.err()).contains("shrink"), r.out() + r.err());
+            CEPH.get().rbd("resize", "--size", "96M", "rbd/r");
+            org.awaitility.Awaitility.await("the host sees rbd resize").atMost(Duration.ofSeconds(20))
+                    .until(() -> d.size() == 96 << 20);
+            assertTrue(t.err().contains("resized by others"), t.err());
+            int exit = t.stop();
+            assertEquals(0, exit, t.out() + t.err());
+        }
+    }
+
+    /**
+     * The cluster out of reach (its OSD frozen) under I/O: a command librados gives up on (here
+     * after rbd_op_timeout_ms of 3 s) ends in Namespace Not Ready without Do Not Retry, well within
+     * a host's 30 s I/O timeout, and the target stays up; the cluster back, I/O goes on with no
+     * restart, and what was written before reads back.
+     */
+    @Test
+    void aClusterOutOfReachIsNamespaceNotReadyAndIoResumes() throws Exception {
+        CEPH.get().rbd("create", "--size", "8M", "rbd/f");
+        Path work = Files.createDirectories(CEPH.dir().resolve("f"));
+        try (TargetProcess t = TargetProcess.start(Fabric.TCP, work, "--listen", "tcp://127.0.0.1:0", "--subsystem", NQN,
+                "--namespace", "rbd:rbd/f,conf=" + CEPH.get().conf(), "--rbd-op-timeout-ms", "3000");
+             Controller c = Nvmeof.connect(t.uri(NQN), ConnectOptions.defaults().ioQueues(1)
+                     .controllerLossTimeout(Duration.ZERO))) {
+            BlockDevice d = c.namespace(1);
+            byte[] data = new byte[4096];
+            new Random(3).nextBytes(data);
+            d.write(0, ByteBuffer.allocateDirect(4096).put(data).flip());
+            CEPH.get().pauseOsd();
+            try {
+                long start = System.nanoTime();
+                io.nvmeof.initiator.NvmeStatusException e = org.junit.jupiter.api.Assertions.assertThrows(
+                        io.nvmeof.initiator.NvmeStatusException.class,
+                        () -> d.write(4096, ByteBuffer.allocateDirect(4096)));
+                long ms = (System.nanoTime() - start) / 1_000_000;
+                assertEquals(io.nvmeof.protocol.Status.NAMESPACE_NOT_READY.sc(), e.status().sc(), e.getMessage());
+                assertTrue(!e.status().dnr(), "without Do Not Retry: " + e.status());
+                assertTrue(ms < 25_000, "answered after " + ms + " ms, within a host's 30 s I/O timeout");
+                System.out.println("cluster out of reach: Namespace Not Ready after " + ms + " ms");
+            } finally {
+                CEPH.get().resumeOsd();
+            }
+            org.awaitility.Awaitility.await("I/O resumes").atMost(Duration.ofSeconds(60)).ignoreExceptions()
+                    .until(() -> {
+                        d.write(8192, ByteBuffer.allocateDirect(4096));
+                        return true;
+                    });
+            ByteBuffer back = ByteBuffer.allocateDirect(4096);
+            d.read(0, back);
+            byte[] got = new byte[4096];
+            back.flip().get(got);
+            assertArrayEquals(data, got, "written before the outage, read after it");
+            int exit = t.stop();
+            assertEquals(0, exit, t.out() + t.err());
+        }
+    }
+
+    /**
+     * Two of our targets, separate processes, serve one image in one subsystem ({@code gateways:
+     * true}, disjoint controller IDs): hosts write through both, interleaved, and the image's
+     * exclusive lock passes between them as librbd's cooperative locking has it; each reads what
+     * the other wrote (no client cache), and {@code rbd export} holds every write.
+     */
+    @Test
+    void twoTargetsWriteOneImageUnderItsCooperativeLock() throws Exception {
+        CEPH.get().rbd("create", "--size", "8M", "rbd/g");
+        byte[] expected = new byte[8 << 20];
+        TargetProcess[] targets = new TargetProcess[2];
+        Controller[] hosts = new Controller[2];
+        try {
+            for (int g = 0; g < 2; g++) {
+                Path work = Files.createDirectories(CEPH.dir().resolve("g" + g));
+                Path config = work.resolve("target.json");
+                Files.writeString(config, """
+                        {"rbd_clusters": [{"name": "main", "conf": "%s"}],
+                         "ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": ["%s"]}],
+                         "subsystems": [{"nqn": "%s", "serial": "rbdgw", "gateways": true, "cntlid_min": %d,
+                           "cntlid_max": %d, "namespaces": [
+                             {"nsid": 1, "backend": "rbd", "cluster": "main", "pool": "rbd", "image": "g"}]}]}
+                        """.formatted(CEPH.get().conf(), NQN, NQN, 1 + g * 1000, 999 + g * 1000));
+                targets[g] = TargetProcess.start(Fabric.TCP, work, "--config", config.toString());
+                hosts[g] = Nvmeof.connect(targets[g].uri(NQN), ConnectOptions.defaults().ioQueues(1)
+                        .controllerLossTimeout(Duration.ZERO));
+            }
+            assertArrayEquals(hosts[0].identifyNamespace(1).nguid(), hosts[1].identifyNamespace(1).nguid(),
+                    "both gateways give the image's identity");
+            Random random = new Random(17);
+            ByteBuffer b = ByteBuffer.allocateDirect(16 << 10);
+            for (int i = 0; i < 40; i++) {
+                int g = i % 2;
+                long at = (long) random.nextInt((8 << 20) / 4096 - 4) * 4096;
+                byte[] data = new byte[16 << 10];
+                random.nextBytes(data);
+                System.arraycopy(data, 0, expected, (int) at, data.length);
+                hosts[g].namespace(1).write(at, b.clear().put(data).flip());
+                // the other gateway reads it at once
+                ByteBuffer back = ByteBuffer.allocateDirect(16 << 10);
+                hosts[1 - g].namespace(1).read(at, back);
+                byte[] got = new byte[16 << 10];
+                back.flip().get(got);
+                assertArrayEquals(data, got, "gateway " + (1 - g) + " reads what gateway " + g + " wrote (write " + i + ")");
+            }
+        } finally {
+            for (int g = 0; g < 2; g++) {
+                if (hosts[g] != null) {
+                    hosts[g].close();
+                }
+                if (targets[g] != null) {
+                    int exit = targets[g].stop();
+                    assertEquals(0, exit, targets[g].out() + targets[g].err());
+                }
+            }
+        }
+        Path out = CEPH.dir().resolve("g.export");
+        CEPH.get().rbd("export", "rbd/g", out.toString());
+        assertArrayEquals(expected, Files.readAllBytes(out), "rbd export holds every write of both gateways");
+    }
+
+    /**
+     * The management API adds an RBD namespace by a configured cluster's name, never a
+     * configuration file or client of the caller's, and creates its image only in a pool the
+     * configuration lists as creatable.
+     */
+    @Test
+    void theApiCreatesImagesOnlyInCreatablePoolsOfConfiguredClusters() throws Exception {
+        Path work = Files.createDirectories(CEPH.dir().resolve("m"));
+        Path config = work.resolve("target.json");
+        Files.writeString(config, """
+                {"rbd_clusters": [{"name": "main", "conf": "%s", "creatable_pools": ["rbd"]}],
+                 "ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": ["%s"]}],
+                 "subsystems": [{"nqn": "%s", "namespaces": []}]}
+                """.formatted(CEPH.get().conf(), NQN, NQN));
+        String socket = work.resolve("rpc.sock").toString();
+        try (TargetProcess t = TargetProcess.start(Fabric.TCP, work, "--config", config.toString(), "--rpc-socket", socket,
+                "--state-dir", work.resolve("state").toString())) {
+            t.await("the management API", () -> t.out().contains("management API on"));
+            String add = "{\"nqn\": \"" + NQN + "\", \"backend\": \"rbd\", \"cluster\": \"main\", \"pool\": \"rbd\","
+                    + " \"image\": \"made\", \"create\": true, \"size\": \"16M\"%s}";
+            String[][] refused = {
+                {add.formatted(", \"conf\": \"/tmp/evil.conf\""), "conf"},
+                {add.formatted("").replace("\"cluster\": \"main\"", "\"cluster\": \"other\""), "params.cluster"},
+                {add.formatted("").replace("\"pool\": \"rbd\"", "\"pool\": \"volumes\""), "params.pool"},
+            };
+            for (String[] r : refused) {
+                TargetProcess.Run run = TargetProcess.cli(60, "rpc", "--socket", socket, "add_namespace", r[0]);
+                assertTrue(run.exit() != 0 && (run.out() + run.err()).contains(r[1]), r[0] + ": " + run.out() + run.err());
+            }
+            TargetProcess.Run run = TargetProcess.cli(60, "rpc", "--socket", socket, "add_namespace", add.formatted(""));
+            assertEquals(0, run.exit(), run.out() + run.err());
+            assertTrue(CEPH.get().rbd("info", "rbd/made").contains("16 MiB"), "the image was made");
+            run = TargetProcess.cli(60, "rpc", "--socket", socket, "add_namespace", add.formatted(", \"nsid\": 2"));
+            assertTrue(run.exit() != 0 && (run.out() + run.err()).contains("params.image"), run.out() + run.err());
+            try (Controller c = Nvmeof.connect(t.uri(NQN), ConnectOptions.defaults().ioQueues(1)
+                    .controllerLossTimeout(Duration.ZERO))) {
+                assertEquals(16 << 20, c.namespace(1).size());
+            }
+            int exit = t.stop();
+            assertEquals(0, exit, t.out() + t.err());
+        }
+    }
 }

@@ -356,7 +356,7 @@ public final class Schemas {
             if (n.backend().equals("ram") || n.backend().equals("null")) {
                 throw new ConfigException(nat + ".backend", "a " + n.backend() + " namespace cannot be shared by gateways");
             }
-            if (n.uuid() == null) {
+            if (n.uuid() == null && !n.backend().equals("rbd")) { // an image's identity is its own
                 LOG.log(System.Logger.Level.WARNING, "{0}.uuid is not set: derived from the NQN and NSID, which every"
                         + " nvmeof-java gateway does alike, but another stack serving the same namespace would not", nat);
             }

@@ -75,7 +75,9 @@ public final class Management {
                 + " come by add_namespace)", this::createSubsystem);
         add("delete_subsystem", "{nqn}: its controllers end; ports stop listing it", this::deleteSubsystem);
         add("add_namespace", braces(ADD_NAMESPACE) + ": a namespace, as the configuration's (nsid: the next free one"
-                + " unless given; path: under management.allowed_paths); it persists", this::addNamespace);
+                + " unless given; path: under management.allowed_paths; rbd: a cluster of rbd_clusters by name, and with"
+                + " create: true and a size the image is made, in a pool of that cluster's creatable_pools only); it"
+                + " persists", this::addNamespace);
         add("remove_namespace", "{nqn, nsid}", this::removeNamespace);
         add("set_qos", "{nqn, nsid} or {host}, and " + String.join(", ", Schemas.QOS.keys())
                 + " (0: none): a namespace's or a host's rate limits, at once; it persists", this::setQos);
@@ -107,10 +109,17 @@ public final class Management {
 
     /** What create_subsystem, add_namespace and set_qos take: the schema's fields, and what names the object. */
     private static final List<String> CREATE_SUBSYSTEM = params(List.of(), Schemas.SUBSYSTEM, "namespaces");
-    private static final List<String> ADD_NAMESPACE = params(List.of("nqn"), Schemas.NAMESPACE);
+    private static final List<String> ADD_NAMESPACE = plus(params(List.of("nqn"), Schemas.NAMESPACE), "create");
     private static final List<String> SET_QOS = params(List.of("nqn", "nsid", "host"), Schemas.QOS);
     private static final List<String> ADD_PORT = params(List.of(), Schemas.PORT);
     private static final List<String> SET_ANA_STATE = params(List.of("portid"), Schemas.ANA_GROUP);
+
+    /** {@code names} and {@code more}. */
+    private static List<String> plus(List<String> names, String... more) {
+        List<String> l = new ArrayList<>(names);
+        l.addAll(List.of(more));
+        return List.copyOf(l);
+    }
 
     /** {@code first}, then the keys of {@code schema} but {@code except}. */
     private static List<String> params(List<String> first, ObjectSchema<?> schema, String... except) {
@@ -299,6 +308,12 @@ public final class Management {
                 throw new ParamException("path", e.getMessage());
             }
         }
+        if (p.path("create").asBoolean(false)) {
+            createImage(ns);
+        } else if (p.has("create") && !p.get("create").isBoolean()) {
+            throw new ParamException("create", "must be true or false");
+        }
+        ns.remove("create");
         long ramSize = "ram".equals(p.path("backend").asText()) && p.has("size") ? size(p) : 0;
         return changes(daemon.change((state, current) -> {
             RamBudget.check(daemon.target(), ramSize, "size"); // under the daemon's lock: calls at once cannot overcommit
@@ -322,6 +337,49 @@ public final class Management {
             }
             kind(state, "namespaces").set(nqn + "#" + ns.get("nsid").asLong(), ns);
         }, who(c, "add_namespace " + nqn)));
+    }
+
+    /**
+     * Makes the RBD image {@code ns} names, of its {@code size} (taken out of {@code ns}: the image
+     * has it from then on), as Ceph's gateway does: only in a cluster of the configuration's, by
+     * its name, and in one of that cluster's creatable pools.
+     */
+    private void createImage(ObjectNode ns) throws IOException {
+        if (!"rbd".equals(ns.path("backend").asText())) {
+            throw new ParamException("create", "only an rbd namespace's image is created");
+        }
+        for (String f : List.of("cluster", "pool", "image", "size")) {
+            if (!ns.has(f)) {
+                throw new ParamException(f, "is missing: creating an image needs cluster, pool, image and size");
+            }
+        }
+        String cluster = text(ns, "cluster");
+        String pool = text(ns, "pool");
+        String image = text(ns, "image");
+        for (String f : List.of("cluster", "pool", "image")) {
+            try {
+                io.nvmeof.daemon.config.Codecs.CEPH_NAME.read(ns.get(f), "params." + f, Codec.Reading.NONE);
+            } catch (ConfigException e) {
+                throw new ParamException(f, e.getMessage().substring(e.field().length() + 2));
+            }
+        }
+        long size = size(ns);
+        TargetConfig.RbdClusterConfig c = daemon.configuration().rbdCluster(cluster);
+        if (c == null) {
+            throw new ParamException("cluster", cluster + " is not among the configuration's rbd_clusters");
+        }
+        if (!c.creatablePools().contains(pool)) {
+            throw new ParamException("pool", pool + " is not among " + cluster + "'s creatable_pools "
+                    + c.creatablePools() + ": images are created only there");
+        }
+        try {
+            io.nvmeof.target.backend.RbdImages.create(c.key(), pool, image, size);
+        } catch (io.nvmeof.target.backend.RbdImages.Exists e) {
+            throw new ParamException("image", e.getMessage());
+        }
+        ns.remove("size");
+        LOG.log(System.Logger.Level.INFO, "management API: created RBD image {0}/{1} of {2} bytes in cluster {3}", pool,
+                image, size, cluster);
     }
 
     private JsonNode removeNamespace(ObjectNode p, RpcServer.Caller c) throws IOException {
@@ -381,6 +439,24 @@ public final class Management {
         long nsid = p.get("nsid").asLong();
         long size = p.has("size") ? size(p) : 0;
         boolean shrink = p.path("shrink").asBoolean(false);
+        Namespace running = daemon.target().subsystem(nqn) == null ? null
+                : daemon.target().subsystem(nqn).namespace((int) nsid);
+        if (running != null && running.backend() instanceof io.nvmeof.target.backend.RbdBackend rbd) {
+            // the image is resized (as rbd resize would), then the namespace takes its new size in place
+            if (size == 0) {
+                throw new ParamException("size", "is missing: give the image's new size");
+            }
+            if (size < rbd.size() && !shrink) {
+                throw new ParamException("size", size + " is smaller than its " + rbd.size() + " bytes; shrinking loses"
+                        + " the data past the new end: give \"shrink\": true to shrink");
+            }
+            if (size % rbd.blockSize() != 0) {
+                throw new ParamException("size", size + " is not a multiple of its " + rbd.blockSize() + "-byte blocks");
+            }
+            rbd.resizeImage(size);
+            return changes(daemon.change((state, current) -> {
+            }, who(c, "resize_namespace " + nqn + " " + nsid)));
+        }
         return changes(daemon.change((state, current) -> {
             TargetConfig.NamespaceConfig n = subsystem(current, nqn).namespaces().stream()
                     .filter(x -> Integer.toUnsignedLong(x.nsid()) == nsid).findFirst()

@@ -78,6 +78,15 @@ public interface Backend extends AutoCloseable {
         return null;
     }
 
+    /**
+     * For storage that others can resize while it is served (an RBD image, by {@code rbd resize}):
+     * runs {@code changed}, on a thread of the backend's, whenever its size may have changed, until
+     * the backend closes. The default: nothing watches (a file's or device's new size is found at
+     * the next reload or change).
+     */
+    default void watchStorageSize(Runnable changed) throws IOException {
+    }
+
     /** Deallocates a range (Dataset Management, deallocate). Advisory: the default does nothing. */
     default void deallocate(long offset, long length) throws IOException {
     }

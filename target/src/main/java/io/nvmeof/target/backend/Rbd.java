@@ -43,7 +43,7 @@ public final class Rbd {
 
         int rbd_close(long image);
 
-        int rbd_create(long ioctx, String name, long size, PointerByReference order);
+        int rbd_create(long ioctx, String name, long size, jnr.ffi.byref.IntByReference order);
 
         int rbd_get_size(long image, long[] size);
 
@@ -89,6 +89,17 @@ public final class Rbd {
         int rbd_aio_flush(long image, long completion);
 
         String rbd_version(int[] major, int[] minor, int[] extra);
+
+        /** Calls {@code callback} (on a librbd thread) when the image's header changes: a resize among others. */
+        int rbd_update_watch(long image, long[] handle, UpdateCallback callback, long arg);
+
+        int rbd_update_unwatch(long image, long handle);
+    }
+
+    /** rbd_update_callback_t: {@code void (*)(void *arg)}. */
+    public interface UpdateCallback {
+        @jnr.ffi.annotations.Delegate
+        void updated(long arg);
     }
 
     /** EVENT_TYPE_EVENTFD of librbd.h. */

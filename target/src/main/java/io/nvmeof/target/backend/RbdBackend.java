@@ -22,6 +22,17 @@ public final class RbdBackend extends AbstractBackend {
     private final boolean readOnly;
     private final UUID identity;
     private volatile boolean closed;
+    /** Where {@link #watchStorageSize}'s callbacks run: librbd's thread only hands them over. */
+    private static final java.util.concurrent.Executor WATCHES = java.util.concurrent.Executors.newSingleThreadExecutor(
+            r -> {
+                Thread t = new Thread(r, "rbd-watch");
+                t.setDaemon(true);
+                return t;
+            });
+    /** The update watch's callback (held here: librbd keeps only its address) and handle. */
+    private Rbd.UpdateCallback watch;
+    private long watchHandle;
+
     /** Asynchronous I/O for the event loops, made on first use (null: not yet, or refused). */
     private RbdAio aio;
     private boolean aioRefused;
@@ -116,6 +127,34 @@ public final class RbdBackend extends AbstractBackend {
         return identity;
     }
 
+    /** librbd's update watch: a header change (a resize among others) runs {@code changed} on a thread of ours. */
+    @Override
+    public synchronized void watchStorageSize(Runnable changed) throws IOException {
+        if (watch != null || closed) {
+            return;
+        }
+        Rbd.UpdateCallback cb = arg -> WATCHES.execute(changed);
+        long[] handle = new long[1];
+        int rc = Rbd.rbd().rbd_update_watch(image, handle, cb, 0);
+        if (rc < 0) {
+            throw Rbd.error(describe() + ": update watch", rc);
+        }
+        watch = cb;
+        watchHandle = handle[0];
+    }
+
+    /**
+     * Changes the image's size to {@code bytes}, leaving this backend's until a rescan finds it (as
+     * {@code rbd resize} would): the management API's resize, after which the namespace is resized
+     * in place and its hosts told.
+     */
+    public void resizeImage(long bytes) throws IOException {
+        int rc = Rbd.rbd().rbd_resize(open(), bytes);
+        if (rc < 0) {
+            throw Rbd.error(describe() + ": resize to " + bytes, rc);
+        }
+    }
+
     @Override
     public void read(long offset, ByteBuffer dst) throws IOException {
         int n = dst.remaining();
@@ -190,9 +229,8 @@ public final class RbdBackend extends AbstractBackend {
 
     @Override
     public void resize(long newSize) throws IOException {
-        int rc = Rbd.rbd().rbd_resize(open(), newSize);
-        if (rc < 0) {
-            throw Rbd.error(describe() + ": resize to " + newSize, rc);
+        if (storageSize() != newSize) {
+            resizeImage(newSize);
         }
         size = newSize;
     }
@@ -216,6 +254,9 @@ public final class RbdBackend extends AbstractBackend {
         }
         closed = true;
         try {
+            if (watch != null) {
+                Rbd.rbd().rbd_update_unwatch(image, watchHandle);
+            }
             Rbd.rbd().rbd_close(image);
             if (aio != null) {
                 aio.close(); // after the image: librbd writes the eventfd no more

@@ -87,6 +87,9 @@ public final class RbdCluster implements AutoCloseable {
             set(r, h, who, "client_mount_timeout", seconds(connectTimeoutMs));
             set(r, h, who, "rados_mon_op_timeout", seconds(opTimeoutMs));
             set(r, h, who, "rados_osd_op_timeout", seconds(opTimeoutMs));
+            // no client-side cache: a write is on the cluster when it completes, so another gateway
+            // serving the image reads it, and a crash of this process loses nothing acknowledged
+            set(r, h, who, "rbd_cache", "false");
             // librados logs to stderr and files only where the operator's configuration says
             rc = r.rados_connect(h);
             if (rc < 0) {

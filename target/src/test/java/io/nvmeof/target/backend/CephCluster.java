@@ -63,6 +63,27 @@ public final class CephCluster implements AutoCloseable {
         return r.output;
     }
 
+    /**
+     * Freezes its OSD (SIGSTOP): the cluster stops answering I/O, as when it is out of reach, and
+     * its data stay (a memstore OSD that stopped would lose them). {@link #resumeOsd} thaws it.
+     */
+    public void pauseOsd() throws IOException, InterruptedException {
+        signalOsd("-STOP");
+    }
+
+    /** Thaws the OSD {@link #pauseOsd} froze. */
+    public void resumeOsd() throws IOException, InterruptedException {
+        signalOsd("-CONT");
+    }
+
+    private void signalOsd(String signal) throws IOException, InterruptedException {
+        String pid = Files.readString(dir.resolve("osd.0.pid")).trim();
+        Run r = run(10, "kill", signal, pid);
+        if (r.exit != 0) {
+            throw new IOException("kill " + signal + " " + pid + ": " + r.output);
+        }
+    }
+
     /** Stops its daemons and (the test's) leaves its directory. */
     @Override
     public void close() throws IOException, InterruptedException {
