@@ -23,6 +23,7 @@ import io.nvmeof.protocol.Status;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
+import io.nvmeof.target.backend.Backend;
 import io.nvmeof.target.backend.FileBackend;
 import io.nvmeof.target.backend.RamBackend;
 import java.io.IOException;
@@ -63,14 +64,30 @@ abstract class CommandSetSuite {
     void start() throws IOException {
         target = new Target();
         Subsystem s = new Subsystem(NQN, "CMD0001", "command set", "2.5");
-        s.addNamespace(new Namespace(NQN, 1, new RamBackend(8 << 20, 4096), false, null));
-        s.addNamespace(new Namespace(NQN, 2, FileBackend.open(dir.resolve("ns2.img"), 8 << 20, 4096, false), false, UUID2));
-        s.addNamespace(new Namespace(NQN, 3, new RamBackend(1 << 20, 4096), true, null));
-        s.addNamespace(new Namespace(NQN, 4, FileBackend.open(dir.resolve("ns4.img"), 8 << 20, 4096, false, true), false,
-                null));
+        s.addNamespace(new Namespace(NQN, 1, storage(1, 8 << 20), false, null));
+        s.addNamespace(new Namespace(NQN, 2, storage(2, 8 << 20), false, UUID2));
+        s.addNamespace(new Namespace(NQN, 3, storage(3, 1 << 20), true, null));
+        s.addNamespace(new Namespace(NQN, 4, storage(4, 8 << 20), false, null));
         target.addSubsystem(s);
         InetSocketAddress a = fabric().listen(target, new InetSocketAddress("127.0.0.1", 0));
         ctrl = Nvmeof.connect(fabric().uri(a.getPort(), NQN), ConnectOptions.defaults().ioQueues(2));
+    }
+
+    /**
+     * Namespace {@code nsid}'s storage, {@code bytes} large with 4 KiB blocks: 1 and 3 RAM, 2 a
+     * file, 4 a file with O_DIRECT (a run of the suite on other storage gives its own).
+     */
+    Backend storage(int nsid, long bytes) throws IOException {
+        return switch (nsid) {
+            case 2 -> FileBackend.open(dir.resolve("ns2.img"), bytes, 4096, false);
+            case 4 -> FileBackend.open(dir.resolve("ns4.img"), bytes, 4096, false, true);
+            default -> new RamBackend(bytes, 4096);
+        };
+    }
+
+    /** The UUID namespace {@code nsid} has when none is configured: derived from the NQN and NSID. */
+    UUID derivedUuid(int nsid) throws IOException {
+        return UUID.nameUUIDFromBytes((NQN + "/" + nsid).getBytes());
     }
 
     @AfterAll
@@ -278,7 +295,7 @@ abstract class CommandSetSuite {
         ByteBuffer d1 = admin(Command.admin(AdminOpcode.IDENTIFY, "Identify").nsid(1).cdw(10, 3), 4096);
         ByteBuffer again = admin(Command.admin(AdminOpcode.IDENTIFY, "Identify").nsid(1).cdw(10, 3), 4096);
         assertEquals(d1, again);
-        assertEquals(UUID.nameUUIDFromBytes((NQN + "/1").getBytes()).getMostSignificantBits(), d1.order(ByteOrder.BIG_ENDIAN).getLong(4));
+        assertEquals(derivedUuid(1).getMostSignificantBits(), d1.order(ByteOrder.BIG_ENDIAN).getLong(4));
         assertEquals(Status.INVALID_FIELD, statusOf(() -> admin(Command.admin(AdminOpcode.IDENTIFY, "Identify CNS 0x1f")
                 .cdw(10, 0x1f), 4096)));
     }
