@@ -71,4 +71,30 @@ class CommandSetRbdTest extends CommandSetSuite {
         assertEquals(0, id.dlfeat() & 7, "deallocated blocks are not said to read as zeroes");
         assertEquals(io.nvmeof.protocol.Status.LBA_OUT_OF_RANGE, statusOf(() -> ctrl.io(deallocate(1, ranges(2040, 100)))));
     }
+
+    /** Copy within an image (overlapping too), and a reservation held on it: as on any storage. */
+    @Test
+    void copyAndReservationsOnAnImage() throws IOException {
+        io.nvmeof.initiator.BlockDevice d = ctrl.namespace(4);
+        ByteBuffer data = random(64 << 10, 31);
+        d.write(1 << 20, data.duplicate());
+        d.copy(1 << 20, 3 << 20, 64 << 10);
+        ByteBuffer back = ByteBuffer.allocateDirect(64 << 10);
+        d.read(3 << 20, back);
+        assertEquals(data, back.flip(), "copied within the image");
+        d.copy(1 << 20, (1 << 20) + 4096, 64 << 10); // overlapping, forward: as memmove
+        back.clear();
+        d.read((1 << 20) + 4096, back);
+        assertEquals(data, back.flip(), "an overlapping copy moves as memmove");
+
+        io.nvmeof.initiator.Reservations r = d.reservations();
+        r.register(0xabcL);
+        r.acquire(0xabcL, io.nvmeof.initiator.Reservations.Type.WRITE_EXCLUSIVE);
+        io.nvmeof.initiator.Reservations.Report report = r.report();
+        assertEquals(io.nvmeof.initiator.Reservations.Type.WRITE_EXCLUSIVE, report.type());
+        d.write(0, random(4096, 1)); // the holder writes
+        r.release(0xabcL, io.nvmeof.initiator.Reservations.Type.WRITE_EXCLUSIVE);
+        r.unregister(0xabcL);
+        assertEquals(0, r.report().registrants().size());
+    }
 }
