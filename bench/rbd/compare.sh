@@ -36,11 +36,25 @@ hz=$(getconf CLK_TCK)
 echo "== librbd's own rbd bench on core 1 (the ceiling), ${secs}-ish s each"
 for io in read write; do
   total=$((secs * 20000 * 4096))
-  out=$(taskset -c 1 rbd bench --io-type $io --io-size 4K --io-threads 32 --io-total $total --io-pattern rand rbd/bench)
-  echo "rbd bench rand$io qd32: $(echo "$out" | awk '/elapsed:/ {print $6 " IOPS over " $2 " s"}')"
+  out=$( { /usr/bin/time -f "cpu %U %S" taskset -c 1 rbd bench --io-type $io --io-size 4K --io-threads 32 \
+      --io-total $total --io-pattern rand rbd/bench; } 2>&1)
+  echo "rbd bench rand$io qd32: $(echo "$out" | awk -v ios=$((total / 4096)) '/elapsed:/ {r = $6 " IOPS over " $2 " s"}
+      /^cpu / {c = ($2 + $3) * 1e6 / ios} END {printf "%s, its CPU %.1f us per I/O\n", r, c}')"
 done
 out=$(taskset -c 1 rbd bench --io-type read --io-size 4K --io-threads 1 --io-total $((secs * 500 * 4096)) --io-pattern rand rbd/bench)
 echo "rbd bench randread qd1: $(echo "$out" | awk '/elapsed:/ {printf "%.0f us mean\n", 1e6 / $6}')"
+
+echo "== one handle or two on one image: rbd bench randwrite qd32 as one client, then as two of qd16 at once"
+total=$((secs * 10000 * 4096))
+one=$(taskset -c 1 rbd bench --io-type write --io-size 4K --io-threads 32 --io-total $((total * 2)) --io-pattern rand rbd/bench \
+    | awk '/elapsed:/ {print $6}')
+taskset -c 1 rbd bench --io-type write --io-size 4K --io-threads 16 --io-total $total --io-pattern rand rbd/bench > "$work/a" &
+a=$!
+taskset -c 1 rbd bench --io-type write --io-size 4K --io-threads 16 --io-total $total --io-pattern rand rbd/bench > "$work/b" &
+b=$!
+wait $a $b
+two=$(cat "$work/a" "$work/b" | awk '/elapsed:/ {s += $6} END {print s}')
+echo "one handle: $one IOPS; two handles (the exclusive lock passed between them): $two IOPS together"
 
 # a run of $1 (a command line) against the target with PID $2: its output's IOPS line and CPU per I/O
 measure() {
@@ -69,13 +83,18 @@ print(f"{sys.argv[2]} randread qd1: {lat:.0f} us mean")
 PY
 }
 
-echo "== our target on core 1 (nvmeof bench on core 0)"
-taskset -c 1 java -jar "$here/cli/build/nvmeof.jar" target --listen tcp://127.0.0.1:4420 --subsystem $nqn \
-    --namespace "rbd:rbd/bench,conf=$CEPH_CONF,bs=4096" > "$work/ours.log" 2>&1 &
-pids+=($!); ours=$!
-until grep -q listening "$work/ours.log"; do sleep 0.5; done
-measure ours $ours "nvme+tcp://127.0.0.1:4420/$nqn"
-kill $ours; wait $ours || true
+# our target with its defaults, then with each set of flags in OURS_VARIANTS (';'-separated)
+IFS=';' read -r -a variants <<<"${OURS_VARIANTS:-}"
+for flags in "" "${variants[@]}"; do
+  echo "== our target on core 1 (nvmeof bench on core 0)${flags:+ with $flags}"
+  # shellcheck disable=SC2086
+  taskset -c 1 java -jar "$here/cli/build/nvmeof.jar" target --listen tcp://127.0.0.1:4420 --subsystem $nqn \
+      --namespace "rbd:rbd/bench,conf=$CEPH_CONF,bs=4096" $flags > "$work/ours.log" 2>&1 &
+  pids+=($!); ours=$!
+  until grep -q listening "$work/ours.log"; do sleep 0.5; done
+  measure "ours${flags:+ ($flags)}" $ours "nvme+tcp://127.0.0.1:4420/$nqn"
+  kill $ours; wait $ours || true
+done
 
 if [ -x "$S/build/bin/nvmf_tgt" ]; then
   echo "== SPDK nvmf_tgt with bdev_rbd on core 1 (nvmeof bench on core 0)"
@@ -85,8 +104,11 @@ if [ -x "$S/build/bin/nvmf_tgt" ]; then
   rpc() { python3 "$S/scripts/rpc.py" -s "$work/spdk.sock" "$@" >/dev/null; }
   until [ -S "$work/spdk.sock" ]; do sleep 0.5; done
   rpc nvmf_create_transport -t TCP -q 256
-  rpc bdev_rbd_register_cluster main --config-file "$CEPH_CONF" --user-id admin
-  rpc bdev_rbd_create -c main -b Rbd0 rbd bench 4096
+  rpc bdev_rbd_register_cluster main --config-file "$CEPH_CONF" --user admin --config-param rbd_cache=false
+  # (v25.09's rpc.py fails on bdev_rbd_create's read-only flag: the call itself, through its client)
+  PYTHONPATH=$S/python python3 -c 'import sys; from spdk.rpc.client import JSONRPCClient
+JSONRPCClient(sys.argv[1]).call("bdev_rbd_create", {"name": "Rbd0", "pool_name": "rbd", "rbd_name": "bench",
+    "block_size": 4096, "cluster_name": "main"})' "$work/spdk.sock" >/dev/null
   rpc nvmf_create_subsystem $nqn -a -s SPDK00000000000001
   rpc nvmf_subsystem_add_ns $nqn Rbd0
   rpc nvmf_subsystem_add_listener $nqn -t tcp -a 127.0.0.1 -s 4421 -f ipv4

@@ -17,8 +17,8 @@ import io.nvmeof.target.backend.RbdBackend;
 import java.io.IOException;
 
 /**
- * Read, Write and Flush of RBD namespaces submitted from the command's event loop to librbd's
- * asynchronous calls ({@link RbdAio}), with no thread of ours in between.
+ * Read, Write, Write Zeroes and Flush of RBD namespaces submitted from the command's event loop to
+ * librbd's asynchronous calls ({@link RbdAio}), with no thread of ours in between.
  *
  * <p>An image has one handle and one eventfd (a handle per loop would make the loops' writes
  * pass the image's exclusive lock back and forth). The first loop that submits to an image
@@ -26,8 +26,8 @@ import java.io.IOException;
  * the I/O threads hand theirs back ({@link EventLoop#execute} with the request itself: no
  * allocation); a completion for its own loop finishes at once. A write holds its namespace's
  * shared writers' lock, taken and given back on its own loop, so a fused Compare and Write (on
- * the I/O threads) and a resize stay exclusive. Everything else (Write Zeroes, deallocate,
- * Compare, fused commands, Copy) goes to the I/O threads, whose calls block in librbd.
+ * the I/O threads) and a resize stay exclusive. Everything else (deallocate, whose ranges are
+ * many, Compare, fused commands, Copy) goes to the I/O threads, whose calls block in librbd.
  */
 final class RbdIo {
     private RbdIo() {
@@ -44,10 +44,12 @@ final class RbdIo {
             return false;
         }
         int op = r.sqe.opcode();
-        boolean write = op == NvmOpcode.WRITE.code;
+        boolean zeroes = op == NvmOpcode.WRITE_ZEROES.code;
+        boolean write = op == NvmOpcode.WRITE.code || zeroes;
         if (!write && op != NvmOpcode.READ.code && (op != NvmOpcode.FLUSH.code || ns.readOnly())) {
             return false;
         }
+        long bytes = zeroes ? (long) r.sqe.blockCount() << ns.blockShift() : r.length;
         EventLoop loop = r.queue.transport().eventLoop();
         if (!loop.inEventLoop() || !(loop instanceof IoEventLoop iel) || !iel.isCompatible(EpollIoHandle.class)) {
             return false;
@@ -56,15 +58,16 @@ final class RbdIo {
         if (aio == null || !watched(aio, iel)) {
             return false;
         }
-        long address = op == NvmOpcode.FLUSH.code ? 0 : RingIo.address(r.data, r.dataOffset, r.length);
-        if (address == 0 && op != NvmOpcode.FLUSH.code) {
+        boolean noData = op == NvmOpcode.FLUSH.code || zeroes;
+        long address = noData ? 0 : RingIo.address(r.data, r.dataOffset, r.length);
+        if (address == 0 && !noData) {
             return false;
         }
         if (write) {
             if (!ns.writersSharedLock().tryLock()) {
                 return false; // a Compare and Write or a resize holds it: the I/O threads wait for it
             }
-            if (!ns.holds(r.byteOffset, r.length)) {
+            if (!ns.holds(r.byteOffset, bytes)) {
                 ns.writersSharedLock().unlock(); // shrunk since its range was checked: the I/O threads say so
                 return false;
             }
@@ -73,6 +76,7 @@ final class RbdIo {
         boolean queued;
         try {
             queued = op == NvmOpcode.READ.code ? aio.read(r.byteOffset, address, r.length, r)
+                    : zeroes ? aio.writeZeroes(r.byteOffset, bytes, r)
                     : write ? aio.write(r.byteOffset, address, r.length, r.sqe.fua(), r) : aio.flush(r);
         } catch (IOException e) {
             queued = false; // the I/O threads meet it again and report it

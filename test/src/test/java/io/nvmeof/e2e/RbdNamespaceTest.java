@@ -291,4 +291,41 @@ class RbdNamespaceTest {
             assertEquals(0, exit, t.out() + t.err());
         }
     }
+
+    /**
+     * A cluster that cannot be reached at start fails its namespace within rbd_connect_timeout_ms
+     * (here 3 s), naming it, and the target starts and serves the rest.
+     */
+    @Test
+    void aClusterOutOfReachAtStartFailsItsNamespaceAndTheRestIsServed() throws Exception {
+        Path work = Files.createDirectories(CEPH.dir().resolve("s"));
+        int port;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        Path dead = work.resolve("dead.conf");
+        Files.writeString(dead, Files.readString(CEPH.get().conf()).replaceAll("v2:127\\.0\\.0\\.1:[0-9]+",
+                "v2:127.0.0.1:" + port));
+        Path config = work.resolve("target.json");
+        Files.writeString(config, """
+                {"settings": {"rbd_connect_timeout_ms": 3000},
+                 "rbd_clusters": [{"name": "away", "conf": "%s"}],
+                 "ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": ["%s"]}],
+                 "subsystems": [{"nqn": "%s", "namespaces": [
+                     {"nsid": 1, "backend": "rbd", "cluster": "away", "pool": "rbd", "image": "x"},
+                     {"nsid": 2, "backend": "ram", "size": "8M"}]}]}
+                """.formatted(dead, NQN, NQN));
+        long start = System.nanoTime();
+        try (TargetProcess t = TargetProcess.start(Fabric.TCP, work, "--config", config.toString());
+             Controller c = Nvmeof.connect(t.uri(NQN), ConnectOptions.defaults().ioQueues(1)
+                     .controllerLossTimeout(Duration.ZERO))) {
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(t.err().contains("namespace 1 (rbd)") && t.err().contains(dead.toString()), t.err());
+            assertEquals(8 << 20, c.namespace(2).size(), "the rest is served");
+            assertEquals(java.util.List.of(2), c.activeNamespaces(), "namespace 1 is not");
+            assertTrue(ms < 60_000, "started after " + ms + " ms");
+            int exit = t.stop();
+            assertEquals(0, exit, t.out() + t.err());
+        }
+    }
 }
