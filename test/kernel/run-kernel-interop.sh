@@ -3,9 +3,9 @@
 # runs the Linux NVMe/TCP host against our target running here. Needs root, the built
 # jar (mvn package) and the guest image (built here on first use, about 1.5 min).
 set -euo pipefail
-# PARTS: which parts to run (default: all, 1 to 11). CI runs a selection that touches each peer
-# once (.ci/run: PARTS="1 3 6" RDMA_ROUNDS=2); the rest are this script with PARTS unset, or a part's own script.
-PARTS=${PARTS:-"1 2 3 4 5 6 7 8 9 10 11"}
+# PARTS: which parts to run (default: all, 1 to 12). CI runs a selection that touches each peer
+# once (.ci/run: PARTS="1 3 6 12" RDMA_ROUNDS=2); the rest are this script with PARTS unset, or a part's own script.
+PARTS=${PARTS:-"1 2 3 4 5 6 7 8 9 10 11 12"}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 skipped() { echo "== part $1 not run (PARTS=\"$PARTS\")"; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -242,6 +242,13 @@ if want 11; then
 if bash "$top/test/kernel/run-copy-interop.sh"; then echo "COPY, RESIZE, QOS (SPDK simple_copy, Linux 6.12, nvmet): PASS"
 else echo "COPY, RESIZE, QOS (SPDK simple_copy, Linux 6.12, nvmet): FAIL"; status=1; fi
 else skipped 11; fi
+
+# ---- part 12: an RBD namespace on a one-node Ceph cluster: Linux 6.12's host writes it with fio,
+# fio's rbd engine verifies every block from the image ----
+if want 12; then
+if bash "$top/test/kernel/run-rbd-interop.sh"; then echo "RBD (Linux 6.12, fio's rbd engine): PASS"
+else echo "RBD (Linux 6.12, fio's rbd engine): FAIL"; status=1; fi
+else skipped 12; fi
 
 if [ $status = 0 ]; then echo "kernel interop: every part passed"; else echo "kernel interop: FAILED"; fi
 exit $status
