@@ -135,7 +135,8 @@ final class RbdIo {
                 mine.register();
             }
         }
-        return w instanceof Watch watch && !watch.failed;
+        // registered: completions of what is submitted now are polled (registering on the loop itself is at once)
+        return w instanceof Watch watch && !watch.failed && watch.registration != null;
     }
 
     /** An image's eventfd, registered with one event loop, which polls its completions. */
@@ -146,6 +147,8 @@ final class RbdIo {
         private volatile IoRegistration registration;
         private boolean registering;
         private volatile boolean failed;
+        /** Set on the loop once the image is closing: no more polls. */
+        private boolean stopped;
 
         Watch(RbdAio aio, IoEventLoop loop) {
             this.aio = aio;
@@ -181,41 +184,39 @@ final class RbdIo {
         /** The eventfd fired: completions wait. */
         @Override
         public void handle(IoRegistration reg, IoEvent event) {
+            if (stopped) {
+                return;
+            }
             Native.eventFdRead(fd.intValue());
             aio.poll();
         }
 
         /**
-         * The image closed: stop watching, on the loop, and close the eventfd; a loop that is
-         * ending drops its registrations itself.
+         * The image is closing: on the loop (after any poll in progress), stop polling and
+         * watching, then hand over to {@code then}; a loop that is ending drops its registrations
+         * itself, and {@code then} runs at once.
          */
         @Override
-        public void closed(int eventFd) {
+        public void closing(Runnable then) {
             Runnable end = () -> {
+                stopped = true;
+                aio.stopPolling();
                 IoRegistration r = registration;
                 if (r != null && r.isValid()) {
                     r.cancel();
                 }
-                closeFd();
+                then.run();
             };
-            if (loop.inEventLoop()) {
-                end.run();
-            } else if (loop.isShuttingDown()) {
-                closeFd();
-            } else {
-                try {
-                    loop.execute(end);
-                } catch (java.util.concurrent.RejectedExecutionException e) {
-                    closeFd(); // it ended meanwhile
-                }
-            }
-        }
-
-        private void closeFd() {
             try {
-                fd.close();
-            } catch (IOException ignored) {
-                // nothing more to do with it
+                if (loop.isShuttingDown()) {
+                    stopped = true;
+                    then.run();
+                } else {
+                    loop.execute(end); // never inline: this may be called from within a poll's delivery
+                }
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                stopped = true;
+                then.run(); // it ended meanwhile
             }
         }
 

@@ -328,4 +328,67 @@ class RbdNamespaceTest {
             assertEquals(0, exit, t.out() + t.err());
         }
     }
+
+    /**
+     * An RBD namespace removed while hosts write to it, three rounds: its last commands finish
+     * (or fail) as it goes, the image closes off the event loops once nothing polls it, and the
+     * target lives on serving its other namespace, then stops cleanly.
+     */
+    @Test
+    void removingAnRbdNamespaceUnderWritesLeavesTheTargetServing() throws Exception {
+        CEPH.get().rbd("create", "--size", "32M", "rbd/x");
+        Path work = Files.createDirectories(CEPH.dir().resolve("x"));
+        Path config = work.resolve("target.json");
+        Files.writeString(config, """
+                {"rbd_clusters": [{"name": "main", "conf": "%s"}],
+                 "ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": ["%s"]}],
+                 "subsystems": [{"nqn": "%s", "namespaces": [{"nsid": 2, "backend": "ram", "size": "8M"}]}]}
+                """.formatted(CEPH.get().conf(), NQN, NQN));
+        String socket = work.resolve("rpc.sock").toString();
+        String add = "{\"nqn\": \"" + NQN + "\", \"nsid\": 1, \"backend\": \"rbd\", \"cluster\": \"main\","
+                + " \"pool\": \"rbd\", \"image\": \"x\"}";
+        try (TargetProcess t = TargetProcess.start(Fabric.TCP, work, "--config", config.toString(), "--rpc-socket", socket,
+                "--state-dir", work.resolve("state").toString())) {
+            t.await("the management API", () -> t.out().contains("management API on"));
+            for (int round = 0; round < 3; round++) {
+                TargetProcess.Run r = TargetProcess.cli(60, "rpc", "--socket", socket, "add_namespace", add);
+                assertEquals(0, r.exit(), r.out() + r.err());
+                try (Controller c = Nvmeof.connect(t.uri(NQN), ConnectOptions.defaults().ioQueues(2)
+                        .controllerLossTimeout(Duration.ZERO))) {
+                    BlockDevice d = c.namespace(1);
+                    java.util.concurrent.atomic.AtomicLong writes = new java.util.concurrent.atomic.AtomicLong();
+                    java.util.List<Thread> writers = new java.util.ArrayList<>();
+                    for (int w = 0; w < 4; w++) {
+                        int seed = w;
+                        Thread th = new Thread(() -> {
+                            ByteBuffer b = ByteBuffer.allocateDirect(64 << 10);
+                            Random random = new Random(seed);
+                            try {
+                                while (true) {
+                                    d.write((long) random.nextInt(500) * (64 << 10), b.clear());
+                                    writes.incrementAndGet();
+                                }
+                            } catch (Exception e) {
+                                // the namespace went: writes end
+                            }
+                        });
+                        th.start();
+                        writers.add(th);
+                    }
+                    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> writes.get() > 50);
+                    r = TargetProcess.cli(60, "rpc", "--socket", socket, "remove_namespace",
+                            "{\"nqn\": \"" + NQN + "\", \"nsid\": 1}");
+                    assertEquals(0, r.exit(), r.out() + r.err());
+                    for (Thread th : writers) {
+                        th.join(60_000);
+                    }
+                    ByteBuffer back = ByteBuffer.allocateDirect(4096);
+                    c.namespace(2).read(0, back);
+                    assertTrue(t.isAlive(), "round " + round + ": the target lives");
+                }
+            }
+            int exit = t.stop();
+            assertEquals(0, exit, t.out() + t.err());
+        }
+    }
 }

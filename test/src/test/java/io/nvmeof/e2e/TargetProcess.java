@@ -152,6 +152,11 @@ final class TargetProcess implements AutoCloseable {
         return process.exitValue();
     }
 
+    /** Whether the target process still runs. */
+    boolean isAlive() {
+        return process.isAlive();
+    }
+
     String out() throws IOException {
         return Files.readString(stdout);
     }

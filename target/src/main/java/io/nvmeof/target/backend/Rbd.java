@@ -32,9 +32,6 @@ public final class Rbd {
 
         void rados_ioctx_destroy(long ioctx);
 
-        int rados_pool_lookup(long cluster, String pool);
-
-        long rados_get_instance_id(long cluster);
     }
 
     /** librbd's functions used. */
@@ -87,8 +84,6 @@ public final class Rbd {
         int rbd_aio_write_zeroes(long image, long offset, long length, long completion, int zeroFlags, int opFlags);
 
         int rbd_aio_flush(long image, long completion);
-
-        String rbd_version(int[] major, int[] minor, int[] extra);
 
         /** Calls {@code callback} (on a librbd thread) when the image's header changes: a resize among others. */
         int rbd_update_watch(long image, long[] handle, UpdateCallback callback, long arg);

@@ -31,16 +31,22 @@ public final class RbdAio {
     private int free;
     /** rbd_aio_create_completion writes each slot's completion here (8 bytes a slot). */
     private final long created;
-    /** rbd_poll_io_events writes polled completions here. */
+    /** rbd_poll_io_events writes polled completions here; their results and owners, one batch at a time. */
     private final long polled;
+    private final long[] results = new long[POLL];
+    private final Done[] delivered = new Done[POLL];
     private boolean closed;
     /** Whoever watches the eventfd: told when the image closes, and closes the descriptor (null: nobody yet). */
     private volatile Watcher watcher;
 
     /** Whoever watches {@link #eventFd()} and calls {@link #poll}. */
     public interface Watcher {
-        /** The image closed (nothing in flight): stop watching and close the eventfd. */
-        void closed(int eventFd);
+        /**
+         * The image is closing (nothing in flight): stop watching and polling, then run {@code
+         * then} (the image's native close, which closes the eventfd), never inline: a poll that
+         * is delivering may be what closed it, and must end first.
+         */
+        void closing(Runnable then);
     }
 
     /**
@@ -186,23 +192,42 @@ public final class RbdAio {
             if (n <= 0) {
                 return all;
             }
+            // every completion taken is released and its slot freed before any is delivered: a
+            // delivery that throws, or that closes the image, leaves none behind
             for (int i = 0; i < n; i++) {
                 long c = PlatformDependent.getLong(polled + 8L * i);
                 int slot = (int) lib.rbd_aio_get_arg(c);
-                long result = lib.rbd_aio_get_return_value(c);
+                results[i] = lib.rbd_aio_get_return_value(c);
                 lib.rbd_aio_release(c);
-                give(slot).rbdDone(result);
+                delivered[i] = give(slot);
+            }
+            for (int i = 0; i < n; i++) {
+                Done d = delivered[i];
+                delivered[i] = null;
+                try {
+                    d.rbdDone(results[i]);
+                } catch (RuntimeException e) {
+                    System.getLogger(RbdAio.class.getName()).log(System.Logger.Level.ERROR,
+                            "delivering an RBD completion failed", e);
+                }
             }
             all += n;
+            if (closing) {
+                return all; // the image is going: it is not polled again
+            }
         }
     }
 
-    /**
-     * Called once nothing is in flight and the image is closed: frees what was made, and the
-     * watcher (or, with none, this) closes the eventfd.
-     */
+    /** Set on the watching thread once the image is closing: {@link #poll} stops. */
+    private volatile boolean closing;
+
+    /** The image is closing: {@link #poll} polls no more (on the watching thread, or where none watches). */
+    public void stopPolling() {
+        closing = true;
+    }
+
+    /** Called once the image is closed (librbd writes nothing more): frees what was made, and the eventfd. */
     void close() throws IOException {
-        Watcher w;
         synchronized (this) {
             if (closed) {
                 return;
@@ -210,13 +235,8 @@ public final class RbdAio {
             closed = true;
             PlatformDependent.freeMemory(created);
             PlatformDependent.freeMemory(polled);
-            w = watcher;
         }
-        if (w != null) {
-            w.closed(eventFd);
-        } else {
-            LinuxIo.libc().close(eventFd);
-        }
+        LinuxIo.libc().close(eventFd);
     }
 
     /** A negated errno from a completion, in words. */

@@ -247,22 +247,65 @@ public final class RbdBackend extends AbstractBackend {
         return "rbd:" + pool + "/" + name;
     }
 
+    /**
+     * Closes the image. librbd's close talks to the cluster (it gives up the exclusive lock), so it
+     * never runs on an event loop, where the last command's release may call this: there it is
+     * handed to a thread of its own; elsewhere this waits for it. Where a loop watches the image's
+     * eventfd, that loop first stops watching and polling, so no poll touches a closed image.
+     */
     @Override
-    public synchronized void close() throws IOException {
-        if (closed) {
-            return;
+    public void close() throws IOException {
+        RbdAio a;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            a = aio;
         }
-        closed = true;
+        java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+        Runnable nativeClose = () -> {
+            try {
+                if (watch != null) {
+                    Rbd.rbd().rbd_update_unwatch(image, watchHandle);
+                }
+                Rbd.rbd().rbd_close(image);
+                if (a != null) {
+                    a.close(); // after the image: librbd writes the eventfd no more
+                }
+                done.complete(null);
+            } catch (IOException | RuntimeException e) {
+                done.completeExceptionally(e);
+            } finally {
+                cluster.close();
+            }
+        };
+        RbdAio.Watcher w = a == null ? null : a.watcher();
+        if (w != null) {
+            w.closing(() -> CLOSES.execute(nativeClose));
+        } else {
+            if (a != null) {
+                a.stopPolling();
+            }
+            CLOSES.execute(nativeClose);
+        }
+        if (Thread.currentThread() instanceof io.netty.util.concurrent.FastThreadLocalThread) {
+            return; // an event loop (or a thread like one): it does not wait
+        }
         try {
-            if (watch != null) {
-                Rbd.rbd().rbd_update_unwatch(image, watchHandle);
-            }
-            Rbd.rbd().rbd_close(image);
-            if (aio != null) {
-                aio.close(); // after the image: librbd writes the eventfd no more
-            }
-        } finally {
-            cluster.close();
+            done.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            throw new IOException(describe() + ": close: " + e.getMessage(), e);
         }
     }
+
+    /** Where images close: librbd's close and rados_shutdown block on the cluster. */
+    private static final java.util.concurrent.Executor CLOSES = java.util.concurrent.Executors.newSingleThreadExecutor(
+            r -> {
+                Thread t = new Thread(r, "rbd-close");
+                t.setDaemon(true);
+                return t;
+            });
 }
