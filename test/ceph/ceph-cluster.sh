@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A throwaway one-node Ceph cluster for tests, from Debian 12's packages (Ceph 16.2:
 # ceph-mon, ceph-osd, ceph-common). One monitor on 127.0.0.1 (msgr v2 only, on a free port
-# picked at random from 40000-49999), one OSD whose objects live in RAM (memstore), cephx on,
+# picked at random below the ephemeral port range), one OSD whose objects live in RAM (memstore), cephx on,
 # no mgr, and a replicated pool "rbd" of size 1. Every file it makes lives under DIR: the
 # configuration, the keyrings, the stores, the PID files, the admin sockets and the logs
 # (DIR/log/). It needs no root, no systemd, no containers and no block devices.
@@ -125,12 +125,17 @@ stop_daemons() {
   [ $any = 1 ] || say "no daemon of $dir running"
 }
 
-# A free TCP port on 127.0.0.1: from a random start in 40000-49999, the first port that
-# nothing listens on (ss) and that refuses a connection (bash's /dev/tcp).
+# A free TCP port on 127.0.0.1, below the kernel's ephemeral range (where no outgoing connection
+# can take it between this check and the monitor's bind: the 10,000 ports below that range's
+# start, 22768-32767 with Linux's default), from a random start: the first port that nothing
+# listens on (ss) and that refuses a connection (bash's /dev/tcp).
 pick_port() {
-  local start=$((40000 + RANDOM % 10000)) i port
+  local first i port
+  first=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  first=$((first > 11024 ? first - 10000 : 1024))
+  local start=$((RANDOM % 10000))
   for ((i = 0; i < 10000; i++)); do
-    port=$((40000 + (start - 40000 + i) % 10000))
+    port=$((first + (start + i) % 10000))
     if command -v ss >/dev/null && [ -n "$(ss -Hltn "sport = :$port" 2>/dev/null)" ]; then
       continue
     fi
@@ -159,7 +164,7 @@ start() {
   # From here on a failure stops whatever was started; DIR and its logs stay for inspection.
   trap 'rc=$?; if [ $rc != 0 ]; then stop_daemons; say "logs are in $dir/log"; fi' EXIT
 
-  port=$(pick_port) || die "pick port: no free port in 40000-49999"
+  port=$(pick_port) || die "pick port: no free port below the ephemeral range"
   fsid=$(cat /proc/sys/kernel/random/uuid)
   uuid=$(cat /proc/sys/kernel/random/uuid)
 
