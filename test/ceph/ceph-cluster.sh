@@ -16,6 +16,10 @@
 #   ceph-cluster.sh stop DIR     Stops the daemons recorded in DIR/*.pid (the OSD first):
 #                                SIGTERM, then SIGKILL after 15 s. Safe to repeat.
 #   ceph-cluster.sh status DIR   Prints `ceph -s` and the pools.
+#   ceph-cluster.sh kill-osd DIR   Kills the OSD (SIGKILL), as a crash or a power cut would.
+#   ceph-cluster.sh start-osd DIR  Starts the OSD again and waits until the monitor has it up.
+#                                With CEPH_OSD_STORE=bluestore at start, the OSD keeps its data
+#                                over a kill and a start; memstore's are gone.
 #
 # A client needs only CEPH_CONF: the configuration names the client.admin keyring in its
 # [client] section, and librados reads $CEPH_CONF when asked for its default configuration
@@ -30,7 +34,10 @@ unset CEPH_CONF CEPH_KEYRING CEPH_ARGS
 
 me=$(basename "$0")
 grace=15          # seconds between SIGTERM and SIGKILL on stop
-osd_bytes=$((2 * 1024 * 1024 * 1024))   # the memstore OSD's capacity, held in RAM
+osd_bytes=$((2 * 1024 * 1024 * 1024))   # the OSD's capacity: memstore's in RAM, bluestore's file (sparse)
+# The OSD's object store: memstore (RAM; the data go when it stops) or bluestore (a sparse
+# file DIR/osd.0/block, so that the OSD can be killed and restarted with its data).
+store=${CEPH_OSD_STORE:-memstore}
 pg_num=8
 
 usage() {
@@ -148,7 +155,35 @@ pick_port() {
   return 1
 }
 
+# Starts osd.0 (made before) and waits until the monitor has it up at this process's address
+# (whose nonce is its PID: after a kill, the map says "up" at the old one until it learns better).
+start_osd() {
+  local deadline pid
+  launch osd.0 ceph-osd --conf "$dir/ceph.conf" -i 0
+  pid=$(cat "$dir/osd.0.pid")
+  deadline=$((SECONDS + 60))
+  until cephc osd dump 2>/dev/null | grep -q "^osd\.0 up .*/$pid "; do
+    check_alive osd.0 "start OSD"
+    [ $SECONDS -lt $deadline ] || { show_log osd.0; die "start OSD: osd.0 not up in 60 s"; }
+    sleep 0.2
+  done
+}
+
+# The [osd] section's lines for the object store.
+store_conf() {
+  case $store in
+    memstore)
+      printf 'osd objectstore = memstore\nmemstore device bytes = %s\n' "$osd_bytes" ;;
+    bluestore)
+      # One sparse file for data, RocksDB and its log; a small cache, as RAM is shared with tests.
+      printf 'osd objectstore = bluestore\nbluestore block create = true\nbluestore block size = %s\n' "$osd_bytes"
+      printf 'bluestore cache autotune = false\nbluestore cache size = 134217728\nosd memory target = 939524096\n' ;;
+    *) die "CEPH_OSD_STORE: $store is neither memstore nor bluestore" ;;
+  esac
+}
+
 start() {
+  case $store in memstore | bluestore) ;; *) die "CEPH_OSD_STORE: $store is neither memstore nor bluestore" ;; esac
   local t0 t_mon t_osd t_pool port fsid uuid deadline out h=""
   t0=$(now)
   local tool
@@ -213,8 +248,7 @@ mon cluster log file = $dir/log/\$channel.log
 osd data = $dir/\$name
 keyring = $dir/\$name.keyring
 log file = $dir/log/\$name.log
-osd objectstore = memstore
-memstore device bytes = $osd_bytes
+$(store_conf)
 
 [client]
 keyring = $dir/keyring
@@ -256,13 +290,7 @@ EOF
   mkdir -p "$dir/osd.0"
   ceph-osd --conf "$dir/ceph.conf" -i 0 --mkfs --osd-uuid "$uuid" --no-mon-config \
     >"$dir/log/osd.0.mkfs.out" 2>&1 || { tail -n 25 "$dir/log/osd.0.mkfs.out" >&2; die "ceph-osd --mkfs"; }
-  launch osd.0 ceph-osd --conf "$dir/ceph.conf" -i 0
-  deadline=$((SECONDS + 60))
-  until cephc osd dump 2>/dev/null | grep -q '^osd\.0 up '; do
-    check_alive osd.0 "start OSD"
-    [ $SECONDS -lt $deadline ] || { show_log osd.0; die "start OSD: osd.0 not up in 60 s"; }
-    sleep 0.2
-  done
+  start_osd
   t_osd=$(since "$t0")
   say "OSD osd.0 up after $t_osd s"
 
@@ -306,6 +334,26 @@ case $1 in
     [ -d "$dir" ] || die "stop: no directory $dir"
     dir=$(cd "$dir" && pwd)
     stop_daemons
+    ;;
+  kill-osd)
+    [ -f "$dir/ceph.conf" ] || die "kill-osd: no $dir/ceph.conf"
+    dir=$(cd "$dir" && pwd)
+    pid=$(cat "$dir/osd.0.pid" 2>/dev/null) || die "kill-osd: no $dir/osd.0.pid"
+    ours "$pid" || die "kill-osd: osd.0 (PID $pid) of $dir is not running"
+    kill -KILL "$pid"
+    while running "$pid"; do sleep 0.1; done
+    rm -f "$dir/osd.0.pid"
+    say "osd.0 (PID $pid) killed"
+    ;;
+  start-osd)
+    [ -f "$dir/ceph.conf" ] || die "start-osd: no $dir/ceph.conf"
+    dir=$(cd "$dir" && pwd)
+    if [ -f "$dir/osd.0.pid" ] && ours "$(cat "$dir/osd.0.pid")"; then
+      die "start-osd: osd.0 of $dir is running"
+    fi
+    t0=$(now)
+    start_osd
+    say "osd.0 up after $(since "$t0") s"
     ;;
   status)
     [ -f "$dir/ceph.conf" ] || die "status: no $dir/ceph.conf"

@@ -3,6 +3,7 @@ package io.nvmeof.target;
 import io.nvmeof.target.backend.Backend;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
 import java.util.Set;
 import java.util.UUID;
@@ -121,12 +122,37 @@ public final class Namespace implements AutoCloseable {
      * one that takes the lock after it finds its range gone ({@link #holds}).
      */
     void resize(long bytes) throws IOException {
-        Lock exclusive = compareAndWriteLock();
-        exclusive.lock();
+        withBackend(b -> {
+            Lock exclusive = compareAndWriteLock();
+            exclusive.lock();
+            try {
+                b.resize(bytes);
+            } finally {
+                exclusive.unlock();
+            }
+        });
+    }
+
+    /** What {@link #withBackend} runs. */
+    @FunctionalInterface
+    public interface BackendAction {
+        void run(Backend backend) throws IOException;
+    }
+
+    /**
+     * Runs {@code action} on the backend while holding a reference, as a command does, so a
+     * removal meanwhile closes the backend only after it: for work beside the commands (a resize,
+     * a look at the storage). Throws {@link java.nio.channels.ClosedChannelException} once the
+     * namespace is being removed, and nothing runs.
+     */
+    public void withBackend(BackendAction action) throws IOException {
+        if (!acquire()) {
+            throw new ClosedChannelException();
+        }
         try {
-            backend.resize(bytes);
+            action.run(backend);
         } finally {
-            exclusive.unlock();
+            release();
         }
     }
 
@@ -173,6 +199,24 @@ public final class Namespace implements AutoCloseable {
     /** What every writer holds: shared among writers (the read side of the read-write lock). */
     Lock writersSharedLock() {
         return atomicity.readLock();
+    }
+
+    /**
+     * For a write submitted from an event loop, which must not wait: takes the writers' shared lock
+     * if no one holds or waits for the exclusive side (a read lock's tryLock would barge past a
+     * waiting resize or Compare and Write, and steady writes would starve it) and the {@code
+     * length} bytes at {@code offset} still lie within the namespace. False, with nothing held,
+     * otherwise: the I/O threads then serve the write, waiting their turn.
+     */
+    boolean tryWritersSharedLock(long offset, long length) {
+        if (atomicity.hasQueuedThreads() || !atomicity.readLock().tryLock()) {
+            return false;
+        }
+        if (!holds(offset, length)) { // shrunk since its range was checked: the I/O threads say so
+            atomicity.readLock().unlock();
+            return false;
+        }
+        return true;
     }
 
     /** What a fused Compare and Write holds: no writer runs beside it. */

@@ -64,11 +64,7 @@ final class RbdIo {
             return false;
         }
         if (write) {
-            if (!ns.writersSharedLock().tryLock()) {
-                return false; // a Compare and Write or a resize holds it: the I/O threads wait for it
-            }
-            if (!ns.holds(r.byteOffset, bytes)) {
-                ns.writersSharedLock().unlock(); // shrunk since its range was checked: the I/O threads say so
+            if (!ns.tryWritersSharedLock(r.byteOffset, bytes)) {
                 return false;
             }
             r.ringLocked = true;
@@ -106,9 +102,7 @@ final class RbdIo {
         long result = r.rbdResult;
         int op = r.sqe.opcode();
         if (result < 0) {
-            IoCommands.failed(r, RbdAio.unavailable(result)
-                    ? new Rbd.Unavailable(r.namespace.backend().describe() + ": " + RbdAio.describe(result))
-                    : new IOException(r.namespace.backend().describe() + ": " + RbdAio.describe(result)));
+            IoCommands.failed(r, Rbd.error(r.namespace.backend().describe(), result));
         } else {
             if (op == NvmOpcode.READ.code && result < r.length) {
                 // past the end of an image that shrank: reads as zeroes

@@ -60,12 +60,7 @@ final class RingIo {
             return false;
         }
         if (write) {
-            if (!ns.writersSharedLock().tryLock()) {
-                return false; // a Compare and Write or a resize holds it: the I/O threads wait for it
-            }
-            if (!ns.holds(r.byteOffset, r.length)) {
-                // shrunk since its range was checked: the I/O threads' write says so
-                ns.writersSharedLock().unlock();
+            if (!ns.tryWritersSharedLock(r.byteOffset, r.length)) {
                 return false;
             }
             r.ringLocked = true;

@@ -1,6 +1,7 @@
 package io.nvmeof.target;
 
 import io.nvmeof.protocol.Status;
+import io.nvmeof.target.backend.Rbd;
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.file.AccessDeniedException;
@@ -14,7 +15,11 @@ final class StorageErrors {
         if (t instanceof AccessDeniedException) {
             return Status.ACCESS_DENIED;
         }
-        if (t instanceof ClosedChannelException || t instanceof io.nvmeof.target.backend.Rbd.Unavailable) {
+        if (t instanceof Rbd.Fenced) {
+            // fenced from the storage: this path is done, another gateway's is not
+            return Status.INTERNAL_PATH_ERROR;
+        }
+        if (t instanceof ClosedChannelException || t instanceof Rbd.Unavailable) {
             // closing, or a cluster that does not answer now: the host retries (no Do Not Retry)
             return Status.NAMESPACE_NOT_READY;
         }

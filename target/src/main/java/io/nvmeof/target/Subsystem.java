@@ -3,6 +3,7 @@ package io.nvmeof.target;
 import io.nvmeof.protocol.IdentifyController;
 import io.nvmeof.protocol.Nqn;
 import java.io.IOException;
+import java.nio.channels.ClosedChannelException;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -162,13 +163,17 @@ public final class Subsystem implements AutoCloseable {
             return; // removed or replaced meanwhile
         }
         try {
-            long now = ns.backend().size();
-            long want = ns.backend().storageSize();
-            if (want != now && want > 0) {
-                resize(ns.nsid(), want);
-                LOG.log(System.Logger.Level.INFO, "{0}: namespace {1}: its storage was resized by others; now {2} bytes"
-                        + " (was {3})", nqn, Integer.toUnsignedString(ns.nsid()), want, now);
-            }
+            ns.withBackend(b -> {
+                long now = b.size();
+                long want = b.storageSize();
+                if (want != now && want > 0) {
+                    resize(ns.nsid(), want);
+                    LOG.log(System.Logger.Level.INFO, "{0}: namespace {1}: its storage was resized by others; now {2}"
+                            + " bytes (was {3})", nqn, Integer.toUnsignedString(ns.nsid()), want, now);
+                }
+            });
+        } catch (ClosedChannelException e) {
+            // removed meanwhile: nothing to resize
         } catch (IOException | RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "{0}: namespace {1}: cannot take its storage''s new size: {2}", nqn,
                     Integer.toUnsignedString(ns.nsid()), e.getMessage());

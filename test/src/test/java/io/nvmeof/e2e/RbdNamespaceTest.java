@@ -2,18 +2,23 @@ package io.nvmeof.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.Nvmeof;
+import io.nvmeof.initiator.NvmeStatusException;
+import io.nvmeof.protocol.Status;
+import io.nvmeof.target.backend.CephCluster;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * RBD namespaces as users serve them, against a real one-node Ceph cluster: the target process
@@ -23,8 +28,8 @@ import org.junit.jupiter.api.Test;
  */
 class RbdNamespaceTest {
     static final String NQN = "nqn.2026-11.io.nvmeof:rbd";
-    @org.junit.jupiter.api.extension.RegisterExtension
-    static final io.nvmeof.target.backend.CephCluster.PerClass CEPH = new io.nvmeof.target.backend.CephCluster.PerClass();
+    @RegisterExtension
+    static final CephCluster.PerClass CEPH = new CephCluster.PerClass("bluestore"); // its OSD survives a kill
 
     @Test
     void whatTheHostWritesRbdExportReads() throws Exception {
@@ -183,6 +188,159 @@ class RbdNamespaceTest {
             byte[] got = new byte[4096];
             back.flip().get(got);
             assertArrayEquals(data, got, "written before the outage, read after it");
+            int exit = t.stop();
+            assertEquals(0, exit, t.out() + t.err());
+        }
+    }
+
+    /**
+     * The cluster's only OSD killed (SIGKILL, as a crash) under writes from two hosts' threads and
+     * started again: while it is away writes fail as Namespace Not Ready without Do Not Retry
+     * within the op timeout (never a hang past a host's 30 s), once it is back they complete
+     * again without a restart of the target, and every write acknowledged before, during or
+     * after the outage reads back, through the target and through {@code rbd export}.
+     */
+    @Test
+    void theOsdKilledAndRestartedUnderWritesLosesNoAcknowledgedWrite() throws Exception {
+        CEPH.get().rbd("create", "--size", "8M", "rbd/k");
+        Path work = Files.createDirectories(CEPH.dir().resolve("k"));
+        int block = 4096;
+        int blocks = (8 << 20) / block;
+        byte[][] acked = new byte[blocks][];
+        boolean[] unsure = new boolean[blocks]; // a write failed and none succeeded after it: old or new data
+        java.util.concurrent.atomic.AtomicInteger notReady = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicLong slowest = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.ConcurrentLinkedQueue<String> wrong = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        java.util.concurrent.atomic.AtomicInteger phase = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger[] afterRestart = {new java.util.concurrent.atomic.AtomicInteger(),
+            new java.util.concurrent.atomic.AtomicInteger()};
+        try (TargetProcess t = TargetProcess.start(Fabric.TCP, work, "--listen", "tcp://127.0.0.1:0", "--subsystem", NQN,
+                "--namespace", "rbd:rbd/k,conf=" + CEPH.get().conf(), "--rbd-op-timeout-ms", "3000");
+             Controller c = Nvmeof.connect(t.uri(NQN), ConnectOptions.defaults().ioQueues(2)
+                     .controllerLossTimeout(Duration.ZERO))) {
+            BlockDevice d = c.namespace(1);
+            Thread[] writers = new Thread[2];
+            for (int w = 0; w < 2; w++) {
+                int me = w;
+                writers[w] = new Thread(() -> {
+                    Random random = new Random(100 + me);
+                    ByteBuffer b = ByteBuffer.allocateDirect(block);
+                    while (phase.get() < 2 || afterRestart[me].get() < 20) {
+                        int at = me * (blocks / 2) + random.nextInt(blocks / 2); // each writer its own half
+                        byte[] data = new byte[block];
+                        random.nextBytes(data);
+                        long start = System.nanoTime();
+                        try {
+                            d.write((long) at * block, b.clear().put(data).flip());
+                            acked[at] = data;
+                            unsure[at] = false;
+                            if (phase.get() == 2) {
+                                afterRestart[me].incrementAndGet();
+                            }
+                        } catch (NvmeStatusException e) {
+                            unsure[at] = true;
+                            if (e.status().sc() == Status.NAMESPACE_NOT_READY.sc() && !e.status().dnr()) {
+                                notReady.incrementAndGet();
+                            } else {
+                                wrong.add(e.getMessage());
+                            }
+                            if (phase.get() == 2 && afterRestart[me].get() == 0) {
+                                try {
+                                    Thread.sleep(200); // until the cluster answers again
+                                } catch (InterruptedException x) {
+                                    return;
+                                }
+                            }
+                        } catch (Exception e) {
+                            unsure[at] = true;
+                            wrong.add(e.toString());
+                        }
+                        slowest.accumulateAndGet((System.nanoTime() - start) / 1_000_000, Math::max);
+                    }
+                });
+                writers[w].start();
+            }
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> countAcked(acked) > 200);
+            CEPH.get().killOsd();
+            phase.set(1);
+            org.awaitility.Awaitility.await("writes fail while the OSD is away").atMost(Duration.ofSeconds(30))
+                    .until(() -> notReady.get() >= 2);
+            CEPH.get().startOsd();
+            phase.set(2);
+            for (Thread w : writers) {
+                w.join(120_000);
+                assertTrue(!w.isAlive(), "writes complete again once the OSD is back");
+            }
+            assertTrue(wrong.isEmpty(), "only Namespace Not Ready, without Do Not Retry: " + wrong);
+            assertTrue(slowest.get() < 25_000, "every write answered within 25 s; the slowest took " + slowest + " ms");
+            System.out.println("OSD killed and restarted: " + notReady + " writes Namespace Not Ready, slowest answer "
+                    + slowest + " ms");
+            ByteBuffer back = ByteBuffer.allocateDirect(block);
+            byte[] got = new byte[block];
+            for (int i = 0; i < blocks; i++) {
+                if (acked[i] != null && !unsure[i]) {
+                    d.read((long) i * block, back.clear());
+                    back.flip().get(got);
+                    assertArrayEquals(acked[i], got, "block " + i + " reads as acknowledged");
+                }
+            }
+            int exit = t.stop();
+            assertEquals(0, exit, t.out() + t.err());
+        }
+        Path out = CEPH.dir().resolve("k.export");
+        CEPH.get().rbd("export", "rbd/k", out.toString());
+        byte[] image = Files.readAllBytes(out);
+        for (int i = 0; i < blocks; i++) {
+            if (acked[i] != null && !unsure[i]) {
+                assertArrayEquals(acked[i], java.util.Arrays.copyOfRange(image, i * block, (i + 1) * block),
+                        "rbd export: block " + i);
+            }
+        }
+    }
+
+    private static int countAcked(byte[][] acked) {
+        int n = 0;
+        for (byte[] a : acked) {
+            n += a == null ? 0 : 1;
+        }
+        return n;
+    }
+
+    /**
+     * The cluster blocklists the target's client (fenced, as another gateway's break of the
+     * image's lock does): writes fail at once with a path error, without Do Not Retry, so a host
+     * retries through another gateway; none succeeds, none hangs, and the target lives.
+     */
+    @Test
+    void aBlocklistedTargetFailsWritesWithAPathError() throws Exception {
+        CEPH.get().rbd("create", "--size", "8M", "rbd/b");
+        Path work = Files.createDirectories(CEPH.dir().resolve("b"));
+        try (TargetProcess t = TargetProcess.start(Fabric.TCP, work, "--listen", "tcp://127.0.0.1:0", "--subsystem", NQN,
+                "--namespace", "rbd:rbd/b,conf=" + CEPH.get().conf(), "--rbd-op-timeout-ms", "3000");
+             Controller c = Nvmeof.connect(t.uri(NQN), ConnectOptions.defaults().ioQueues(1)
+                     .controllerLossTimeout(Duration.ZERO))) {
+            BlockDevice d = c.namespace(1);
+            d.write(0, ByteBuffer.allocateDirect(4096)); // the image open, its watch and lock held
+            String status = CEPH.get().rbd("status", "rbd/b");
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("watcher=(\\S+)").matcher(status);
+            assertTrue(m.find(), "the target watches the image: " + status);
+            CEPH.get().ceph("osd", "blocklist", "add", m.group(1));
+            try {
+                long start = System.nanoTime();
+                NvmeStatusException e = org.junit.jupiter.api.Assertions.assertThrows(NvmeStatusException.class,
+                        () -> d.write(4096, ByteBuffer.allocateDirect(4096)));
+                long ms = (System.nanoTime() - start) / 1_000_000;
+                assertEquals(Status.INTERNAL_PATH_ERROR.sct(), e.status().sct(), e.getMessage());
+                assertEquals(Status.INTERNAL_PATH_ERROR.sc(), e.status().sc(), e.getMessage());
+                assertTrue(!e.status().dnr(), "without Do Not Retry: " + e.status());
+                assertTrue(ms < 25_000, "answered after " + ms + " ms");
+                assertThrows(NvmeStatusException.class, () -> d.write(8192, ByteBuffer.allocateDirect(4096)),
+                        "a fenced gateway completes no write");
+                System.out.println("blocklisted: path error after " + ms + " ms");
+            } finally {
+                CEPH.get().ceph("osd", "blocklist", "rm", m.group(1));
+            }
+            assertTrue(t.isAlive(), "the target lives");
             int exit = t.stop();
             assertEquals(0, exit, t.out() + t.err());
         }

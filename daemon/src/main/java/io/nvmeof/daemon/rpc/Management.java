@@ -14,9 +14,9 @@ import io.nvmeof.daemon.config.ConfigLoader;
 import io.nvmeof.daemon.config.ConfigWriter;
 import io.nvmeof.daemon.config.ObjectSchema;
 import io.nvmeof.daemon.config.Schemas;
-import io.nvmeof.daemon.config.TargetConfig;
 import io.nvmeof.daemon.config.TargetConfig.PortConfig;
 import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
+import io.nvmeof.daemon.config.TargetConfig;
 import io.nvmeof.fabric.Failures;
 import io.nvmeof.target.AnaState;
 import io.nvmeof.target.Controller;
@@ -26,6 +26,7 @@ import io.nvmeof.target.Port;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
 import java.io.IOException;
+import java.nio.channels.ClosedChannelException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -453,7 +454,11 @@ public final class Management {
             if (size % rbd.blockSize() != 0) {
                 throw new ParamException("size", size + " is not a multiple of its " + rbd.blockSize() + "-byte blocks");
             }
-            rbd.resizeImage(size);
+            try {
+                running.withBackend(b -> rbd.resizeImage(size)); // not while a removal closes the image
+            } catch (ClosedChannelException e) {
+                throw new ParamException("nsid", "namespace " + nsid + " of " + nqn + " is being removed");
+            }
             return changes(daemon.change((state, current) -> {
             }, who(c, "resize_namespace " + nqn + " " + nsid)));
         }

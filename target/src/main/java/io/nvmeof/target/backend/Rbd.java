@@ -103,6 +103,11 @@ public final class Rbd {
     public static final int OP_FLAG_FADVISE_FUA = 0x80;
     /** ETIMEDOUT, as librados gives up on an operation (rados_osd_op_timeout) or on mounting. */
     public static final int ETIMEDOUT = 110;
+    /**
+     * EBLOCKLISTED (Linux's ESHUTDOWN), as librados fails every operation of a client that the
+     * cluster has blocklisted: fenced, as another gateway's break of the image's lock does.
+     */
+    public static final int EBLOCKLISTED = 108;
     /** ENOENT: no such pool or image. */
     public static final int ENOENT = 2;
 
@@ -160,10 +165,15 @@ public final class Rbd {
         }
     }
 
-    /** An {@link IOException} for {@code result}, a negated errno; one the cluster may recover from is {@link Unavailable}. */
-    static IOException error(String what, long result) {
+    /**
+     * An {@link IOException} for {@code result}, a negated errno: one the cluster may recover from
+     * is {@link Unavailable}, a blocklisted client's {@link Fenced}.
+     */
+    public static IOException error(String what, long result) {
         String text = what + ": " + describe(result);
-        return -result == ETIMEDOUT ? new Unavailable(text) : new IOException(text);
+        return -result == ETIMEDOUT ? new Unavailable(text)
+                : -result == EBLOCKLISTED ? new Fenced(text + ": this gateway's client is blocklisted by the cluster")
+                : new IOException(text);
     }
 
     /** The address a {@link PointerByReference} was given, 0 if none. */
@@ -183,6 +193,17 @@ public final class Rbd {
      */
     public static final class Unavailable extends IOException {
         public Unavailable(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * Storage this process may no longer write: the cluster blocklisted its client (fenced).
+     * Nothing through this connection lands again; hosts get a path error without Do Not Retry
+     * and retry through another path.
+     */
+    public static final class Fenced extends IOException {
+        public Fenced(String message) {
             super(message);
         }
     }

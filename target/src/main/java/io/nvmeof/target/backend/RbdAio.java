@@ -238,14 +238,4 @@ public final class RbdAio {
         }
         LinuxIo.libc().close(eventFd);
     }
-
-    /** A negated errno from a completion, in words. */
-    public static String describe(long result) {
-        return Rbd.describe(result);
-    }
-
-    /** Whether a completion's errno is one the cluster may recover from (its operation timed out). */
-    public static boolean unavailable(long result) {
-        return -result == Rbd.ETIMEDOUT;
-    }
 }

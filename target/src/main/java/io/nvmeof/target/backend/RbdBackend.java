@@ -33,8 +33,8 @@ public final class RbdBackend extends AbstractBackend {
     private Rbd.UpdateCallback watch;
     private long watchHandle;
 
-    /** Asynchronous I/O for the event loops, made on first use (null: not yet, or refused). */
-    private RbdAio aio;
+    /** Asynchronous I/O for the event loops, made on first use (null: not yet, or refused); read per command. */
+    private volatile RbdAio aio;
     private boolean aioRefused;
 
     private RbdBackend(RbdCluster cluster, String pool, String name, long image, int blockSize, boolean readOnly,
@@ -93,7 +93,12 @@ public final class RbdBackend extends AbstractBackend {
      * The image's asynchronous I/O, made on first use: an eventfd librbd writes as completions
      * wait. Null where it cannot be had (then the I/O threads serve every command).
      */
-    public synchronized RbdAio aio() {
+    public RbdAio aio() {
+        RbdAio a = aio;
+        return a != null ? a : makeAio();
+    }
+
+    private synchronized RbdAio makeAio() {
         if (aio != null || aioRefused || closed) {
             return aio;
         }

@@ -55,17 +55,18 @@ public final class RbdCluster implements AutoCloseable {
         }
         // connecting may take up to the timeout: outside the lock, so another cluster is not held up
         RbdCluster made = open(key, connectTimeoutMs, opTimeoutMs);
+        RbdCluster other;
         synchronized (RbdCluster.class) {
-            RbdCluster c = OPEN.get(key);
-            if (c != null) { // another connected meanwhile: use that one
-                c.references++;
-                made.shutdown();
-                return c;
+            other = OPEN.get(key);
+            if (other == null) {
+                made.references = 1;
+                OPEN.put(key, made);
+                return made;
             }
-            made.references = 1;
-            OPEN.put(key, made);
-            return made;
+            other.references++;
         }
+        made.shutdown(); // another connected meanwhile: that one serves, and this one ends outside the lock
+        return other;
     }
 
     private static RbdCluster open(Key key, long connectTimeoutMs, long opTimeoutMs) throws IOException {
@@ -146,7 +147,7 @@ public final class RbdCluster implements AutoCloseable {
             if (--references > 0) {
                 return;
             }
-            OPEN.remove(key);
+            OPEN.remove(key, this);
         }
         shutdown();
     }

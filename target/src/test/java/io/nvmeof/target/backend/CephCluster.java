@@ -14,8 +14,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * A throwaway one-node Ceph cluster for tests ({@code test/ceph/ceph-cluster.sh}: a monitor on
- * 127.0.0.1, one memstore OSD, pool {@code rbd}), its files in a directory of the test's. Where
- * Ceph's packages are missing the test is skipped, saying so; {@code .ci/run} installs them.
+ * 127.0.0.1, one OSD (memstore in RAM, or bluestore on a file), pool {@code rbd}), its files in a
+ * directory of the test's. Where Ceph's packages are missing the test is skipped, saying so;
+ * {@code .ci/run} installs them.
  */
 public final class CephCluster implements AutoCloseable {
     /** The repository's root, from a module's directory. */
@@ -34,12 +35,23 @@ public final class CephCluster implements AutoCloseable {
                 && Files.isExecutable(Path.of("/usr/bin/rbd")) && Rbd.available();
     }
 
-    /** Starts one in {@code dir} (which must not exist or be empty); skips the test where it cannot be. */
+    /** Starts one with a memstore OSD in {@code dir} (which must not exist or be empty); skips the test where it cannot be. */
     public static CephCluster start(Path dir) throws IOException, InterruptedException {
+        return start(dir, "memstore");
+    }
+
+    /**
+     * Starts one in {@code dir} whose OSD keeps its objects in {@code store}: {@code memstore}
+     * (RAM, gone when it stops) or {@code bluestore} (a file, kept over a kill and a restart).
+     */
+    public static CephCluster start(Path dir, String store) throws IOException, InterruptedException {
         Assumptions.assumeTrue(available(), "skipped: Ceph's packages (ceph-mon ceph-osd ceph-common librbd1) are not"
                 + " installed; .ci/run installs them");
         CephCluster c = new CephCluster(dir);
-        Run r = run(180, "bash", ROOT.resolve("test/ceph/ceph-cluster.sh").toString(), "start", dir.toString());
+        ProcessBuilder pb = new ProcessBuilder("bash", ROOT.resolve("test/ceph/ceph-cluster.sh").toString(), "start",
+                dir.toString());
+        pb.environment().put("CEPH_OSD_STORE", store);
+        Run r = run(180, pb);
         if (r.exit != 0) {
             run(60, "bash", ROOT.resolve("test/ceph/ceph-cluster.sh").toString(), "stop", dir.toString());
             throw new IOException("the Ceph cluster did not start (exit " + r.exit + "):\n" + r.output);
@@ -76,6 +88,34 @@ public final class CephCluster implements AutoCloseable {
         signalOsd("-CONT");
     }
 
+    /** Kills its OSD (SIGKILL), as a crash would; {@link #startOsd} starts it again. */
+    public void killOsd() throws IOException, InterruptedException {
+        script("kill-osd");
+    }
+
+    /** Starts its OSD again after {@link #killOsd}, and waits until the monitor has it up. */
+    public void startOsd() throws IOException, InterruptedException {
+        script("start-osd");
+    }
+
+    private void script(String command) throws IOException, InterruptedException {
+        Run r = run(120, "bash", ROOT.resolve("test/ceph/ceph-cluster.sh").toString(), command, dir.toString());
+        if (r.exit != 0) {
+            throw new IOException("ceph-cluster.sh " + command + " failed (exit " + r.exit + "):\n" + r.output);
+        }
+    }
+
+    /** Runs {@code ceph ARGS...} against it; its output, or an exception with it. */
+    public String ceph(String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of("ceph", "--conf", conf.toString(), "--connect-timeout", "20"));
+        cmd.addAll(List.of(args));
+        Run r = run(60, cmd.toArray(String[]::new));
+        if (r.exit != 0) {
+            throw new IOException(String.join(" ", cmd) + " failed (exit " + r.exit + "): " + r.output);
+        }
+        return r.output;
+    }
+
     private void signalOsd(String signal) throws IOException, InterruptedException {
         String pid = Files.readString(dir.resolve("osd.0.pid")).trim();
         Run r = run(10, "kill", signal, pid);
@@ -95,8 +135,19 @@ public final class CephCluster implements AutoCloseable {
      * started in a temporary directory before its first test, stopped and removed after its last.
      */
     public static final class PerClass implements BeforeAllCallback, AfterAllCallback {
+        private final String store;
         private Path dir;
         private CephCluster cluster;
+
+        /** With a memstore OSD. */
+        public PerClass() {
+            this("memstore");
+        }
+
+        /** With an OSD on {@code store}, as {@link CephCluster#start(Path, String)} takes it. */
+        public PerClass(String store) {
+            this.store = store;
+        }
 
         /** The running cluster. */
         public CephCluster get() {
@@ -111,7 +162,7 @@ public final class CephCluster implements AutoCloseable {
         @Override
         public void beforeAll(ExtensionContext context) throws Exception {
             dir = Files.createTempDirectory("ceph-test");
-            cluster = start(dir.resolve("ceph"));
+            cluster = start(dir.resolve("ceph"), store);
         }
 
         @Override
@@ -134,7 +185,12 @@ public final class CephCluster implements AutoCloseable {
     }
 
     private static Run run(int seconds, String... cmd) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        return run(seconds, new ProcessBuilder(cmd));
+    }
+
+    private static Run run(int seconds, ProcessBuilder pb) throws IOException, InterruptedException {
+        List<String> cmd = pb.command();
+        Process p = pb.redirectErrorStream(true).start();
         byte[][] out = new byte[1][];
         Thread reader = new Thread(() -> {
             try {
