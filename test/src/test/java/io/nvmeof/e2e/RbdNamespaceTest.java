@@ -347,6 +347,36 @@ class RbdNamespaceTest {
     }
 
     /**
+     * A namespace's QoS limit from the configuration holds an RBD namespace's reads and writes as
+     * any other's: 300 of each at QD16 under 200 IOPS take at least (300 - the 5-command burst) /
+     * 200 s, a lower bound only the limit can give, and every command completes.
+     */
+    @Test
+    void aQosLimitHoldsAnRbdNamespace() throws Exception {
+        CEPH.get().rbd("create", "--size", "8M", "rbd/q");
+        Path work = Files.createDirectories(CEPH.dir().resolve("q"));
+        Path config = work.resolve("target.json");
+        Files.writeString(config, """
+                {"rbd_clusters": [{"name": "main", "conf": "%s"}],
+                 "ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": ["%s"]}],
+                 "subsystems": [{"nqn": "%s", "namespaces": [{"nsid": 1, "backend": "rbd", "cluster": "main",
+                   "pool": "rbd", "image": "q", "qos": {"rw_ios_per_sec": 200}}]}]}
+                """.formatted(CEPH.get().conf(), NQN, NQN));
+        try (TargetProcess t = TargetProcess.start(Fabric.TCP, work, "--config", config.toString());
+             Controller c = Nvmeof.connect(t.uri(NQN), ConnectOptions.defaults().ioQueues(2))) {
+            BlockDevice d = c.namespace(1);
+            long writes = QosEndToEndTest.io(d, 300, 16, 4096, true);
+            long reads = QosEndToEndTest.io(d, 300, 16, 4096, false);
+            System.out.println("RBD under 200 IOPS: 300 writes in " + writes / 1_000_000 + " ms, 300 reads in "
+                    + reads / 1_000_000 + " ms");
+            assertTrue(writes >= 1_400_000_000L, "300 writes took " + writes / 1e6 + " ms under a 200-IOPS limit");
+            assertTrue(reads >= 1_400_000_000L, "300 reads took " + reads / 1e6 + " ms under a 200-IOPS limit");
+            int exit = t.stop();
+            assertEquals(0, exit, t.out() + t.err());
+        }
+    }
+
+    /**
      * Two of our targets, separate processes, serve one image in one subsystem ({@code gateways:
      * true}, disjoint controller IDs): hosts write through both, interleaved, and the image's
      * exclusive lock passes between them as librbd's cooperative locking has it; each reads what
