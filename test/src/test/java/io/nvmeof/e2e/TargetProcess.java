@@ -16,9 +16,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * The real {@code nvmeof} jar as a separate JVM: the target process for end-to-end tests,
@@ -116,19 +118,26 @@ final class TargetProcess implements AutoCloseable {
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile());
         pb.environment().putAll(env);
         Process p = pb.start();
-        long deadline = System.nanoTime() + PATIENCE.toNanos();
-        while (System.nanoTime() < deadline) {
-            Matcher m = LISTENING.matcher(Files.readString(out));
-            if (m.find()) {
-                return new TargetProcess(fabric, p, out, err, Integer.parseInt(m.group(2)));
-            }
-            if (!p.isAlive()) {
-                throw new IOException("target exited with " + p.exitValue() + ": " + Files.readString(err));
-            }
-            Thread.sleep(50);
+        AtomicReference<Matcher> listening = new AtomicReference<>();
+        try {
+            // ends at the line that names the port, or at once if the process exits first
+            Awaitility.await("the target's port").atMost(PATIENCE).pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(50)).until(() -> {
+                        Matcher m = LISTENING.matcher(Files.readString(out));
+                        if (m.find()) {
+                            listening.set(m);
+                            return true;
+                        }
+                        return !p.isAlive();
+                    });
+        } catch (ConditionTimeoutException e) {
+            p.destroyForcibly();
+            throw new IOException("target did not start within " + PATIENCE.toSeconds() + " s: " + Files.readString(err));
         }
-        p.destroyForcibly();
-        throw new IOException("target did not start within " + PATIENCE.toSeconds() + " s: " + Files.readString(err));
+        if (listening.get() == null) {
+            throw new IOException("target exited with " + p.waitFor() + ": " + Files.readString(err));
+        }
+        return new TargetProcess(fabric, p, out, err, Integer.parseInt(listening.get().group(2)));
     }
 
     String uri(String nqn) {

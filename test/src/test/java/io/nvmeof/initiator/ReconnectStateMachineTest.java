@@ -35,9 +35,10 @@ import org.junit.jupiter.api.Timeout;
  * opens real NVMe/TCP queues to an in-process target, refuses every queue while "down", and
  * cuts every open queue on {@link Flaky#drop}. Nothing waits for wall-clock time to pass:
  * each step waits for the event that ends it (a reconnect attempt, a completion), so the
- * tests take milliseconds on an idle machine and still hold on a busy one. The end-to-end
- * suites (ReconnectSuite, StalledTargetTest) do the same with a real target process killed
- * and restarted.
+ * tests take milliseconds on an idle machine and still hold on a busy one. ReconnectFakeFabricTest
+ * runs a verified workload through outages and partitions of a FakeFabric port; ReconnectTcpTest
+ * does it once with a real target process killed and restarted, StalledTargetTest with a target
+ * that stops reading.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class ReconnectStateMachineTest {
