@@ -19,6 +19,7 @@ import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
 import io.nvmeof.daemon.config.TargetConfig.PortConfig;
 import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
 import io.nvmeof.daemon.metrics.MetricsServer;
+import io.nvmeof.daemon.rpc.ManagementApi;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
@@ -201,8 +202,8 @@ final class TargetCommand implements Callable<Integer> {
                 ns.add(NamespaceConfig.of(ns.size() + 1, spec));
             }
         }
-        SubsystemConfig sub = new SubsystemConfig(nqn, serial != null ? serial : String.format("%016x",
-                nqn.hashCode() & 0xffffffffL).substring(0, 16), model, ProductVersion.FIRMWARE_REVISION, 0, allowHosts.isEmpty(), allowHosts, ns);
+        SubsystemConfig sub = new SubsystemConfig(nqn, serial != null ? serial : SubsystemConfig.defaultSerial(nqn),
+                model, ProductVersion.FIRMWARE_REVISION, 0, allowHosts.isEmpty(), allowHosts, ns);
         List<PortConfig> ports = new ArrayList<>();
         for (String l : listen) {
             URI u = parseListen(l, "--listen");
@@ -263,8 +264,9 @@ final class TargetCommand implements Callable<Integer> {
                 ? Path.of(System.getenv("RUNTIME_DIRECTORY").split(":")[0], "rpc.sock") : null;
         Path state = stateDir != null ? stateDir : System.getenv("STATE_DIRECTORY") != null
                 ? Path.of(System.getenv("STATE_DIRECTORY").split(":")[0]) : null;
-        try (Daemon daemon = Daemon.start(this::configuration, out, socket,
-                state == null ? null : new StateStore(state.resolve("state.json")))) {
+        StateStore store = state == null ? null : new StateStore(state.resolve("state.json"));
+        try (Daemon daemon = Daemon.start(this::configuration, out, store,
+                socket == null ? null : ManagementApi.on(socket, out, store))) {
             daemon.serve(config != null);
         }
         out.println("nvmeof target stopped");

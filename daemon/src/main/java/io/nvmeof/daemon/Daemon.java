@@ -1,24 +1,30 @@
 package io.nvmeof.daemon;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmeof.daemon.config.ConfigApplier;
 import io.nvmeof.daemon.config.ConfigException;
 import io.nvmeof.daemon.config.ConfigLoader;
 import io.nvmeof.daemon.config.ConfigWriter;
-import io.nvmeof.daemon.config.TargetConfig;
 import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
 import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
-import io.nvmeof.target.backend.Backend;
+import io.nvmeof.daemon.config.TargetConfig;
 import io.nvmeof.daemon.metrics.MetricsServer;
 import io.nvmeof.fabric.Failures;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Port;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
+import io.nvmeof.target.backend.Backend;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -58,7 +64,8 @@ public final class Daemon implements AutoCloseable {
     /** The configuration as its source gave it last, and the API's changes over it (guarded by this). */
     private TargetConfig loaded;
     private ObjectNode state = StateStore.empty();
-    private io.nvmeof.daemon.rpc.RpcServer rpc;
+    /** What {@link Service} started beside the target (the management API), ended first at close. */
+    private AutoCloseable service;
     /** The configuration file's namespaces are the operator's: their paths are not checked (guarded by this). */
     private TargetConfig trusted;
     /** The configuration being applied: its allowed paths bound the API's namespaces (guarded by this). */
@@ -85,11 +92,22 @@ public final class Daemon implements AutoCloseable {
     }
 
     /**
-     * {@link #start(Source, PrintWriter)}, with the management API's socket at {@code socket}
-     * (null: none) and its changes kept in {@code store} (null: in memory only) and applied over
-     * the configuration at the start.
+     * Something served beside the target, started once the configuration is applied and ended
+     * before the target: the management API ({@code io.nvmeof.daemon.rpc.ManagementApi}), which
+     * depends on the daemon and not the other way round.
      */
-    public static Daemon start(Source source, PrintWriter out, Path socket, StateStore store) throws IOException {
+    @FunctionalInterface
+    public interface Service {
+        /** Starts serving {@code daemon}; the returned handle ends it. */
+        AutoCloseable start(Daemon daemon) throws IOException;
+    }
+
+    /**
+     * {@link #start(Source, PrintWriter)}, with the management API's changes kept in {@code store}
+     * (null: in memory only) and applied over the configuration at the start, and {@code service}
+     * (null: none) started beside the target.
+     */
+    public static Daemon start(Source source, PrintWriter out, StateStore store, Service service) throws IOException {
         TargetConfig loaded = source.load();
         ObjectNode state = store != null ? store.load() : StateStore.empty();
         if (store != null && !store.scrubbed().isEmpty()) {
@@ -121,10 +139,8 @@ public final class Daemon implements AutoCloseable {
                     out.println("  reservations that persist through power loss kept in " + reservationFile(store));
                 }
                 d.metricsAt(initial.metrics());
-                if (socket != null) {
-                    d.rpc = io.nvmeof.daemon.rpc.RpcServer.start(socket, new io.nvmeof.daemon.rpc.Management(d));
-                    out.println("  management API on " + socket + (store != null ? ", its changes kept in "
-                            + store.file() : ", its changes kept in memory only"));
+                if (service != null) {
+                    d.service = service.start(d);
                 }
             }
         } catch (IOException | RuntimeException e) {
@@ -148,7 +164,7 @@ public final class Daemon implements AutoCloseable {
         for (String nqn : store.scrubbed()) {
             boolean fileHasKeys = loaded.hosts().stream().anyMatch(h -> h.nqn().equals(nqn)
                     && (h.hostKey() != null || h.tlsKey() != null));
-            com.fasterxml.jackson.databind.JsonNode was = store.dropped(nqn);
+            JsonNode was = store.dropped(nqn);
             if (fileHasKeys || was == null) {
                 continue;
             }
@@ -156,9 +172,9 @@ public final class Daemon implements AutoCloseable {
             entry.put("nqn", nqn);
             String id;
             try {
-                id = java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
-                        .digest(nqn.getBytes(java.nio.charset.StandardCharsets.UTF_8)), 0, 8);
-            } catch (java.security.NoSuchAlgorithmException e) {
+                id = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
+                        .digest(nqn.getBytes(StandardCharsets.UTF_8)), 0, 8);
+            } catch (NoSuchAlgorithmException e) {
                 throw new IllegalStateException(e); // every JDK has SHA-256
             }
             for (String field : List.of("dhchap_key", "dhchap_ctrl_key", "tls_key")) {
@@ -231,7 +247,7 @@ public final class Daemon implements AutoCloseable {
                     s.firmware(), s.ieeeOui(), s.allowAnyHost(), s.allowedHosts(), kept, s.cntlidMin(), s.cntlidMax(),
                     s.gateways()));
         }
-        unserved = java.util.Collections.unmodifiableMap(refused); // in NQN#NSID order
+        unserved = Collections.unmodifiableMap(refused); // in NQN#NSID order
         return new TargetConfig(merged.ports(), subsystems, merged.settings(), merged.hosts(), merged.metrics(),
                 merged.management(), merged.hostQos(), merged.keyFiles(), merged.rbdClusters());
     }
@@ -241,7 +257,7 @@ public final class Daemon implements AutoCloseable {
         for (SubsystemConfig s : loaded.subsystems()) {
             if (s.nqn().equals(nqn)) {
                 for (NamespaceConfig f : s.namespaces()) {
-                    if (f.nsid() == n.nsid() && java.util.Objects.equals(f.path(), n.path())) {
+                    if (f.nsid() == n.nsid() && Objects.equals(f.path(), n.path())) {
                         return true;
                     }
                 }
@@ -503,9 +519,16 @@ public final class Daemon implements AutoCloseable {
     public void close() throws IOException {
         try {
             synchronized (this) {
-                if (rpc != null) {
-                    rpc.close();
-                    rpc = null;
+                if (service != null) {
+                    AutoCloseable s = service;
+                    service = null;
+                    try {
+                        s.close();
+                    } catch (IOException | RuntimeException e) {
+                        throw e;
+                    } catch (Exception e) {
+                        throw new IOException(e);
+                    }
                 }
                 if (metricsServer != null) {
                     metricsServer.close();

@@ -3,6 +3,7 @@ package io.nvmeof.daemon;
 import io.nvmeof.target.backend.PinnedPath;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
@@ -55,7 +56,7 @@ public final class NamespacePaths {
         Path p;
         try {
             p = Path.of(given);
-        } catch (java.nio.file.InvalidPathException e) {
+        } catch (InvalidPathException e) {
             throw new Refused(given.replace('\0', '?') + " is not a path (" + e.getReason() + ")");
         }
         if (!p.normalize().toString().equals(given)) {

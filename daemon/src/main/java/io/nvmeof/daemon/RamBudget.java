@@ -1,5 +1,6 @@
 package io.nvmeof.daemon;
 
+import com.sun.management.OperatingSystemMXBean;
 import io.netty.util.internal.PlatformDependent;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Subsystem;
@@ -68,7 +69,7 @@ public final class RamBudget {
     }
 
     private static long physicalMemory() {
-        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os) {
             return os.getTotalMemorySize();
         }
         return Long.MAX_VALUE;

@@ -6,18 +6,25 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.nvmeof.daemon.config.Schemas;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * The changes made through the management API, kept across restarts in one file of the
@@ -42,9 +49,9 @@ public final class StateStore {
     static final List<String> KINDS = List.of("subsystems", "namespaces", "subsystem_hosts", "ports",
             "port_subsystems", "port_ana", "hosts", "host_qos");
     /** What a host entry may hold: what {@code set_host_keys} takes (keys by file, by absolute path). */
-    public static final List<String> HOST_FIELDS = io.nvmeof.daemon.config.Schemas.HOST_KEYS_BY_FILE;
+    public static final List<String> HOST_FIELDS = Schemas.HOST_KEYS_BY_FILE;
     private static final System.Logger LOG = System.getLogger(StateStore.class.getName());
-    private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
+    private static final SecureRandom RANDOM = new SecureRandom();
     private static final int VERSION = 1;
 
     private final Path file;
@@ -107,7 +114,7 @@ public final class StateStore {
     }
 
     private List<String> scrubbed = List.of();
-    private final Map<String, JsonNode> dropped = new java.util.TreeMap<>();
+    private final Map<String, JsonNode> dropped = new TreeMap<>();
 
     /** The hosts whose entries the last {@link #load} dropped (see there). */
     public List<String> scrubbed() {
@@ -123,8 +130,8 @@ public final class StateStore {
     private List<String> scrubHosts(ObjectNode state) {
         ObjectNode hosts = (ObjectNode) state.get("hosts");
         ObjectNode qos = (ObjectNode) state.get("host_qos");
-        List<String> dropped = new java.util.ArrayList<>();
-        List<String> names = new java.util.ArrayList<>();
+        List<String> dropped = new ArrayList<>();
+        List<String> names = new ArrayList<>();
         hosts.fieldNames().forEachRemaining(names::add);
         for (String nqn : names) {
             JsonNode h = hosts.get(nqn);
@@ -151,7 +158,7 @@ public final class StateStore {
         if (!h.isObject()) {
             return "is not an object";
         }
-        for (java.util.Iterator<String> it = h.fieldNames(); it.hasNext(); ) {
+        for (Iterator<String> it = h.fieldNames(); it.hasNext(); ) {
             String f = it.next();
             if (!HOST_FIELDS.contains(f)) {
                 return f.endsWith("_key") ? "held a key inline (" + f + ")" : "held " + f;
@@ -180,8 +187,8 @@ public final class StateStore {
         Files.createDirectories(dir);
         Path tmp = dir.resolve("." + file.getFileName() + "." + Long.toUnsignedString(RANDOM.nextLong(), 36) + ".tmp");
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
-        try (FileChannel ch = FileChannel.open(tmp, java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
-                java.nio.file.LinkOption.NOFOLLOW_LINKS), PosixFilePermissions.asFileAttribute(
+        try (FileChannel ch = FileChannel.open(tmp, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                LinkOption.NOFOLLOW_LINKS), PosixFilePermissions.asFileAttribute(
                 PosixFilePermissions.fromString("rw-------")))) {
             ByteBuffer b = ByteBuffer.wrap(bytes);
             while (b.hasRemaining()) {
@@ -293,7 +300,7 @@ public final class StateStore {
     }
 
     private static List<Map.Entry<String, JsonNode>> entries(ObjectNode state, String kind) {
-        List<Map.Entry<String, JsonNode>> l = new java.util.ArrayList<>();
+        List<Map.Entry<String, JsonNode>> l = new ArrayList<>();
         JsonNode n = state.get(kind);
         if (n != null) {
             n.fields().forEachRemaining(l::add);

@@ -185,7 +185,7 @@ final class AdminCommands {
         int sgls = sgls(transport);
         id.vid(0).ssvid(0).serialNumber(s.serial()).modelNumber(s.model()).firmwareRevision(s.firmware())
                 .rab(6).ieeeOui(s.ieeeOui()).cmic(1 << 1 | 1 << 3) // more than one controller may attach; ANA reporting
-                .mdts(t.mdts()).cntlid(c.cntlid()).version(Registers.VERSION_1_4)
+                .mdts(t.tuning().mdts()).cntlid(c.cntlid()).version(Registers.VERSION_1_4)
                 .ctratt(1) // 128-bit Host Identifier: what reservations know a host by
                 .oaes(Controller.AEC_NAMESPACE_ATTRIBUTE | Controller.AEC_ANA_CHANGE)
                 // every ANA state reported; groups 1..128 (nvmet's); MNAN sizes the host's ANA log buffer
@@ -194,7 +194,7 @@ final class AdminCommands {
                 .controllerType(IdentifyController.CNTRLTYPE_IO)
                 .acl(3).aerl(AER_LIMIT - 1).frmw(1 << 1 | 1) // one slot, slot 1 read-only
                 .lpa(1 | 1 << 1 | 1 << 2).elpe(Controller.ERROR_LOG_ENTRIES - 1).kas(10) // SMART per namespace // effects log, extended Get Log Page; keep alive in 1 s steps
-                .sqes(0x66).cqes(0x44).maxcmd(t.maxQueueSize()).nn(maxNsid(s))
+                .sqes(0x66).cqes(0x44).maxcmd(t.tuning().maxQueueSize()).nn(maxNsid(s))
                 // Compare, Dataset Management, Write Zeroes, Reservations, Copy (source range format 0)
                 .oncs(1 | 1 << 2 | 1 << 3 | (s.gateways() ? 0 : 1 << 5) | 1 << 8).ocfs(1)
                 // fused Compare and Write, atomic among this process's writers: not offered where
@@ -204,7 +204,7 @@ final class AdminCommands {
                 .vwc(1) // a volatile write cache: Flush matters
                 .sgls(sgls)
                 .subsystemNqn(s.nqn())
-                .ioccsz((SubmissionQueueEntry.SIZE + t.inCapsuleDataSize()) / 16).iorcsz(1).icdoff(0).fcatt(0)
+                .ioccsz((SubmissionQueueEntry.SIZE + t.tuning().inCapsuleDataSize()) / 16).iorcsz(1).icdoff(0).fcatt(0)
                 .msdbd(1);
     }
 
@@ -330,7 +330,7 @@ final class AdminCommands {
                 nsids++;
             }
         }
-        long changeCount = c.target().anaChangeCount();
+        long changeCount = c.target().ana().changeCount();
         ByteBuffer page = Flyweight.allocate(AnaLog.size(groups.size(), groupsOnly ? 0 : nsids));
         AnaLog.header(page, changeCount, groups.size());
         int at = AnaLog.HEADER_SIZE;
@@ -376,7 +376,7 @@ final class AdminCommands {
                     q.complete(r, Status.INVALID_FIELD);
                     return;
                 }
-                int granted = Math.min(Math.max(nsq, ncq), c.target().maxIoQueues());
+                int granted = Math.min(Math.max(nsq, ncq), c.target().tuning().maxIoQueues());
                 c.grantIoQueues(granted);
                 r.result = (granted - 1) | (long) (granted - 1) << 16;
                 q.complete(r, Status.SUCCESS);
@@ -394,7 +394,7 @@ final class AdminCommands {
                 q.complete(r, Status.COMMAND_SEQUENCE_ERROR); // set by Connect on fabrics
                 return;
             case FeatureId.KEEP_ALIVE_TIMER:
-                c.keepAlive(r.queue.target().grantedKato(cdw11 & 0xffffffffL, c.subsystem().isDiscovery()));
+                c.keepAlive(r.queue.target().tuning().grantedKato(cdw11 & 0xffffffffL, c.subsystem().isDiscovery()));
                 q.complete(r, Status.SUCCESS);
                 return;
             case FeatureId.ARBITRATION:

@@ -1,10 +1,10 @@
 package io.nvmeof.target;
 
 import io.netty.util.concurrent.ScheduledFuture;
-import io.nvmeof.protocol.SubmissionQueueEntry;
 import io.nvmeof.protocol.Status;
-import io.nvmeof.protocol.auth.AuthMessage;
+import io.nvmeof.protocol.SubmissionQueueEntry;
 import io.nvmeof.protocol.auth.AuthMessage.AuthException;
+import io.nvmeof.protocol.auth.AuthMessage;
 import io.nvmeof.protocol.auth.DhGroup;
 import io.nvmeof.protocol.auth.Dhchap;
 import io.nvmeof.protocol.auth.DhchapHash;
@@ -12,6 +12,8 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
+import java.util.Arrays;
+import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -62,7 +64,7 @@ final class Authentication {
     private int failure;
     private ScheduledFuture<?> timer;
     /** The Diffie-Hellman job of the step in progress, or null: while set, no other step runs. */
-    private java.util.concurrent.Future<?> job;
+    private Future<?> job;
 
     Authentication(QueuePair queue, Controller controller) {
         this.queue = queue;
@@ -212,7 +214,7 @@ final class Authentication {
         }
         if (hash == null) {
             throw new AuthException(AuthMessage.HASH_UNUSABLE, "no hash function in common (host offers "
-                    + java.util.Arrays.toString(n.hashes()) + ")");
+                    + Arrays.toString(n.hashes()) + ")");
         }
         group = null;
         for (DhGroup g : host.dhGroups()) {
@@ -223,7 +225,7 @@ final class Authentication {
         }
         if (group == null) {
             throw new AuthException(AuthMessage.DHGROUP_UNUSABLE, "no DH group in common (host offers "
-                    + java.util.Arrays.toString(n.dhGroups()) + ")");
+                    + Arrays.toString(n.dhGroups()) + ")");
         }
         step = Step.CHALLENGE;
         armTimer();
@@ -346,7 +348,7 @@ final class Authentication {
     private void offload(Request r, Runnable work, Runnable then) {
         r.offloaded = true;
         try {
-            job = controller.target().authExecutor().submit(() -> {
+            job = controller.target().threads().auth().submit(() -> {
                 work.run();
                 try {
                     queue.transport().eventLoop().execute(() -> {
@@ -441,10 +443,10 @@ final class Authentication {
     void closed() {
         cancelTimer();
         keys = null;
-        java.util.concurrent.Future<?> j = job;
+        Future<?> j = job;
         if (j != null) {
             j.cancel(false);
-            controller.target().authExecutor().remove((Runnable) j);
+            controller.target().threads().auth().remove((Runnable) j);
         }
         if (!authenticated && step != Step.DONE) {
             LOG.log(System.Logger.Level.INFO, "{0}: host {1} ({2}) closed queue {3} without authenticating",

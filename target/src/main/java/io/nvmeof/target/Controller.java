@@ -74,10 +74,16 @@ public final class Controller {
     /** NSIDs changed since the host last read the Changed Namespace List (guarded by this). */
     private final TreeSet<Integer> changedNamespaces = new TreeSet<>(Integer::compareUnsigned);
     private boolean changedOverflow;
-    /** An event of this kind was sent and its log page not yet read: the next one waits (Base 2.0, 5.2). */
-    private boolean namespaceEventMasked;
-    private boolean discoveryEventMasked;
-    private boolean anaEventMasked;
+    /**
+     * The kinds of event sent whose log page the host has not read yet, one bit each ({@code
+     * AEN_*}): the next event of a masked kind waits (Base 2.0, 5.2), as nvmet's {@code aen_masked}
+     * (guarded by this).
+     */
+    private int aenMasked;
+    private static final int AEN_NAMESPACE = 1;
+    private static final int AEN_ANA = 1 << 1;
+    private static final int AEN_RESERVATION = 1 << 2;
+    private static final int AEN_DISCOVERY = 1 << 3;
 
     /** AEC bit 8: namespace attribute notices; bit 31: discovery log page change (Base 2.0, Figure 326). */
     static final int AEC_NAMESPACE_ATTRIBUTE = 1 << 8;
@@ -97,7 +103,6 @@ public final class Controller {
     private final ArrayDeque<long[]> reservationLog = new ArrayDeque<>();
     /** The Log Page Count of the newest notice: 1, 2, ..., never 0 (guarded by this). */
     private long reservationLogCount;
-    private boolean reservationEventMasked;
     /** Reservation Notification Mask per NSID (Set Features 82h); absent: 0, every notice (guarded by this). */
     private final Map<Integer, Integer> reservationMasks = new HashMap<>();
 
@@ -108,8 +113,8 @@ public final class Controller {
         this.hostNqn = hostNqn;
         this.hostId = hostId;
         this.katoMillis = katoMillis;
-        this.ioQueues = new QueuePair[target.maxIoQueues() + 1];
-        this.grantedIoQueues = target.maxIoQueues();
+        this.ioQueues = new QueuePair[target.tuning().maxIoQueues() + 1];
+        this.grantedIoQueues = target.tuning().maxIoQueues();
     }
 
     /** Its queues now, the admin queue first (one connection each). */
@@ -291,10 +296,10 @@ public final class Controller {
             lastActivity = now;
         }
         long idle = TimeUnit.NANOSECONDS.toMillis(now - lastActivity);
-        if (idle > katoMillis + target.keepAliveGraceMillis()) {
+        if (idle > katoMillis + target.tuning().keepAliveGraceMillis()) {
             LOG.log(System.Logger.Level.WARNING, "controller {0} of {1} for host {2}: keep alive timer expired after {3} ms",
                     cntlid, subsystem.nqn(), hostNqn, idle);
-            target.keepAliveExpired();
+            target.counters().keepAliveExpiries.increment();
             destroy();
         }
     }
@@ -308,13 +313,34 @@ public final class Controller {
             } else {
                 changedNamespaces.add(nsid);
             }
-            send = (asyncEventConfig & AEC_NAMESPACE_ATTRIBUTE) != 0 && !namespaceEventMasked && !destroyed;
-            if (send) {
-                namespaceEventMasked = true;
-            }
+            send = aenToSend(AEN_NAMESPACE, (asyncEventConfig & AEC_NAMESPACE_ATTRIBUTE) != 0);
         }
         if (send) {
             event(EVENT_NAMESPACE_CHANGED);
+        }
+    }
+
+    /**
+     * Whether an event of kind {@code bit} goes to the host now: it is {@code enabled} (by the
+     * host's Asynchronous Event Configuration), the controller lives, and none of its kind is
+     * unread; if so, its kind is masked until the host reads the log page ({@link #aenLogRead}).
+     * As nvmet's {@code nvmet_aen_bit_disabled}. With the lock held.
+     */
+    private boolean aenToSend(int bit, boolean enabled) {
+        if (!enabled || destroyed || (aenMasked & bit) != 0) {
+            return false;
+        }
+        aenMasked |= bit;
+        return true;
+    }
+
+    /**
+     * The host read the log page of kind {@code bit}: unless it asked to retain it, the next event
+     * of the kind may be sent (nvmet's {@code nvmet_clear_aen_bit}).
+     */
+    private synchronized void aenLogRead(int bit, boolean retain) {
+        if (!retain) {
+            aenMasked &= ~bit;
         }
     }
 
@@ -322,10 +348,7 @@ public final class Controller {
     void anaChanged() {
         boolean send;
         synchronized (this) {
-            send = !isDiscovery() && (asyncEventConfig & AEC_ANA_CHANGE) != 0 && !anaEventMasked && !destroyed;
-            if (send) {
-                anaEventMasked = true;
-            }
+            send = aenToSend(AEN_ANA, !isDiscovery() && (asyncEventConfig & AEC_ANA_CHANGE) != 0);
         }
         if (send) {
             event(EVENT_ANA_CHANGED);
@@ -333,10 +356,8 @@ public final class Controller {
     }
 
     /** The host read the ANA log: the next change may be announced. */
-    synchronized void anaLogRead(boolean retain) {
-        if (!retain) {
-            anaEventMasked = false;
-        }
+    void anaLogRead(boolean retain) {
+        aenLogRead(AEN_ANA, retain);
     }
 
     /**
@@ -355,8 +376,7 @@ public final class Controller {
             if (reservationLog.size() < RESERVATION_LOG_ENTRIES) {
                 reservationLog.addLast(new long[] {reservationLogCount, (long) (nsid & 0xffffffffL) << 8 | type});
             }
-            send = !reservationEventMasked;
-            reservationEventMasked = true;
+            send = aenToSend(AEN_RESERVATION, true); // no AEC bit: always enabled
         }
         if (send) {
             event(EVENT_RESERVATION_LOG);
@@ -377,9 +397,7 @@ public final class Controller {
             page.put(9, (byte) Math.min(255, reservationLog.size() - (retain ? 1 : 0)));
             page.putInt(12, (int) (e[1] >>> 8));
         }
-        if (!retain) {
-            reservationEventMasked = false;
-        }
+        aenLogRead(AEN_RESERVATION, retain);
         return page;
     }
 
@@ -396,11 +414,7 @@ public final class Controller {
     void discoveryChanged() {
         boolean send;
         synchronized (this) {
-            send = isDiscovery() && (asyncEventConfig & AEC_DISCOVERY_LOG_CHANGE) != 0 && !discoveryEventMasked
-                    && !destroyed;
-            if (send) {
-                discoveryEventMasked = true;
-            }
+            send = aenToSend(AEN_DISCOVERY, isDiscovery() && (asyncEventConfig & AEC_DISCOVERY_LOG_CHANGE) != 0);
         }
         if (send) {
             event(EVENT_DISCOVERY_CHANGED);
@@ -425,16 +439,14 @@ public final class Controller {
         if (!retain) {
             changedNamespaces.clear();
             changedOverflow = false;
-            namespaceEventMasked = false;
         }
+        aenLogRead(AEN_NAMESPACE, retain);
         return page;
     }
 
     /** The host read the discovery log: the next change may be announced. */
-    synchronized void discoveryLogRead(boolean retain) {
-        if (!retain) {
-            discoveryEventMasked = false;
-        }
+    void discoveryLogRead(boolean retain) {
+        aenLogRead(AEN_DISCOVERY, retain);
     }
 
     /** Delivers an event on the admin queue's loop: to an outstanding AER, or kept for the next one. */
@@ -530,7 +542,7 @@ public final class Controller {
             setShutdownStatus(Registers.CSTS_SHST_OCCURRING);
             // Shutdown processing: the volatile write cache goes to stable storage first.
             try {
-                target.ioExecutor().execute(() -> {
+                target.threads().io().execute(() -> {
                     for (Namespace ns : subsystem.namespaces().values()) {
                         try {
                             if (!ns.readOnly()) {

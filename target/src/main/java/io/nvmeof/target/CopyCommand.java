@@ -90,7 +90,7 @@ final class CopyCommand {
                 return; // over a QoS limit: waits its turn (holding nothing), then runs from here
             }
         }
-        if (r.copyHeld == 0 && !c.copies.reserve(r, q.target().maxCopyInFlight())) {
+        if (r.copyHeld == 0 && !c.copies.reserve(r, q.target().tuning().maxCopyInFlight())) {
             return; // the controller has as much copying as it may: runs from here once earlier ones finish
         }
         boolean blocking = ns.backend().blocking();

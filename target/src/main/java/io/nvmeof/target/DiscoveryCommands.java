@@ -43,7 +43,7 @@ final class DiscoveryCommands {
         Subsystem s = c.subsystem();
         id.serialNumber(s.serial()).modelNumber(s.model()).firmwareRevision(s.firmware()).cntlid(c.cntlid())
                 .version(Registers.VERSION_1_4).controllerType(IdentifyController.CNTRLTYPE_DISCOVERY)
-                .aerl(AdminCommands.AER_LIMIT - 1).lpa(1 << 2).elpe(0).kas(10).maxcmd(c.target().maxQueueSize()).nn(0)
+                .aerl(AdminCommands.AER_LIMIT - 1).lpa(1 << 2).elpe(0).kas(10).maxcmd(c.target().tuning().maxQueueSize()).nn(0)
                 .oaes(Controller.AEC_DISCOVERY_LOG_CHANGE)
                 .sgls(AdminCommands.sgls(transport)).subsystemNqn(s.nqn()).mdts(0);
     }

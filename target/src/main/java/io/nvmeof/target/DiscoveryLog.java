@@ -42,7 +42,7 @@ final class DiscoveryLog {
         List<Port.Referral> referrals = current.referrals();
         int records = entries.size() + referrals.size();
         ByteBuffer page = Flyweight.allocate(DiscoveryLogEntry.HEADER_SIZE + records * DiscoveryLogEntry.SIZE);
-        page.putLong(DiscoveryLogEntry.GENCTR_OFFSET, target.discoveryGeneration());
+        page.putLong(DiscoveryLogEntry.GENCTR_OFFSET, target.discoveryNotices().generation());
         page.putLong(DiscoveryLogEntry.NUMREC_OFFSET, records);
         page.putShort(DiscoveryLogEntry.RECFMT_OFFSET, (short) 0);
         DiscoveryLogEntry e = new DiscoveryLogEntry();

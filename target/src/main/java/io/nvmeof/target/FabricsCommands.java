@@ -9,6 +9,7 @@ import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
 import io.nvmeof.protocol.tls.PskIdentity;
 import java.nio.ByteBuffer;
+import java.util.Objects;
 
 /** Fabrics commands (NVMe-oF 1.1, 3): Connect, Property Get, Property Set. */
 final class FabricsCommands {
@@ -122,7 +123,7 @@ final class FabricsCommands {
             invalidParameter(r, q, SubmissionQueueEntry.CONNECT_QID_OFFSET, IN_SQE, "I/O queue to the discovery subsystem");
             return;
         }
-        if (sqsize == 0 || sqsize + 1 > target.maxQueueSize()) {
+        if (sqsize == 0 || sqsize + 1 > target.tuning().maxQueueSize()) {
             invalidParameter(r, q, SubmissionQueueEntry.CONNECT_SQSIZE_OFFSET, IN_SQE, "SQSIZE " + sqsize);
             return;
         }
@@ -143,7 +144,7 @@ final class FabricsCommands {
             HostSecurity before = target.hostSecurity(hostnqn);
             boolean authenticates = !subsystem.isDiscovery() && before != null && before.requiresAuthentication();
             Controller c = subsystem.newController(target, hostnqn, data.hostId(),
-                    target.grantedKato(sqe.connectKato(), subsystem.isDiscovery()), !authenticates);
+                    target.tuning().grantedKato(sqe.connectKato(), subsystem.isDiscovery()), !authenticates);
             if (c == null) {
                 String taken = subsystem.hostIdTaken(data.hostId(), hostnqn);
                 if (!subsystem.allows(hostnqn)) {
@@ -194,7 +195,7 @@ final class FabricsCommands {
                     + q.port().id() + ", its admin queue came through port " + (adminPort == null ? "none" : adminPort.id()));
             return;
         }
-        if (!java.util.Objects.equals(tls == null ? null : tls.text(), c.tlsIdentity())) {
+        if (!Objects.equals(tls == null ? null : tls.text(), c.tlsIdentity())) {
             invalidHost(r, q, "I/O queue for " + c + (tls == null ? " in the clear" : " with TLS identity " + tls.text())
                     + ", its admin queue came " + (c.tlsIdentity() == null ? "in the clear" : "with TLS identity "
                     + c.tlsIdentity()));
@@ -254,7 +255,7 @@ final class FabricsCommands {
         }
         Target t = q.target();
         if (ofst == Registers.CAP) {
-            r.result = Registers.cap(t.maxQueueSize(), t.readyTimeoutHalfSeconds());
+            r.result = Registers.cap(t.tuning().maxQueueSize(), t.tuning().readyTimeoutHalfSeconds());
         } else if (ofst == Registers.VS) {
             r.result = Registers.VERSION_1_4;
         } else if (ofst == Registers.CC) {

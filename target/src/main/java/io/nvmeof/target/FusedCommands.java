@@ -123,7 +123,7 @@ final class FusedCommands {
             try {
                 first.offloaded = true;
                 first.partner.offloaded = true;
-                q.target().ioExecutor().execute(first);
+                q.target().threads().io().execute(first);
             } catch (RejectedExecutionException e) {
                 first.status = Status.COMMAND_INTERRUPTED;
                 first.partner.status = Status.COMMAND_INTERRUPTED;

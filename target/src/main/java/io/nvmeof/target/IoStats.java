@@ -2,6 +2,7 @@ package io.nvmeof.target;
 
 import io.nvmeof.protocol.NvmOpcode;
 import io.nvmeof.protocol.Status;
+import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -91,7 +92,7 @@ public final class IoStats {
     }
 
     /** Failed commands by status. */
-    public java.util.Map<String, Long> errorsByStatus() {
+    public Map<String, Long> errorsByStatus() {
         return errors.byStatus();
     }
 }

@@ -154,10 +154,6 @@ public final class Port {
         return !allSubsystems && subsystems.isEmpty();
     }
 
-    public boolean servesAll() {
-        return allSubsystems;
-    }
-
     public Set<String> subsystems() {
         return subsystems;
     }

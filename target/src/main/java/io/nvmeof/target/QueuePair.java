@@ -9,6 +9,7 @@ import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.net.InetAddress;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -66,9 +67,9 @@ final class QueuePair {
      */
     private boolean admitted;
     /** The peer address this queue is counted against while pending, or null once it is not (or never was). */
-    private java.net.InetAddress pendingFrom;
+    private InetAddress pendingFrom;
     /** Its place in the target's connection counts, or null for a queue not counted (one on an embedded channel). */
-    private Target.ConnectionSlot slot;
+    private Admission.ConnectionSlot slot;
     /**
      * Bytes of write data this queue has asked the host for (or is about to) and not yet
      * received, and the writes waiting for room in that window ({@link Settings#MAX_QUEUE_WRITE_DATA}).
@@ -87,9 +88,9 @@ final class QueuePair {
      * them when that address has {@link Settings#MAX_PENDING_PER_ADDRESS} already ({@link
      * Target#admitPending}).
      */
-    public void admitFrom(java.net.InetAddress peer) {
+    public void admitFrom(InetAddress peer) {
         pendingFrom = peer;
-        target.admitPending(peer, this);
+        target.admission().admitPending(peer, this);
     }
 
     /**
@@ -101,7 +102,7 @@ final class QueuePair {
     }
 
     /** The connection's place in the target's counts, which its Connect may move ({@link #toDiscovery()}). */
-    void slot(Target.ConnectionSlot slot) {
+    void slot(Admission.ConnectionSlot slot) {
         this.slot = slot;
     }
 
@@ -129,7 +130,7 @@ final class QueuePair {
 
     private void notPending() {
         if (pendingFrom != null) {
-            target.pendingEnded(pendingFrom, this);
+            target.admission().pendingEnded(pendingFrom, this);
             pendingFrom = null;
         }
     }
@@ -392,7 +393,7 @@ final class QueuePair {
             return; // a fault held it while the connection ended: closed() freed what it had
         }
         if (r.direction == Request.XFER_H2C && r.length > 0 && r.received < r.length) {
-            if (h2cPending > 0 && h2cPending + r.length > target.maxQueueWriteData()) {
+            if (h2cPending > 0 && h2cPending + r.length > target.tuning().maxQueueWriteData()) {
                 // the host owes this queue enough data already: wait, holding no buffer
                 r.resumeState = r.state;
                 r.state = Request.State.NEED_BUFFER;
@@ -429,7 +430,7 @@ final class QueuePair {
         h2cPending -= bytes;
         Request w;
         while (!closed && (w = h2cWaiting.peekFirst()) != null
-                && (h2cPending == 0 || h2cPending + w.length <= target.maxQueueWriteData())) {
+                && (h2cPending == 0 || h2cPending + w.length <= target.tuning().maxQueueWriteData())) {
             h2cWaiting.pollFirst();
             w.state = w.resumeState;
             askForData(w);
@@ -527,7 +528,7 @@ final class QueuePair {
             r.direction = Request.XFER_NONE;
             return null;
         }
-        if (len > target.maxTransferSize()) {
+        if (len > target.tuning().maxTransferSize()) {
             return Status.INVALID_FIELD;
         }
         r.length = (int) len;
@@ -596,7 +597,7 @@ final class QueuePair {
     void offload(Request r) {
         try {
             r.offloaded = true;
-            target.ioExecutor().execute(r);
+            target.threads().io().execute(r);
         } catch (RejectedExecutionException e) {
             // The backend is saturated (or the target is stopping): the host may retry.
             complete(r, Status.COMMAND_INTERRUPTED);
@@ -749,7 +750,7 @@ final class QueuePair {
         for (Request r : all) {
             if (r.state == Request.State.TRANSFERRING_H2C && now - r.dataDeadline > 0) {
                 LOG.log(System.Logger.Level.WARNING, "{0}: queue {1} failed command {2}: its data did not come within {3} ms",
-                        transport.peer(), qid, r.cid(), target.dataTimeoutMillis());
+                        transport.peer(), qid, r.cid(), target.tuning().dataTimeoutMillis());
                 r.releaseData();
                 complete(r, Status.DATA_TRANSFER_ERROR);
             }

@@ -15,6 +15,7 @@ import io.nvmeof.target.backend.Rbd;
 import io.nvmeof.target.backend.RbdAio;
 import io.nvmeof.target.backend.RbdBackend;
 import java.io.IOException;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Read, Write, Write Zeroes and Flush of RBD namespaces submitted from the command's event loop to
@@ -208,7 +209,7 @@ final class RbdIo {
                 } else {
                     loop.execute(end); // never inline: this may be called from within a poll's delivery
                 }
-            } catch (java.util.concurrent.RejectedExecutionException e) {
+            } catch (RejectedExecutionException e) {
                 stopped = true;
                 then.run(); // it ended meanwhile
             }

@@ -13,6 +13,7 @@ import io.nvmeof.protocol.CompletionQueueEntry;
 import io.nvmeof.protocol.Sgl;
 import io.nvmeof.protocol.SubmissionQueueEntry;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -112,7 +113,7 @@ final class RdmaQueue implements QueueTransport, RdmaHandler {
             c.postRecv(RECV | i, recvRegion, i * capsuleSize, capsuleSize);
         }
         // as over TCP: a peer that does not send its Fabrics Connect in time loses the queue
-        long deadline = target.connectTimeoutMillis();
+        long deadline = target.tuning().connectTimeoutMillis();
         c.eventLoop().schedule(() -> {
             if (!closed && !queue.admitted()) {
                 fail("not " + (queue.qid() < 0 ? "connected" : "authenticated") + " within " + deadline + " ms");
@@ -125,12 +126,12 @@ final class RdmaQueue implements QueueTransport, RdmaHandler {
     }
 
     /** Counts the connection against its peer address's pending connections ({@link QueuePair#admitFrom}). */
-    void admitFrom(java.net.InetAddress peer) {
+    void admitFrom(InetAddress peer) {
         queue.admitFrom(peer);
     }
 
     /** Its place in the target's connection counts ({@link QueuePair#slot}). */
-    void slot(Target.ConnectionSlot slot) {
+    void slot(Admission.ConnectionSlot slot) {
         queue.slot(slot);
     }
 

@@ -28,6 +28,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
@@ -64,7 +65,7 @@ public final class RdmaTransport implements TargetTransport {
     RdmaTransport(Target target, EventLoopGroup group) {
         this.target = target;
         this.group = group;
-        long idle = target.rdmaPoolIdleMillis();
+        long idle = target.tuning().rdmaPoolIdleMillis();
         this.trimming = group.next().scheduleWithFixedDelay(() -> trimPools(TimeUnit.MILLISECONDS.toNanos(idle)),
                 idle, idle, TimeUnit.MILLISECONDS);
     }
@@ -81,14 +82,6 @@ public final class RdmaTransport implements TargetTransport {
         return freed;
     }
 
-    /** Bytes registered for data buffers now, over every protection domain. */
-    public long registeredBufferBytes() {
-        long n = 0;
-        for (RegisteredBufferPool p : pools.values()) {
-            n += p.registeredBytes();
-        }
-        return n;
-    }
 
     /** Starts listening for {@code port}. */
     @Override
@@ -219,16 +212,16 @@ public final class RdmaTransport implements TargetTransport {
     private synchronized RdmaProvider provider(String name) throws IOException {
         RdmaProvider p = providers.get(name);
         if (p == null) {
-            p = RdmaProviders.open(name, group, target.rdmaTuning());
+            p = RdmaProviders.open(name, group, target.tuning().rdmaTuning());
             providers.put(name, p);
         }
         return p;
     }
 
     private void request(Port port, ConnectRequest req, Set<RdmaConnection> connections) {
-        Target.ConnectionSlot slot = target.admitConnection();
+        Admission.ConnectionSlot slot = target.admission().admitConnection();
         if (slot == null) {
-            reject(req, RdmaCmReject.NO_RESOURCES, target.countedConnections()
+            reject(req, RdmaCmReject.NO_RESOURCES, target.admission().countedConnections()
                     + " connections open besides discovery controllers, the most the target takes");
             return;
         }
@@ -246,10 +239,10 @@ public final class RdmaTransport implements TargetTransport {
      * Rejects or accepts a request (counted in by {@link Target#admitConnection()}); true when
      * accepted, and then {@code slot} ends once the connection has ended.
      */
-    private boolean answer(Port port, ConnectRequest req, Set<RdmaConnection> connections, Target.ConnectionSlot slot) {
+    private boolean answer(Port port, ConnectRequest req, Set<RdmaConnection> connections, Admission.ConnectionSlot slot) {
         ByteBuffer pd = req.privateData();
         int qid = -1;
-        int size = target.maxQueueSize();
+        int size = target.tuning().maxQueueSize();
         if (pd != null) {
             if (pd.remaining() < RdmaCmRequest.SIZE) {
                 reject(req, RdmaCmReject.INVALID_LENGTH, "private data of " + pd.remaining() + " bytes");
@@ -258,12 +251,12 @@ public final class RdmaTransport implements TargetTransport {
             ByteBuffer copy = Flyweight.allocate(RdmaCmRequest.SIZE);
             copy.put(0, pd, pd.position(), RdmaCmRequest.SIZE);
             RdmaCmRequest cm = new RdmaCmRequest().wrap(copy, 0);
-            int max = cm.qid() == 0 ? MAX_ADMIN_QUEUE : target.maxQueueSize();
+            int max = cm.qid() == 0 ? MAX_ADMIN_QUEUE : target.tuning().maxQueueSize();
             if (cm.recfmt() != RdmaCmRequest.RECFMT_1_0) {
                 reject(req, RdmaCmReject.INVALID_RECFMT, "RECFMT " + cm.recfmt());
                 return false;
             }
-            if (cm.qid() > target.maxIoQueues()) {
+            if (cm.qid() > target.tuning().maxIoQueues()) {
                 reject(req, RdmaCmReject.INVALID_QID, "QID " + cm.qid());
                 return false;
             }
@@ -278,7 +271,7 @@ public final class RdmaTransport implements TargetTransport {
             qid = cm.qid();
             size = cm.hsqsize() + 1;
         }
-        int capsule = SubmissionQueueEntry.SIZE + (qid == 0 ? 0 : target.inCapsuleDataSize());
+        int capsule = SubmissionQueueEntry.SIZE + (qid == 0 ? 0 : target.tuning().inCapsuleDataSize());
         RdmaQueue queue = new RdmaQueue(target, port, qid, size, capsule);
         queue.slot(slot);
         if (req.peer() != null) {
@@ -320,7 +313,7 @@ public final class RdmaTransport implements TargetTransport {
     }
 
     private RegisteredBufferPool pool(ProtectionDomain pd) {
-        return pools.computeIfAbsent(pd, d -> new RegisteredBufferPool(d, target.maxTransferSize(),
+        return pools.computeIfAbsent(pd, d -> new RegisteredBufferPool(d, target.tuning().maxTransferSize(),
                 MemoryRegion.LOCAL_WRITE));
     }
 
@@ -365,8 +358,8 @@ public final class RdmaTransport implements TargetTransport {
         }
 
         @Override
-        public java.util.List<PortOption> portOptions() {
-            return java.util.List.of(new PortOption(PROVIDER, String.join("|", RdmaProviders.NAMES), "Verbs provider of"
+        public List<PortOption> portOptions() {
+            return List.of(new PortOption(PROVIDER, String.join("|", RdmaProviders.NAMES), "Verbs provider of"
                     + " rdma ports: verbs (rdma-core, the default), disni (IBM DiSNI) or soft (RDMA semantics in software"
                     + " over TCP, to our own initiator only)."));
         }

@@ -5,6 +5,7 @@ import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.protocol.SubmissionQueueEntry;
 import io.nvmeof.target.backend.KernelQueue;
+import io.nvmeof.target.backend.RbdAio;
 import java.nio.ByteBuffer;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -13,7 +14,7 @@ import java.util.concurrent.RejectedExecutionException;
  * queue's event loop except while a blocking backend call runs on the I/O executor, when
  * that thread alone touches it until it hands the request back.
  */
-final class Request implements Runnable, KernelQueue.Completion, io.nvmeof.target.backend.RbdAio.Done {
+final class Request implements Runnable, KernelQueue.Completion, RbdAio.Done {
     /** Where the request is in its life (STYLE: an explicit state per request). */
     public enum State { FREE, NEW, NEED_BUFFER, TRANSFERRING_H2C, WAITING_FUSED, EXECUTING, TRANSFERRING_C2H, COMPLETED }
 
@@ -198,7 +199,7 @@ final class Request implements Runnable, KernelQueue.Completion, io.nvmeof.targe
             queue.target().bufferBudget().release(this);
         }
         if (copyHeld != 0 || copyWaiting) {
-            queue.controller().copies.release(this, queue.target().maxCopyInFlight());
+            queue.controller().copies.release(this, queue.target().tuning().maxCopyInFlight());
         }
     }
 

@@ -1,6 +1,7 @@
 package io.nvmeof.target;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.TreeMap;
@@ -96,7 +97,7 @@ public final class ReservationStore {
             try {
                 p.save(now);
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
             }
             kept = Map.copyOf(now);
         }, writer);

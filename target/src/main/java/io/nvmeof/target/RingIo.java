@@ -33,7 +33,7 @@ final class RingIo {
     static boolean submit(Request r) {
         Namespace ns = r.namespace;
         QueuePair q = r.queue;
-        if (ns == null || r.partner != null || !q.target().ringFileIo()) {
+        if (ns == null || r.partner != null || !q.target().tuning().ringFileIo()) {
             return false;
         }
         int op = r.sqe.opcode();
@@ -51,7 +51,7 @@ final class RingIo {
         } catch (IOException e) {
             return false; // the I/O threads report it as they meet it
         }
-        KernelQueue kq = ring.queue(ns.backend().ringDirect(), q.target().aioFileIo());
+        KernelQueue kq = ring.queue(ns.backend().ringDirect(), q.target().tuning().aioFileIo());
         if (kq == null || kq.room() == 0) {
             return false;
         }

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CopyOnWriteArraySet;
@@ -338,9 +339,9 @@ public final class Subsystem implements AutoCloseable {
         if (!allows(hostNqn) || !discovery && hostIdTaken(hostId, hostNqn) != null) {
             return null;
         }
-        if (admittedControllers(hostNqn) >= target.maxControllersPerHost()) {
+        if (admittedControllers(hostNqn) >= target.tuning().maxControllersPerHost()) {
             BUSY.log(System.Logger.Level.WARNING, "{0}: host {1} already holds {2} controllers, the most one host may",
-                    nqn, hostNqn, target.maxControllersPerHost());
+                    nqn, hostNqn, target.tuning().maxControllersPerHost());
             return null;
         }
         int min = cntlidMin;
@@ -415,7 +416,7 @@ public final class Subsystem implements AutoCloseable {
         }
         try {
             res.stored().join();
-        } catch (java.util.concurrent.CompletionException e) {
+        } catch (CompletionException e) {
             throw new IOException("registrations of namespace " + Integer.toUnsignedString(nsid) + " of " + nqn
                     + " cleared but not kept: " + e.getCause().getMessage(), e.getCause());
         }
@@ -471,9 +472,9 @@ public final class Subsystem implements AutoCloseable {
         if (c.admitted) {
             return true;
         }
-        if (admittedControllers(c.hostNqn()) >= c.target().maxControllersPerHost()) {
+        if (admittedControllers(c.hostNqn()) >= c.target().tuning().maxControllersPerHost()) {
             BUSY.log(System.Logger.Level.WARNING, "{0}: host {1} authenticated, but already holds {2} controllers,"
-                    + " the most one host may", nqn, c.hostNqn(), c.target().maxControllersPerHost());
+                    + " the most one host may", nqn, c.hostNqn(), c.target().tuning().maxControllersPerHost());
             return false;
         }
         c.admitted = true;
@@ -493,7 +494,7 @@ public final class Subsystem implements AutoCloseable {
     }
 
     /** Failed commands of its controllers (admin and I/O), by status. */
-    public java.util.Map<String, Long> errorsByStatus() {
+    public Map<String, Long> errorsByStatus() {
         return errors.byStatus();
     }
 

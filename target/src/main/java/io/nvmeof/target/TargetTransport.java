@@ -3,6 +3,7 @@ package io.nvmeof.target;
 import io.netty.channel.EventLoopGroup;
 import io.nvmeof.protocol.DiscoveryLogEntry;
 import java.io.IOException;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -47,8 +48,8 @@ public interface TargetTransport extends AutoCloseable {
          * The port options this transport takes, each as configurations and command lines name it
          * (a key of a port's JSON object, and {@code --NAME} of {@code nvmeof target}).
          */
-        default java.util.List<PortOption> portOptions() {
-            return java.util.List.of();
+        default List<PortOption> portOptions() {
+            return List.of();
         }
 
         /**

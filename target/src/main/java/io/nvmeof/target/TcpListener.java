@@ -40,11 +40,11 @@ public final class TcpListener implements PortListener {
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        Target.ConnectionSlot slot = target.admitConnection();
+                        Admission.ConnectionSlot slot = target.admission().admitConnection();
                         if (slot == null) {
                             LOG.log(System.Logger.Level.WARNING, "refused a connection from {0}: {1} connections open"
                                     + " besides discovery controllers, the most the target takes", ch.remoteAddress(),
-                                    target.countedConnections());
+                                    target.admission().countedConnections());
                             ch.close();
                             return;
                         }

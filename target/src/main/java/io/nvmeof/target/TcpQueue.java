@@ -64,11 +64,11 @@ final class TcpQueue extends PduReader implements QueueTransport {
     }
 
     /** The queue of an accepted connection holding {@code slot} in the target's counts. */
-    TcpQueue(Target target, Port port, Target.ConnectionSlot slot) {
+    TcpQueue(Target target, Port port, Admission.ConnectionSlot slot) {
         this.target = target;
         this.queue = new QueuePair(target, this, port);
         this.queue.slot(slot);
-        this.slotBits = 32 - Integer.numberOfLeadingZeros(Math.max(1, target.maxQueueSize() - 1));
+        this.slotBits = 32 - Integer.numberOfLeadingZeros(Math.max(1, target.tuning().maxQueueSize() - 1));
     }
 
     @Override
@@ -78,7 +78,7 @@ final class TcpQueue extends PduReader implements QueueTransport {
             queue.admitFrom(a.getAddress());
         }
         // a host gets this long to complete ICReq, Connect and (if asked) authentication; then the socket is closed
-        long deadline = target.connectTimeoutMillis();
+        long deadline = target.tuning().connectTimeoutMillis();
         ctx.executor().schedule(() -> {
             if (!queue.admitted() && ctx.channel().isOpen()) {
                 DEADLINE.log(System.Logger.Level.INFO, "closing the connection from {0}: not {1} within {2} ms", peer(),
@@ -102,9 +102,9 @@ final class TcpQueue extends PduReader implements QueueTransport {
     protected long maxData(PduType type) {
         switch (type) {
             case CAPSULE_CMD:
-                return target.inCapsuleDataSize();
+                return target.tuning().inCapsuleDataSize();
             case H2C_DATA:
-                return target.maxH2cData();
+                return target.tuning().maxH2cData();
             default:
                 return 0;
         }
@@ -187,13 +187,13 @@ final class TcpQueue extends PduReader implements QueueTransport {
         int headerEnd = DataPdu.SIZE + (hd ? Pdu.DIGEST_SIZE : 0);
         c2hDataOffset = (headerEnd + align - 1) / align * align;
         ICRespPdu resp = new ICRespPdu().wrap(scratch, 0);
-        resp.encode(0, hd, dd, target.maxH2cData());
+        resp.encode(0, hd, dd, target.tuning().maxH2cData());
         write(writer.header(ctx.alloc(), ICRespPdu.SIZE, false, 0));
         headerDigest = hd;
         dataDigest = dd;
         initialized = true;
         // writes whose data is overdue are failed; checked a few times per timeout, no work per command
-        long period = Math.max(50, target.dataTimeoutMillis() / 4);
+        long period = Math.max(50, target.tuning().dataTimeoutMillis() / 4);
         dataCheck = ctx.executor().scheduleAtFixedRate(() -> queue.expireOverdueData(System.nanoTime()), period, period,
                 TimeUnit.MILLISECONDS);
     }
@@ -275,7 +275,7 @@ final class TcpQueue extends PduReader implements QueueTransport {
         int offset = r.received;
         int length = r.length - offset;
         r.transportCursor = r.length;
-        r.dataDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(target.dataTimeoutMillis());
+        r.dataDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(target.tuning().dataTimeoutMillis());
         R2TPdu pdu = r2tView.wrap(scratch, 0);
         r.transportTag = (++r2tCount << slotBits | r.tag) & 0xffff;
         pdu.encode(r.cid(), r.transportTag, offset, length, headerDigest);
@@ -371,7 +371,7 @@ final class TcpQueue extends PduReader implements QueueTransport {
 
     @Override
     public int inCapsuleDataSize() {
-        return target.inCapsuleDataSize();
+        return target.tuning().inCapsuleDataSize();
     }
 
     // ---- flushing: once per read loop, or at once for completions from elsewhere ----

@@ -2,6 +2,7 @@ package io.nvmeof.target;
 
 import io.netty.channel.EventLoopGroup;
 import io.nvmeof.protocol.DiscoveryLogEntry;
+import java.util.List;
 import java.util.Map;
 
 /** The target's NVMe/TCP transport: a listener per port, a {@link TcpQueue} per connection. */
@@ -40,8 +41,8 @@ public final class TcpTransport implements TargetTransport {
         }
 
         @Override
-        public java.util.List<PortOption> portOptions() {
-            return java.util.List.of(new PortOption(TLS, "none|optional|required", "NVMe/TCP over TLS 1.3 with a PSK:"
+        public List<PortOption> portOptions() {
+            return List.of(new PortOption(TLS, "none|optional|required", "NVMe/TCP over TLS 1.3 with a PSK:"
                     + " none (the default), optional (a host may use it) or required (every host must)."));
         }
 

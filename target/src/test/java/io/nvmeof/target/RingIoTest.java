@@ -90,12 +90,12 @@ class RingIoTest {
                 byte[] onDisk = Files.readAllBytes(file);
                 assertArrayEquals(data, Arrays.copyOfRange(onDisk, 2 * BS, 18 * BS), "in the file");
                 assertArrayEquals(fua, Arrays.copyOfRange(onDisk, 40 * BS, 41 * BS));
-                long tasks = ((ThreadPoolExecutor) target.ioExecutor()).getTaskCount();
+                long tasks = ((ThreadPoolExecutor) target.threads().io()).getTaskCount();
 
                 // Write Zeroes is the I/O threads' in every mode: the count is live
                 assertEquals(Status.SUCCESS, io.command(q -> q.opcode(NvmOpcode.WRITE_ZEROES.code).psdt(1).nsid(1).slba(2)
                         .blockCount(1), null).cqe().status());
-                assertEquals(tasks + 1, ((ThreadPoolExecutor) target.ioExecutor()).getTaskCount());
+                assertEquals(tasks + 1, ((ThreadPoolExecutor) target.threads().io()).getTaskCount());
                 assertArrayEquals(new byte[BS], read(io, 2, 1));
                 return tasks;
             }

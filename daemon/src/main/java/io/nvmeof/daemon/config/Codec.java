@@ -2,6 +2,7 @@ package io.nvmeof.daemon.config;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Path;
+import java.util.List;
 
 /**
  * How one field's value is read from JSON, checked and written back: the typed half of a
@@ -41,13 +42,13 @@ public interface Codec<T> {
      */
     interface Spread<T> extends Codec<T> {
         /** The keys of the holding object it takes. */
-        java.util.List<String> keys();
+        List<String> keys();
 
         /** The value in {@code parent} (at {@code at}). */
         T readFrom(JsonNode parent, String at, Reading reading);
 
         /** Reference rows, one a key: key, what it takes, and what it is ({@code help}: the row's). */
-        java.util.List<String[]> rows(String help);
+        List<String[]> rows(String help);
 
         @Override
         default T read(JsonNode n, String at, Reading reading) {

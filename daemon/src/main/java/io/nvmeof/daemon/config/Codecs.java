@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.nvmeof.fabric.Sizes;
 import io.nvmeof.protocol.Nqn;
+import io.nvmeof.protocol.auth.DhGroup;
+import io.nvmeof.protocol.auth.DhchapHash;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -289,13 +291,13 @@ public final class Codecs {
     }
 
     /** A DH-HMAC-CHAP hash, as nvmet and nvme-cli name them ({@code sha256}, {@code hmac(sha256)}). */
-    public static final Codec<io.nvmeof.protocol.auth.DhchapHash> HASH = named("`sha256`, `sha384` or `sha512`",
-            io.nvmeof.protocol.auth.DhchapHash::named, io.nvmeof.protocol.auth.DhchapHash::shortName);
+    public static final Codec<DhchapHash> HASH = named("`sha256`, `sha384` or `sha512`",
+            DhchapHash::named, DhchapHash::shortName);
 
     /** A DH group of DH-HMAC-CHAP, as nvmet names them. */
-    public static final Codec<io.nvmeof.protocol.auth.DhGroup> DH_GROUP = named(
+    public static final Codec<DhGroup> DH_GROUP = named(
             "`null`, `ffdhe2048`, `ffdhe3072`, `ffdhe4096`, `ffdhe6144` or `ffdhe8192`",
-            io.nvmeof.protocol.auth.DhGroup::named, g -> g.kernelName);
+            DhGroup::named, g -> g.kernelName);
 
     /** An array of {@code item}s; each item's errors name its index. */
     public static <T> Codec<List<T>> list(Codec<T> item) {

@@ -1,28 +1,29 @@
 package io.nvmeof.daemon.config;
 
-import io.nvmeof.target.Qos;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
+import io.nvmeof.daemon.config.TargetConfig.PortConfig;
+import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
+import io.nvmeof.daemon.metrics.MetricsServer;
 import io.nvmeof.protocol.Nqn;
 import io.nvmeof.protocol.auth.DhGroup;
 import io.nvmeof.protocol.auth.DhchapHash;
 import io.nvmeof.protocol.auth.DhchapKey;
 import io.nvmeof.protocol.tls.TlsPsk;
 import io.nvmeof.target.HostSecurity;
+import io.nvmeof.target.Qos;
 import io.nvmeof.target.Setting;
 import io.nvmeof.target.Settings;
 import io.nvmeof.target.Target;
 import io.nvmeof.target.backend.SmallFiles;
-import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
-import io.nvmeof.daemon.config.TargetConfig.PortConfig;
-import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
-import io.nvmeof.daemon.metrics.MetricsServer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
@@ -113,7 +114,7 @@ public final class ConfigLoader {
             ports.add(Schemas.PORT.read(pl.get(i), "ports[" + i + "]", secrets));
         }
         List<HostSecurity> hostKeys = new ArrayList<>();
-        Map<String, Qos.Limits> hostQos = new java.util.HashMap<>();
+        Map<String, Qos.Limits> hostQos = new HashMap<>();
         Map<String, Path> keyFiles = new TreeMap<>();
         JsonNode hs = optionalArray(root, "hosts", "");
         for (int i = 0; i < hs.size(); i++) {
@@ -357,10 +358,6 @@ public final class ConfigLoader {
     }
 
     // ---- field helpers: every error names its field ----
-
-    static String defaultSerial(String nqn) {
-        return String.format("%016x", nqn.hashCode() & 0xffffffffL).substring(0, 16);
-    }
 
     private static void known(JsonNode node, String at, String... fields) {
         ObjectSchema.known(node, at, List.of(fields));

@@ -5,16 +5,17 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.nvmeof.protocol.auth.DhGroup;
-import io.nvmeof.protocol.auth.DhchapHash;
-import io.nvmeof.target.HostSecurity;
-import io.nvmeof.target.Setting;
-import io.nvmeof.target.Settings;
-import io.nvmeof.target.Target;
 import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
 import io.nvmeof.daemon.config.TargetConfig.PortConfig;
 import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
 import io.nvmeof.daemon.metrics.MetricsServer;
+import io.nvmeof.protocol.auth.DhGroup;
+import io.nvmeof.protocol.auth.DhchapHash;
+import io.nvmeof.target.HostSecurity;
+import io.nvmeof.target.Qos;
+import io.nvmeof.target.Setting;
+import io.nvmeof.target.Settings;
+import io.nvmeof.target.Target;
 import java.util.Map;
 
 /**
@@ -114,7 +115,7 @@ public final class ConfigWriter {
     }
 
     /** QoS limits as the configuration names them (MiB a second; only those set). */
-    public static ObjectNode qos(io.nvmeof.target.Qos.Limits l) {
+    public static ObjectNode qos(Qos.Limits l) {
         return Schemas.QOS.write(l);
     }
 }

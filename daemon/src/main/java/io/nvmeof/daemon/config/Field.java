@@ -1,5 +1,8 @@
 package io.nvmeof.daemon.config;
 
+import java.util.function.BiConsumer;
+import java.util.function.BiFunction;
+import java.util.function.BiPredicate;
 import java.util.function.Function;
 
 /**
@@ -107,8 +110,8 @@ public record Field<T>(String key, String component, Codec<T> codec, Function<Ob
         String said(L live, T value);
 
         /** One from its parts. */
-        static <L, T> Live<L, T> of(java.util.function.BiPredicate<L, T> holds, java.util.function.BiConsumer<L, T> set,
-                                    java.util.function.BiFunction<L, T, String> said) {
+        static <L, T> Live<L, T> of(BiPredicate<L, T> holds, BiConsumer<L, T> set,
+                                    BiFunction<L, T, String> said) {
             return new Live<>() {
                 @Override
                 public boolean holds(L live, T value) {

@@ -11,9 +11,11 @@ import io.nvmeof.target.TcpTransport;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Function;
 
 /**
  * What {@code nvmetcli save} writes for the Linux kernel target, translated into our format in
@@ -61,7 +63,7 @@ final class NvmetcliFormat {
     }
 
     /** Reads the nvmetcli document {@code root} by translating it and reading the translation with {@code reader}. */
-    static TargetConfig read(JsonNode root, java.util.function.Function<JsonNode, TargetConfig> reader) {
+    static TargetConfig read(JsonNode root, Function<JsonNode, TargetConfig> reader) {
         NvmetcliFormat t = new NvmetcliFormat();
         t.translate(root);
         try {
@@ -291,7 +293,7 @@ final class NvmetcliFormat {
             String f = it.next();
             JsonNode v = node.get(f);
             String path = at + "." + ObjectSchema.fieldName(f);
-            boolean keyLike = f.toLowerCase(java.util.Locale.ROOT).matches(".*(key|secret|psk).*");
+            boolean keyLike = f.toLowerCase(Locale.ROOT).matches(".*(key|secret|psk).*");
             boolean here = taken && (f.equals("key") || f.equals("ctrl_key"));
             if (keyLike && !here && !(v.isNull() || v.isTextual() && v.asText().isEmpty())) {
                 throw new ConfigException(path, "looks like a key, but keys are taken only from dhchap.key and"

@@ -11,6 +11,7 @@ import io.nvmeof.target.TargetTransports;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -108,7 +109,7 @@ final class PortCodecs {
     static final Codec<Integer> ANA_GROUP_ID = Codecs.range(1, Port.MAX_ANA_GROUP);
 
     /** An ANA state, as nvmet names them ({@code optimized}, {@code non-optimized}, ...). */
-    static final Codec<AnaState> ANA_STATE = Codecs.named(String.join(", ", java.util.Arrays.stream(AnaState.values())
+    static final Codec<AnaState> ANA_STATE = Codecs.named(String.join(", ", Arrays.stream(AnaState.values())
             .map(a -> "`" + a.label() + "`").toList()).replaceFirst(", ([^,]*)$", " or $1"), name -> {
                 try {
                     return AnaState.of(name);

@@ -8,9 +8,15 @@ import static io.nvmeof.daemon.config.Field.Apply.RESTART;
 import static io.nvmeof.daemon.config.Field.optional;
 import static io.nvmeof.daemon.config.Field.required;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
 import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
+import io.nvmeof.daemon.metrics.MetricsServer;
+import io.nvmeof.protocol.auth.DhchapKey;
+import io.nvmeof.protocol.tls.TlsPsk;
 import io.nvmeof.target.AnaState;
+import io.nvmeof.target.HostSecurity;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Port;
 import io.nvmeof.target.PortOptionException;
@@ -20,12 +26,21 @@ import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
 import io.nvmeof.target.TargetTransport;
 import io.nvmeof.target.TargetTransports;
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.SortedMap;
+import java.util.SortedSet;
+import java.util.TreeSet;
+import java.util.function.BiConsumer;
+import java.util.function.BiFunction;
+import java.util.function.BiPredicate;
+import java.util.function.Function;
 
 /**
  * The configuration's objects, a row per field: what {@link ConfigLoader} reads, {@link
@@ -108,7 +123,7 @@ public final class Schemas {
                     "rbd only: the image (its size is the image's; `ns resize` resizes the image)")),
             Set.of(), List.of(Schemas::namespaceStorage));
 
-    private static final Map<String, java.util.function.Function<NamespaceConfig, String>> NAMESPACE_RBD_FIELDS = Map.of(
+    private static final Map<String, Function<NamespaceConfig, String>> NAMESPACE_RBD_FIELDS = Map.of(
             "cluster", NamespaceConfig::cluster, "pool", NamespaceConfig::pool, "image", NamespaceConfig::image);
 
     /** A namespace as it runs, where its in-place rows are applied: namespace {@code nsid} of {@code sub} in {@code target}. */
@@ -127,18 +142,18 @@ public final class Schemas {
     public record RunningPort(Target target, Port port) {
     }
 
-    private static <T> Field.Live<RunningNamespace, T> onNamespace(java.util.function.BiPredicate<RunningNamespace, T> holds,
-            java.util.function.BiConsumer<RunningNamespace, T> set, java.util.function.BiFunction<RunningNamespace, T, String> said) {
+    private static <T> Field.Live<RunningNamespace, T> onNamespace(BiPredicate<RunningNamespace, T> holds,
+            BiConsumer<RunningNamespace, T> set, BiFunction<RunningNamespace, T, String> said) {
         return Field.Live.of(holds, set, said);
     }
 
-    private static <T> Field.Live<RunningSubsystem, T> onSubsystem(java.util.function.BiPredicate<RunningSubsystem, T> holds,
-            java.util.function.BiConsumer<RunningSubsystem, T> set, java.util.function.BiFunction<RunningSubsystem, T, String> said) {
+    private static <T> Field.Live<RunningSubsystem, T> onSubsystem(BiPredicate<RunningSubsystem, T> holds,
+            BiConsumer<RunningSubsystem, T> set, BiFunction<RunningSubsystem, T, String> said) {
         return Field.Live.of(holds, set, said);
     }
 
-    private static <T> Field.Live<RunningPort, T> onPort(java.util.function.BiPredicate<RunningPort, T> holds,
-            java.util.function.BiConsumer<RunningPort, T> set, java.util.function.BiFunction<RunningPort, T, String> said) {
+    private static <T> Field.Live<RunningPort, T> onPort(BiPredicate<RunningPort, T> holds,
+            BiConsumer<RunningPort, T> set, BiFunction<RunningPort, T, String> said) {
         return Field.Live.of(holds, set, said);
     }
 
@@ -161,8 +176,8 @@ public final class Schemas {
      * Gives each ANA group of {@code port} its configured state, and a group no longer named
      * nvmet's default (1 optimized, others inaccessible); hosts there are told of a change.
      */
-    private static void anaStates(RunningPort l, java.util.SortedMap<Integer, AnaState> states) {
-        java.util.SortedSet<Integer> groups = new java.util.TreeSet<>(l.port().anaGroups());
+    private static void anaStates(RunningPort l, SortedMap<Integer, AnaState> states) {
+        SortedSet<Integer> groups = new TreeSet<>(l.port().anaGroups());
         groups.addAll(states.keySet());
         for (int g : groups) {
             AnaState want = states.getOrDefault(g, g == 1 ? AnaState.OPTIMIZED : AnaState.INACCESSIBLE);
@@ -172,7 +187,7 @@ public final class Schemas {
         }
     }
 
-    private static boolean holdsAnaStates(RunningPort l, java.util.SortedMap<Integer, AnaState> states) {
+    private static boolean holdsAnaStates(RunningPort l, SortedMap<Integer, AnaState> states) {
         if (!l.port().anaGroups().containsAll(states.keySet())) {
             return false;
         }
@@ -186,7 +201,7 @@ public final class Schemas {
 
     /** Serves exactly {@code nqns} through the port: hosts of a subsystem taken out are let go there, as nvmet does. */
     private static void serve(RunningPort l, List<String> nqns) {
-        Set<String> dropped = new java.util.HashSet<>(l.port().subsystems());
+        Set<String> dropped = new HashSet<>(l.port().subsystems());
         dropped.removeAll(nqns);
         l.port().subsystems().retainAll(nqns);
         l.port().subsystems().addAll(nqns);
@@ -199,7 +214,7 @@ public final class Schemas {
         l.target().portChanged();
     }
 
-    private static void namespaceStorage(NamespaceConfig n, String at, com.fasterxml.jackson.databind.JsonNode node) {
+    private static void namespaceStorage(NamespaceConfig n, String at, JsonNode node) {
         String backend = n.backend();
         boolean rbd = backend.equals("rbd");
         for (String f : List.of("cluster", "pool", "image")) {
@@ -244,7 +259,7 @@ public final class Schemas {
             required("nqn", "nqn", Codecs.NQN, "must be an NQN string (missing)", IDENTITY, "its NQN"),
             optional("serial", "serial", Codecs.STRING, null, RESTART,
                     "the serial number hosts read")
-                    .derivedDefault(v -> ConfigLoader.defaultSerial((String) v.get("nqn")), "derived from the NQN")
+                    .derivedDefault(v -> TargetConfig.SubsystemConfig.defaultSerial((String) v.get("nqn")), "derived from the NQN")
                     .alwaysWritten(),
             optional("model", "model", Codecs.STRING, "nvmeof-java", RESTART, "the model number hosts read")
                     .alwaysWritten(),
@@ -277,7 +292,7 @@ public final class Schemas {
                             (l, v) -> "gateways " + v))),
             Set.of(), List.of(Schemas::subsystemChecks));
 
-    private static void subsystemChecks(SubsystemConfig s, String at, com.fasterxml.jackson.databind.JsonNode node) {
+    private static void subsystemChecks(SubsystemConfig s, String at, JsonNode node) {
         if (s.allowAnyHost() && !s.allowedHosts().isEmpty()) {
             throw new ConfigException(at + ".allow_any_host", "is true, but allowed_hosts lists hosts");
         }
@@ -322,7 +337,7 @@ public final class Schemas {
             Set.of("adrfam"), List.of(Schemas::portOptions));
 
     /** The port's options are its transport's, and as it takes them. */
-    private static void portOptions(TargetConfig.PortConfig p, String at, com.fasterxml.jackson.databind.JsonNode node) {
+    private static void portOptions(TargetConfig.PortConfig p, String at, JsonNode node) {
         TargetTransport.Type transport = TargetTransports.type(p.trtype());
         for (String other : TargetTransports.names()) {
             for (TargetTransport.PortOption o : TargetTransports.type(other).portOptions()) {
@@ -345,7 +360,7 @@ public final class Schemas {
      * derivation is named in a warning: it is the same in every nvmeof-java gateway, not in
      * another stack's.
      */
-    private static void shared(com.fasterxml.jackson.databind.JsonNode s, String at, List<NamespaceConfig> namespaces) {
+    private static void shared(JsonNode s, String at, List<NamespaceConfig> namespaces) {
         for (int i = 0; i < namespaces.size(); i++) {
             NamespaceConfig n = namespaces.get(i);
             String nat = at + ".namespaces[" + i + "]";
@@ -409,18 +424,18 @@ public final class Schemas {
             TargetConfig.HostConfig.class, List.of(
             required("nqn", "nqn", Codecs.NQN, "must be an NQN string (missing)", IDENTITY, "the host's NQN"),
             optional("dhchap_key", "dhchapKey", Secret.codec("dhchap_key", "a DH-HMAC-CHAP secret `DHHC-1:...`",
-                    io.nvmeof.protocol.auth.DhchapKey::parse), null, IN_PLACE,
+                    DhchapKey::parse), null, IN_PLACE,
                     "the key the host proves itself with (with one, it must authenticate on every queue)"),
             optional("dhchap_ctrl_key", "dhchapCtrlKey", Secret.codec("dhchap_ctrl_key",
-                    "a DH-HMAC-CHAP secret `DHHC-1:...`", io.nvmeof.protocol.auth.DhchapKey::parse), null, IN_PLACE,
+                    "a DH-HMAC-CHAP secret `DHHC-1:...`", DhchapKey::parse), null, IN_PLACE,
                     "the key the target proves itself with when the host asks (needs `dhchap_key`)"),
-            optional("dhchap_hashes", "dhchapHashes", Codecs.list(Codecs.HASH), io.nvmeof.target.HostSecurity.DEFAULT_HASHES,
+            optional("dhchap_hashes", "dhchapHashes", Codecs.list(Codecs.HASH), HostSecurity.DEFAULT_HASHES,
                     IN_PLACE, "the hashes taken from it, most preferred first"),
             optional("dhchap_dhgroups", "dhchapDhgroups", Codecs.list(Codecs.DH_GROUP),
-                    io.nvmeof.target.HostSecurity.DEFAULT_DH_GROUPS, IN_PLACE,
+                    HostSecurity.DEFAULT_DH_GROUPS, IN_PLACE,
                     "the DH groups taken from it, most preferred first"),
             optional("tls_key", "tlsKey", Secret.codec("tls_key", "a TLS PSK `NVMeTLSkey-1:...`",
-                    io.nvmeof.protocol.tls.TlsPsk::parse), null, IN_PLACE,
+                    TlsPsk::parse), null, IN_PLACE,
                     "the PSK it opens NVMe/TCP's secure channel with"),
             optional("qos", "qos", Codecs.object(QOS), Qos.Limits.NONE, IN_PLACE,
                     "its rate limits across every namespace (see `qos`)")),
@@ -437,17 +452,17 @@ public final class Schemas {
     public static final List<String> HOST_KEYS_BY_FILE = HOST.keys().stream().filter(k -> !k.equals("qos")
             && !(HOST.field(k) != null && HOST.field(k).codec() instanceof Codec.Spread<?>)).toList();
 
-    private static final Codec<java.net.InetSocketAddress> METRICS_ADDRESS = Codecs.of("`tcp://ADDR:PORT` (port 9748"
+    private static final Codec<InetSocketAddress> METRICS_ADDRESS = Codecs.of("`tcp://ADDR:PORT` (port 9748"
             + " unless given)", (n, at, r) -> {
                 if (!n.isTextual()) {
                     throw new ConfigException(at, "must be a string tcp://ADDR:PORT");
                 }
                 try {
-                    return io.nvmeof.daemon.metrics.MetricsServer.parse(n.asText(), "address");
+                    return MetricsServer.parse(n.asText(), "address");
                 } catch (IllegalArgumentException e) {
                     throw new ConfigException(at, e.getMessage());
                 }
-            }, a -> com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.textNode(
+            }, a -> JsonNodeFactory.instance.textNode(
                     "tcp://" + a.getHostString() + ":" + a.getPort()));
 
     /** The Prometheus metrics endpoint, in its object form. */

@@ -1,14 +1,29 @@
 package io.nvmeof.daemon.config;
 
+import io.nvmeof.daemon.metrics.MetricsServer;
+import io.nvmeof.protocol.auth.DhGroup;
+import io.nvmeof.protocol.auth.DhchapHash;
+import io.nvmeof.protocol.auth.DhchapKey;
+import io.nvmeof.protocol.tls.TlsPsk;
+import io.nvmeof.target.AnaState;
 import io.nvmeof.target.HostSecurity;
 import io.nvmeof.target.Port;
-import io.nvmeof.target.AnaState;
+import io.nvmeof.target.Qos;
+import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
-import io.nvmeof.daemon.metrics.MetricsServer;
+import io.nvmeof.target.backend.BackendSpec;
+import io.nvmeof.target.backend.RbdCluster;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.UUID;
 
 /**
@@ -18,7 +33,7 @@ import java.util.UUID;
  */
 public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Target.Options settings,
                            List<HostSecurity> hosts, MetricsServer.Endpoint metrics, Management management,
-                           Map<String, io.nvmeof.target.Qos.Limits> hostQos, Map<String, java.nio.file.Path> keyFiles,
+                           Map<String, Qos.Limits> hostQos, Map<String, Path> keyFiles,
                            List<RbdClusterConfig> rbdClusters) {
 
     public TargetConfig {
@@ -33,7 +48,7 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
     /** Without RBD clusters. */
     public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Target.Options settings,
                         List<HostSecurity> hosts, MetricsServer.Endpoint metrics, Management management,
-                        Map<String, io.nvmeof.target.Qos.Limits> hostQos, Map<String, java.nio.file.Path> keyFiles) {
+                        Map<String, Qos.Limits> hostQos, Map<String, Path> keyFiles) {
         this(ports, subsystems, settings, hosts, metrics, management, hostQos, keyFiles, List.of());
     }
 
@@ -41,14 +56,14 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
      * A Ceph cluster RBD namespaces name ({@code rbd_clusters[]}, {@link Schemas#RBD_CLUSTER}): its
      * configuration file and client id, and the pools the management API may create images in.
      */
-    public record RbdClusterConfig(String name, java.nio.file.Path conf, String id, List<String> creatablePools) {
+    public record RbdClusterConfig(String name, Path conf, String id, List<String> creatablePools) {
         public RbdClusterConfig {
             creatablePools = List.copyOf(creatablePools);
         }
 
         /** What names its connection. */
-        public io.nvmeof.target.backend.RbdCluster.Key key() {
-            return new io.nvmeof.target.backend.RbdCluster.Key(conf == null ? null : conf.toString(), id);
+        public RbdCluster.Key key() {
+            return new RbdCluster.Key(conf == null ? null : conf.toString(), id);
         }
     }
 
@@ -58,7 +73,7 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
     }
 
     /** The storage of namespace {@code n}: an RBD namespace's through the cluster it names. */
-    public io.nvmeof.target.backend.BackendSpec spec(NamespaceConfig n) {
+    public BackendSpec spec(NamespaceConfig n) {
         if (!n.backend().equals("rbd")) {
             return n.spec();
         }
@@ -66,14 +81,14 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
         if (c == null) {
             throw new IllegalStateException("no RBD cluster " + n.cluster()); // the loader checks it
         }
-        return io.nvmeof.target.backend.BackendSpec.rbd(c.key(), n.pool(), n.image(), n.blockSize(), n.readOnly());
+        return BackendSpec.rbd(c.key(), n.pool(), n.image(), n.blockSize(), n.readOnly());
     }
 
     /**
      * The key (or password) file a secret came from, by {@link #secret}'s name; null if it was
      * given inline (or is not there). A written configuration names the file, never the key.
      */
-    public java.nio.file.Path keyFile(String owner, String field) {
+    public Path keyFile(String owner, String field) {
         return keyFiles.get(secret(owner, field));
     }
 
@@ -85,7 +100,7 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
     /** Without key files. */
     public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Target.Options settings,
                         List<HostSecurity> hosts, MetricsServer.Endpoint metrics, Management management,
-                        Map<String, io.nvmeof.target.Qos.Limits> hostQos) {
+                        Map<String, Qos.Limits> hostQos) {
         this(ports, subsystems, settings, hosts, metrics, management, hostQos, Map.of());
     }
 
@@ -104,15 +119,15 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
      * limits. The configuration keeps its parts apart: {@link #security()} in {@link #hosts()}, its
      * limits in {@link #hostQos()} and its key files in {@link #keyFiles()}.
      */
-    public record HostConfig(String nqn, Secret<io.nvmeof.protocol.auth.DhchapKey> dhchapKey,
-                             Secret<io.nvmeof.protocol.auth.DhchapKey> dhchapCtrlKey,
-                             List<io.nvmeof.protocol.auth.DhchapHash> dhchapHashes,
-                             List<io.nvmeof.protocol.auth.DhGroup> dhchapDhgroups,
-                             Secret<io.nvmeof.protocol.tls.TlsPsk> tlsKey, io.nvmeof.target.Qos.Limits qos) {
+    public record HostConfig(String nqn, Secret<DhchapKey> dhchapKey,
+                             Secret<DhchapKey> dhchapCtrlKey,
+                             List<DhchapHash> dhchapHashes,
+                             List<DhGroup> dhchapDhgroups,
+                             Secret<TlsPsk> tlsKey, Qos.Limits qos) {
         public HostConfig {
             dhchapHashes = List.copyOf(dhchapHashes);
             dhchapDhgroups = List.copyOf(dhchapDhgroups);
-            qos = qos == null ? io.nvmeof.target.Qos.Limits.NONE : qos;
+            qos = qos == null ? Qos.Limits.NONE : qos;
         }
 
         /** What it must prove. */
@@ -133,7 +148,7 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
      * {@link #endpoint()} is what the configuration keeps.
      */
     public record MetricsConfig(InetSocketAddress listen, String user, Secret<String> password,
-                                java.nio.file.Path tlsKeystore, Secret<String> tlsKeystorePassword) {
+                                Path tlsKeystore, Secret<String> tlsKeystorePassword) {
         /** The endpoint it describes. */
         public MetricsServer.Endpoint endpoint() {
             return new MetricsServer.Endpoint(listen, user, value(password), tlsKeystore, value(tlsKeystorePassword));
@@ -147,8 +162,8 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
 
     /** Each host's entry, as {@link Schemas#HOST} reads and writes it: those with keys, then those with limits only. */
     public List<HostConfig> hostEntries() {
-        List<HostConfig> l = new java.util.ArrayList<>();
-        java.util.Set<String> withQos = new java.util.TreeSet<>(hostQos.keySet());
+        List<HostConfig> l = new ArrayList<>();
+        Set<String> withQos = new TreeSet<>(hostQos.keySet());
         for (HostSecurity h : hosts) {
             withQos.remove(h.nqn());
             l.add(new HostConfig(h.nqn(), secret(h.hostKey(), h.nqn(), "dhchap_key"),
@@ -174,8 +189,8 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
         if (value == null) {
             return null;
         }
-        String text = value instanceof io.nvmeof.protocol.auth.DhchapKey k ? k.format()
-                : value instanceof io.nvmeof.protocol.tls.TlsPsk t ? t.format() : value.toString();
+        String text = value instanceof DhchapKey k ? k.format()
+                : value instanceof TlsPsk t ? t.format() : value.toString();
         return Secret.of(value, text, keyFile(owner, field));
     }
 
@@ -194,8 +209,8 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
      * one directory {@code save_config} writes into ({@code saveConfigDir}; null: the state
      * directory's {@code saved/}, or nowhere without one).
      */
-    public record Management(java.nio.file.Path socket, List<String> allowedUsers, List<String> allowedGroups,
-                             List<java.nio.file.Path> allowedPaths, java.nio.file.Path saveConfigDir) {
+    public record Management(Path socket, List<String> allowedUsers, List<String> allowedGroups,
+                             List<Path> allowedPaths, Path saveConfigDir) {
         public static final Management NONE = new Management(null, List.of(), null, List.of(), null);
 
         public Management {
@@ -243,17 +258,17 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
      * transport's port options (rdma: {@code provider}), as configured.
      */
     public record PortConfig(int portid, String trtype, Map<String, String> options, String traddr, int trsvcid,
-                             List<String> subsystems, java.util.SortedMap<Integer, AnaState> anaGroups,
+                             List<String> subsystems, SortedMap<Integer, AnaState> anaGroups,
                              List<Port.Referral> referrals) {
         public PortConfig {
             options = Map.copyOf(options);
-            anaGroups = java.util.Collections.unmodifiableSortedMap(new java.util.TreeMap<>(anaGroups));
+            anaGroups = Collections.unmodifiableSortedMap(new TreeMap<>(anaGroups));
             referrals = List.copyOf(referrals);
         }
 
         public PortConfig(int portid, String trtype, Map<String, String> options, String traddr, int trsvcid,
                           List<String> subsystems) {
-            this(portid, trtype, options, traddr, trsvcid, subsystems, new java.util.TreeMap<>(), List.of());
+            this(portid, trtype, options, traddr, trsvcid, subsystems, new TreeMap<>(), List.of());
         }
 
         public PortConfig(int portid, String trtype, String traddr, int trsvcid, List<String> subsystems) {
@@ -276,12 +291,20 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
                                   int cntlidMin, int cntlidMax, boolean gateways) {
         public SubsystemConfig(String nqn, String serial, String model, String firmware, int ieeeOui,
                                boolean allowAnyHost, List<String> allowedHosts, List<NamespaceConfig> namespaces) {
-            this(nqn, serial, model, firmware, ieeeOui, allowAnyHost, allowedHosts, namespaces, 1, io.nvmeof.target.Subsystem.MAX_CNTLID, false);
+            this(nqn, serial, model, firmware, ieeeOui, allowAnyHost, allowedHosts, namespaces, 1, Subsystem.MAX_CNTLID, false);
         }
 
         /** The namespaces it serves: those {@link NamespaceConfig#enabled}. */
         public List<NamespaceConfig> served() {
             return namespaces.stream().filter(NamespaceConfig::enabled).toList();
+        }
+
+        /**
+         * The serial number of subsystem {@code nqn} when none is given: 16 hex digits from the
+         * NQN's hash, the same at every start (hosts see it in Identify Controller).
+         */
+        public static String defaultSerial(String nqn) {
+            return String.format("%016x", nqn.hashCode() & 0xffffffffL).substring(0, 16);
         }
     }
 
@@ -298,17 +321,17 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
      */
     public record NamespaceConfig(int nsid, String backend, String path, long size, int blockSize, boolean readOnly,
                                   UUID uuid, boolean directIo, List<String> visibleTo, int anaGroup, boolean allowShrink,
-                                  io.nvmeof.target.Qos.Limits qos, boolean enabled, String cluster, String pool,
+                                  Qos.Limits qos, boolean enabled, String cluster, String pool,
                                   String image) {
         public NamespaceConfig {
             visibleTo = visibleTo == null ? null : List.copyOf(visibleTo);
-            qos = qos == null ? io.nvmeof.target.Qos.Limits.NONE : qos;
+            qos = qos == null ? Qos.Limits.NONE : qos;
         }
 
         /** Not on RBD. */
         public NamespaceConfig(int nsid, String backend, String path, long size, int blockSize, boolean readOnly, UUID uuid,
                                boolean directIo, List<String> visibleTo, int anaGroup, boolean allowShrink,
-                               io.nvmeof.target.Qos.Limits qos, boolean enabled) {
+                               Qos.Limits qos, boolean enabled) {
             this(nsid, backend, path, size, blockSize, readOnly, uuid, directIo, visibleTo, anaGroup, allowShrink, qos,
                     enabled, null, null, null);
         }
@@ -316,7 +339,7 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
         /** Enabled. */
         public NamespaceConfig(int nsid, String backend, String path, long size, int blockSize, boolean readOnly, UUID uuid,
                                boolean directIo, List<String> visibleTo, int anaGroup, boolean allowShrink,
-                               io.nvmeof.target.Qos.Limits qos) {
+                               Qos.Limits qos) {
             this(nsid, backend, path, size, blockSize, readOnly, uuid, directIo, visibleTo, anaGroup, allowShrink, qos, true);
         }
 
@@ -341,35 +364,35 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
         }
 
         /** A namespace {@code nsid} of the storage {@code spec} describes. */
-        public static NamespaceConfig of(int nsid, io.nvmeof.target.backend.BackendSpec spec) {
+        public static NamespaceConfig of(int nsid, BackendSpec spec) {
             return new NamespaceConfig(nsid, spec.kind(), spec.path(), spec.size(), spec.blockSize(), spec.readOnly(), null,
                     spec.directIo());
         }
 
         /** A namespace {@code nsid} on the RBD image {@code spec} names, in the cluster called {@code cluster}. */
-        public static NamespaceConfig rbd(int nsid, String cluster, io.nvmeof.target.backend.BackendSpec spec) {
+        public static NamespaceConfig rbd(int nsid, String cluster, BackendSpec spec) {
             return new NamespaceConfig(nsid, "rbd", null, 0, spec.blockSize(), spec.readOnly(), null, false, null, 1, false,
                     null, true, cluster, spec.pool(), spec.image());
         }
 
         /** Its storage (not on RBD: {@link TargetConfig#spec} opens those through their cluster). */
-        public io.nvmeof.target.backend.BackendSpec spec() {
-            return new io.nvmeof.target.backend.BackendSpec(backend, path, size, blockSize, readOnly, directIo);
+        public BackendSpec spec() {
+            return new BackendSpec(backend, path, size, blockSize, readOnly, directIo);
         }
 
         /** The hosts that see it, as a set, or null for every host the subsystem lets in. */
-        public java.util.Set<String> visibility() {
-            return visibleTo == null ? null : java.util.Set.copyOf(visibleTo);
+        public Set<String> visibility() {
+            return visibleTo == null ? null : Set.copyOf(visibleTo);
         }
 
         /** Whether two configs describe the same storage but for its size (a reload resizes such a namespace in place). */
         public boolean sameStorageButSize(NamespaceConfig o) {
-            return Schemas.NAMESPACE.sameIn(this, o, java.util.Set.of(Field.Apply.REOPEN));
+            return Schemas.NAMESPACE.sameIn(this, o, Set.of(Field.Apply.REOPEN));
         }
 
         /** Whether two configs describe the same storage (a reload keeps such a namespace open). */
         public boolean sameStorage(NamespaceConfig o) {
-            return Schemas.NAMESPACE.sameIn(this, o, java.util.Set.of(Field.Apply.REOPEN, Field.Apply.RESIZE));
+            return Schemas.NAMESPACE.sameIn(this, o, Set.of(Field.Apply.REOPEN, Field.Apply.RESIZE));
         }
     }
 }

@@ -7,16 +7,17 @@ import io.nvmeof.target.Controller;
 import io.nvmeof.target.IoStats;
 import io.nvmeof.target.LatencyHistogram;
 import io.nvmeof.target.Namespace;
+import io.nvmeof.target.Qos;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;
-import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
-import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapshot;
-import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
 import io.prometheus.metrics.model.snapshots.HistogramSnapshot.HistogramDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
 import io.prometheus.metrics.model.snapshots.Labels;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import io.prometheus.metrics.model.snapshots.Unit;
@@ -80,7 +81,7 @@ public final class TargetMetrics implements MultiCollector {
                             .sum(h.sumSeconds()).labels(l).build());
                 }
                 errors(nsErrors, st.errorsByStatus(), Labels.of("subsystem", s.nqn(), "nsid", nsid));
-                io.nvmeof.target.Qos q = ns.qos();
+                Qos q = ns.qos();
                 if (q != null) {
                     Labels l = Labels.of("subsystem", s.nqn(), "nsid", nsid);
                     nsThrottled.dataPoint(CounterDataPointSnapshot.builder().value(q.throttledNanos() / 1e9).labels(l).build());

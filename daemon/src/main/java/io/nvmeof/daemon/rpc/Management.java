@@ -8,6 +8,7 @@ import io.nvmeof.daemon.NamespacePaths;
 import io.nvmeof.daemon.RamBudget;
 import io.nvmeof.daemon.StateStore;
 import io.nvmeof.daemon.config.Codec;
+import io.nvmeof.daemon.config.Codecs;
 import io.nvmeof.daemon.config.ConfigApplier;
 import io.nvmeof.daemon.config.ConfigException;
 import io.nvmeof.daemon.config.ConfigLoader;
@@ -18,22 +19,32 @@ import io.nvmeof.daemon.config.TargetConfig.PortConfig;
 import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
 import io.nvmeof.daemon.config.TargetConfig;
 import io.nvmeof.fabric.Failures;
+import io.nvmeof.fabric.Sizes;
 import io.nvmeof.target.AnaState;
 import io.nvmeof.target.Controller;
 import io.nvmeof.target.IoStats;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Port;
+import io.nvmeof.target.Reservations;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
+import io.nvmeof.target.backend.RbdBackend;
+import io.nvmeof.target.backend.RbdImages;
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.SortedSet;
+import java.util.TreeSet;
+import java.util.UUID;
 
 /**
  * The methods of the management API, in the nouns of the configuration (SPDK's JSON-RPC and
@@ -359,7 +370,7 @@ public final class Management {
         String image = text(ns, "image");
         for (String f : List.of("cluster", "pool", "image")) {
             try {
-                io.nvmeof.daemon.config.Codecs.CEPH_NAME.read(ns.get(f), "params." + f, Codec.Reading.NONE);
+                Codecs.CEPH_NAME.read(ns.get(f), "params." + f, Codec.Reading.NONE);
             } catch (ConfigException e) {
                 throw new ParamException(f, e.getMessage().substring(e.field().length() + 2));
             }
@@ -374,8 +385,8 @@ public final class Management {
                     + c.creatablePools() + ": images are created only there");
         }
         try {
-            io.nvmeof.target.backend.RbdImages.create(c.key(), pool, image, size);
-        } catch (io.nvmeof.target.backend.RbdImages.Exists e) {
+            RbdImages.create(c.key(), pool, image, size);
+        } catch (RbdImages.Exists e) {
             throw new ParamException("image", e.getMessage());
         }
         ns.remove("size");
@@ -442,7 +453,7 @@ public final class Management {
         boolean shrink = p.path("shrink").asBoolean(false);
         Namespace running = daemon.target().subsystem(nqn) == null ? null
                 : daemon.target().subsystem(nqn).namespace((int) nsid);
-        if (running != null && running.backend() instanceof io.nvmeof.target.backend.RbdBackend rbd) {
+        if (running != null && running.backend() instanceof RbdBackend rbd) {
             // the image is resized (as rbd resize would), then the namespace takes its new size in place
             if (size == 0) {
                 throw new ParamException("size", "is missing: give the image's new size");
@@ -631,7 +642,7 @@ public final class Management {
             ObjectNode pn = out.addObject();
             pn.put("portid", port.id());
             ArrayNode groups = pn.putArray("ana_groups");
-            java.util.SortedSet<Integer> ids = new java.util.TreeSet<>(port.anaGroups());
+            SortedSet<Integer> ids = new TreeSet<>(port.anaGroups());
             for (Subsystem s : t.subsystems()) {
                 if (port.serves(s.nqn())) {
                     s.namespaces().values().forEach(ns -> ids.add(ns.anaGroup()));
@@ -660,7 +671,7 @@ public final class Management {
     private static long size(ObjectNode p) {
         try {
             long size = p.get("size").isIntegralNumber() ? p.get("size").asLong()
-                    : io.nvmeof.fabric.Sizes.parse(p.get("size").asText(), "size");
+                    : Sizes.parse(p.get("size").asText(), "size");
             if (size < 0) {
                 throw new IllegalArgumentException("must not be negative");
             }
@@ -706,14 +717,14 @@ public final class Management {
         try {
             name = Path.of(path).getFileName();
             given = path.startsWith("/") ? Path.of(path) : dir.resolve(path);
-        } catch (java.nio.file.InvalidPathException e) {
+        } catch (InvalidPathException e) {
             throw new ParamException("path", "is not a path (" + e.getReason() + ")");
         }
         if (name == null || name.toString().equals("..") || name.toString().equals(".") || !given.getParent().equals(dir)) {
             throw new ParamException("path", "must be a file name in " + dir + " (management.save_config_dir)");
         }
-        Files.createDirectories(dir, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-                java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
+        Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(
+                PosixFilePermissions.fromString("rwx------")));
         if (!dir.toRealPath().equals(dir.toAbsolutePath().normalize())) {
             throw new ParamException("path", dir + " (management.save_config_dir) is reached through a symbolic link;"
                     + " name its real path");
@@ -772,7 +783,7 @@ public final class Management {
                 ObjectNode nn = nss.addObject();
                 nn.put("nsid", Integer.toUnsignedLong(ns.nsid()));
                 for (IoStats.Op op : IoStats.Op.values()) {
-                    ObjectNode o = nn.putObject(op.name().toLowerCase(java.util.Locale.ROOT));
+                    ObjectNode o = nn.putObject(op.name().toLowerCase(Locale.ROOT));
                     o.put("commands", ns.stats().commands(op));
                     o.put("succeeded", ns.stats().succeeded(op));
                     o.put("bytes", ns.stats().bytes(op));
@@ -809,7 +820,7 @@ public final class Management {
         only(p, "nqn", "nsid");
         Subsystem s = reservationSubsystem(p);
         Namespace ns = reservationNamespace(s, p);
-        io.nvmeof.target.Reservations.State st = ns.reservations().state();
+        Reservations.State st = ns.reservations().state();
         ObjectNode r = Rpc.JSON.createObjectNode();
         r.put("nqn", s.nqn());
         r.put("nsid", Integer.toUnsignedLong(ns.nsid()));
@@ -822,7 +833,7 @@ public final class Management {
         return r;
     }
 
-    private static ObjectNode registrant(ObjectNode n, io.nvmeof.target.Reservations.Registrant g) {
+    private static ObjectNode registrant(ObjectNode n, Reservations.Registrant g) {
         // reservation keys are no secret: every host the namespace is visible to reads them in a Report
         return n.put("host_nqn", g.hostNqn()).put("host_id", g.hostId().toString()).put("key", "0x" + Long.toHexString(g.key()));
     }
@@ -832,7 +843,7 @@ public final class Management {
         Subsystem s = reservationSubsystem(p);
         Namespace ns = reservationNamespace(s, p);
         String host = p.has("host") ? text(p, "host") : null;
-        java.util.UUID hostId = p.has("host_id") ? hostId(p) : null;
+        UUID hostId = p.has("host_id") ? hostId(p) : null;
         if ((host != null || hostId != null) && ns.reservations().state().registrants().stream()
                 .noneMatch(g -> (host == null || g.hostNqn().equals(host)) && (hostId == null || g.hostId().equals(hostId)))) {
             // naming a host that has none is a mistake (a typo): said, not answered with an empty list
@@ -841,7 +852,7 @@ public final class Management {
                     + (hostId != null ? "host ID " + hostId : "") + " on namespace " + Integer.toUnsignedLong(ns.nsid())
                     + " of " + s.nqn());
         }
-        List<io.nvmeof.target.Reservations.Registrant> removed = s.clearRegistrations(ns.nsid(), host, hostId);
+        List<Reservations.Registrant> removed = s.clearRegistrations(ns.nsid(), host, hostId);
         LOG.log(System.Logger.Level.INFO, "management API: {0} cleared {1} registrations of namespace {2} of {3}",
                 who(c, "clear_registrations"), removed.size(), Integer.toUnsignedLong(ns.nsid()), s.nqn());
         ObjectNode r = Rpc.JSON.createObjectNode();
@@ -851,9 +862,9 @@ public final class Management {
         return r;
     }
 
-    private static java.util.UUID hostId(ObjectNode p) {
+    private static UUID hostId(ObjectNode p) {
         try {
-            return java.util.UUID.fromString(text(p, "host_id"));
+            return UUID.fromString(text(p, "host_id"));
         } catch (IllegalArgumentException e) {
             throw new ParamException("host_id", "must be a host ID (a UUID): " + p.get("host_id"));
         }

@@ -38,6 +38,22 @@ class ConfigLoaderTest {
             }
             """;
 
+    /**
+     * A subsystem without a serial gets the one derived from its NQN, the same value as before the
+     * derivation was shared with the command line's (hosts see it): 16 hex digits of the NQN's
+     * 32-bit hash, zero-padded.
+     */
+    @Test
+    void theDefaultSerialIsDerivedFromTheNqnAsBefore() throws Exception {
+        assertEquals("000000003519e49a", TargetConfig.SubsystemConfig.defaultSerial("nqn.2014-08.org.nvmexpress:test"));
+        assertEquals("00000000d77da6b3", TargetConfig.SubsystemConfig.defaultSerial("nqn.2026-11.io.nvmeof:rbd"));
+        TargetConfig c = ConfigLoader.parse("""
+                {"ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": ["nqn.2014-08.org.nvmexpress:test"]}],
+                 "subsystems": [{"nqn": "nqn.2014-08.org.nvmexpress:test", "namespaces": [{"nsid": 1, "backend": "null", "size": "1M"}]}]}
+                """);
+        assertEquals("000000003519e49a", c.subsystems().get(0).serial());
+    }
+
     @Test
     void readsOurFormat() {
         TargetConfig c = ConfigLoader.parse(GOOD);

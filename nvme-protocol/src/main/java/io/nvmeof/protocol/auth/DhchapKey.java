@@ -1,6 +1,7 @@
 package io.nvmeof.protocol.auth;
 
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.security.SecureRandom;
 import javax.crypto.Mac;
 
@@ -97,7 +98,7 @@ public final class DhchapKey {
 
     /** Whether {@code other} holds the same key. */
     public boolean sameAs(DhchapKey other) {
-        return other != null && other.transform == transform && java.security.MessageDigest.isEqual(secret, other.secret);
+        return other != null && other.transform == transform && MessageDigest.isEqual(secret, other.secret);
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.nvmeof.protocol.tls;
 
 import io.nvmeof.protocol.auth.DhchapHash;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.ArrayList;
@@ -44,7 +45,7 @@ public final class ClientHelloPsk {
      */
     public static ClientHelloPsk parse(ByteBuffer in) {
         try {
-            ByteBuffer b = in.duplicate().order(java.nio.ByteOrder.BIG_ENDIAN);
+            ByteBuffer b = in.duplicate().order(ByteOrder.BIG_ENDIAN);
             if (b.remaining() < 9 || (b.get() & 0xff) != 22) {
                 return null;
             }

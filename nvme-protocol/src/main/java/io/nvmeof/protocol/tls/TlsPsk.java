@@ -4,6 +4,7 @@ import io.nvmeof.protocol.auth.DhchapHash;
 import io.nvmeof.protocol.auth.KeyInterchange;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import javax.crypto.Mac;
 
 /**
  * A configured TLS PSK of NVMe/TCP in the interchange format ({@code NVMeTLSkey-1:XX:<base64 of
@@ -90,7 +91,7 @@ public final class TlsPsk {
     }
 
     private String digest(byte[] retained, String hostNqn, String subNqn) {
-        javax.crypto.Mac m = cipherHash().hmac(retained);
+        Mac m = cipherHash().hmac(retained);
         m.update((hostNqn + " " + subNqn + " ").getBytes(StandardCharsets.UTF_8));
         m.update(SEED);
         return Base64.getEncoder().encodeToString(m.doFinal());

@@ -3,6 +3,7 @@ package io.nvmeof.target.backend;
 import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.UUID;
 
 /**
  * Storage behind a namespace. Offsets and lengths are in bytes and always whole logical
@@ -74,7 +75,7 @@ public interface Backend extends AutoCloseable {
      * serving it gives hosts the same NGUID and UUID; null where it has none (the namespace's is
      * then derived from its subsystem and NSID, unless configured).
      */
-    default java.util.UUID identity() {
+    default UUID identity() {
         return null;
     }
 

@@ -1,6 +1,9 @@
 package io.nvmeof.target.backend;
 
 import java.io.IOException;
+import java.lang.ref.Reference;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import jnr.ffi.Memory;
 import jnr.ffi.Pointer;
@@ -76,7 +79,7 @@ public final class PinnedPath implements AutoCloseable {
 
     private static int openat2(LinuxIo.LibC libc, int dir, String path, long flags, long mode, long resolve) {
         Runtime rt = Runtime.getRuntime(libc);
-        byte[] name = path.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] name = path.getBytes(StandardCharsets.UTF_8);
         Pointer p = Memory.allocateDirect(rt, name.length + 1, true);
         p.put(0, name, 0, name.length);
         Pointer how = Memory.allocateDirect(rt, 24, true); // struct open_how {u64 flags, mode, resolve}
@@ -84,8 +87,8 @@ public final class PinnedPath implements AutoCloseable {
         how.putLong(8, mode);
         how.putLong(16, resolve);
         int fd = (int) libc.syscall(SYS_OPENAT2, dir, p.address(), how.address(), 24, 0);
-        java.lang.ref.Reference.reachabilityFence(p); // the call took raw addresses: keep the memory until it returned
-        java.lang.ref.Reference.reachabilityFence(how);
+        Reference.reachabilityFence(p); // the call took raw addresses: keep the memory until it returned
+        Reference.reachabilityFence(how);
         return fd;
     }
 
@@ -104,7 +107,7 @@ public final class PinnedPath implements AutoCloseable {
 
     /** Whether it is a block device ({@code true}) or a regular file ({@code false}); anything else is refused. */
     public boolean blockDevice() throws IOException {
-        int type = (Integer) java.nio.file.Files.getAttribute(handle(), "unix:mode") & 0170000;
+        int type = (Integer) Files.getAttribute(handle(), "unix:mode") & 0170000;
         if (type != 0060000 && type != 0100000) {
             throw new IOException(path + " is neither a regular file nor a block device");
         }

@@ -3,6 +3,7 @@ package io.nvmeof.target.backend;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.internal.PlatformDependent;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 
 /**
  * Volatile memory namespace in off-heap segments of up to 1 GiB, so it may exceed 2 GiB.
@@ -93,7 +94,7 @@ public final class RamBackend extends MemoryBackend {
 
     /** Bytes of the namespace the kernel was asked to back with transparent huge pages (0: none). */
     public long hugePageBytes() {
-        return java.util.Arrays.stream(layout.advised).sum();
+        return Arrays.stream(layout.advised).sum();
     }
 
     @Override

@@ -5,6 +5,8 @@ import jnr.ffi.LibraryLoader;
 import jnr.ffi.Memory;
 import jnr.ffi.Pointer;
 import jnr.ffi.Runtime;
+import jnr.ffi.annotations.Delegate;
+import jnr.ffi.byref.IntByReference;
 import jnr.ffi.byref.PointerByReference;
 
 /**
@@ -40,7 +42,7 @@ public final class Rbd {
 
         int rbd_close(long image);
 
-        int rbd_create(long ioctx, String name, long size, jnr.ffi.byref.IntByReference order);
+        int rbd_create(long ioctx, String name, long size, IntByReference order);
 
         int rbd_get_size(long image, long[] size);
 
@@ -93,7 +95,7 @@ public final class Rbd {
 
     /** rbd_update_callback_t: {@code void (*)(void *arg)}. */
     public interface UpdateCallback {
-        @jnr.ffi.annotations.Delegate
+        @Delegate
         void updated(long arg);
     }
 

@@ -1,10 +1,18 @@
 package io.nvmeof.target.backend;
 
+import io.netty.util.concurrent.FastThreadLocalThread;
 import io.netty.util.internal.PlatformDependent;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import jnr.ffi.Pointer;
 import jnr.ffi.byref.PointerByReference;
 
@@ -23,7 +31,7 @@ public final class RbdBackend extends AbstractBackend {
     private final UUID identity;
     private volatile boolean closed;
     /** Where {@link #watchStorageSize}'s callbacks run: librbd's thread only hands them over. */
-    private static final java.util.concurrent.Executor WATCHES = java.util.concurrent.Executors.newSingleThreadExecutor(
+    private static final Executor WATCHES = Executors.newSingleThreadExecutor(
             r -> {
                 Thread t = new Thread(r, "rbd-watch");
                 t.setDaemon(true);
@@ -242,7 +250,7 @@ public final class RbdBackend extends AbstractBackend {
 
     private long open() throws IOException {
         if (closed) {
-            throw new java.nio.channels.ClosedChannelException();
+            throw new ClosedChannelException();
         }
         return image;
     }
@@ -268,7 +276,7 @@ public final class RbdBackend extends AbstractBackend {
             closed = true;
             a = aio;
         }
-        java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+        CompletableFuture<Void> done = new CompletableFuture<>();
         Runnable nativeClose = () -> {
             try {
                 if (watch != null) {
@@ -294,20 +302,20 @@ public final class RbdBackend extends AbstractBackend {
             }
             CLOSES.execute(nativeClose);
         }
-        if (Thread.currentThread() instanceof io.netty.util.concurrent.FastThreadLocalThread) {
+        if (Thread.currentThread() instanceof FastThreadLocalThread) {
             return; // an event loop (or a thread like one): it does not wait
         }
         try {
-            done.get(60, java.util.concurrent.TimeUnit.SECONDS);
+            done.get(60, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        } catch (ExecutionException | TimeoutException e) {
             throw new IOException(describe() + ": close: " + e.getMessage(), e);
         }
     }
 
     /** Where images close: librbd's close and rados_shutdown block on the cluster. */
-    private static final java.util.concurrent.Executor CLOSES = java.util.concurrent.Executors.newSingleThreadExecutor(
+    private static final Executor CLOSES = Executors.newSingleThreadExecutor(
             r -> {
                 Thread t = new Thread(r, "rbd-close");
                 t.setDaemon(true);

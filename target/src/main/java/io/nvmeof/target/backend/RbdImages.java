@@ -1,6 +1,7 @@
 package io.nvmeof.target.backend;
 
 import java.io.IOException;
+import jnr.ffi.byref.IntByReference;
 
 /** Images made on a cluster (the management API's {@code add_namespace} with {@code "create": true}). */
 public final class RbdImages {
@@ -28,7 +29,7 @@ public final class RbdImages {
         }
         try (RbdCluster c = RbdCluster.connect(key, RbdCluster.connectTimeoutMs, RbdCluster.opTimeoutMs)) {
             long io = c.pool(pool);
-            int rc = Rbd.rbd().rbd_create(io, name, bytes, new jnr.ffi.byref.IntByReference(0)); // order 0: the default
+            int rc = Rbd.rbd().rbd_create(io, name, bytes, new IntByReference(0)); // order 0: the default
             if (rc == -EEXIST) {
                 throw new Exists("rbd:" + pool + "/" + name + " exists on " + c.describe());
             }

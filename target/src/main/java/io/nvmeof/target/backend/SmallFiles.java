@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Arrays;
+import jnr.ffi.Runtime;
 
 /**
  * Reads a small regular file (a key, a password) and nothing else: opened non-blocking, so a FIFO
@@ -45,7 +46,7 @@ public final class SmallFiles {
                 byte[] chunk = new byte[buf.length - n];
                 long r = libc.read(fd, chunk, chunk.length);
                 if (r < 0) {
-                    int errno = jnr.ffi.Runtime.getRuntime(libc).getLastError();
+                    int errno = Runtime.getRuntime(libc).getLastError();
                     if (errno == EINTR) {
                         continue;
                     }

@@ -1,5 +1,7 @@
 package io.nvmeof.fabric.rdma.disni;
 
+import com.ibm.disni.util.MemoryUtils;
+import com.ibm.disni.verbs.RdmaProvider;
 import io.nvmeof.fabric.rdma.RdmaUnavailableException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -45,7 +47,7 @@ final class DisniAvailability {
 
     private static RdmaUnavailableException probe() {
         try {
-            com.ibm.disni.verbs.RdmaProvider.provider();
+            RdmaProvider.provider();
         } catch (LinkageError e) {
             return new RdmaUnavailableException(describe(e, System.getProperty("java.library.path")), e);
         } catch (IOException e) {
@@ -62,7 +64,7 @@ final class DisniAvailability {
     /** Throws unless DiSNI may read a direct buffer's address (Java 9+ needs the add-exports flag). */
     static void checkDirectBufferAccess() throws RdmaUnavailableException {
         try {
-            com.ibm.disni.util.MemoryUtils.getAddress(ByteBuffer.allocateDirect(1));
+            MemoryUtils.getAddress(ByteBuffer.allocateDirect(1));
         } catch (IllegalAccessError e) {
             throw new RdmaUnavailableException(addExportsMessage(), e);
         }
