@@ -76,14 +76,8 @@ class RbdNamespaceTest {
         Files.write(in, imported);
         CEPH.get().rbd("import", in.toString(), "rbd/i");
         Path work = Files.createDirectories(CEPH.dir().resolve("i"));
-        Path config = work.resolve("target.json");
-        Files.writeString(config, """
-                {"rbd_clusters": [{"name": "main", "conf": "%s", "id": "admin"}],
-                 "ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": ["%s"]}],
-                 "subsystems": [{"nqn": "%s", "namespaces": [
-                     {"nsid": 1, "backend": "rbd", "cluster": "main", "pool": "rbd", "image": "i", "block_size": 4096},
-                     {"nsid": 2, "backend": "rbd", "cluster": "main", "pool": "rbd", "image": "i", "read_only": true}]}]}
-                """.formatted(CEPH.get().conf(), NQN, NQN));
+        Path config = configure(work, ", \"id\": \"admin\"", "\"namespaces\": [" + rbd(1, "i", ", \"block_size\": 4096")
+                + ", " + rbd(2, "i", ", \"read_only\": true") + "]");
         try (TargetProcess t = TargetProcess.start(Fabric.TCP, work, "--config", config.toString());
              Controller c = Nvmeof.connect(t.uri(NQN), ConnectOptions.defaults().ioQueues(1)
                      .controllerLossTimeout(Duration.ZERO))) {
@@ -113,13 +107,7 @@ class RbdNamespaceTest {
     void resizesByTheApiAndByRbdReachAConnectedHost() throws Exception {
         CEPH.get().rbd("create", "--size", "16M", "rbd/r");
         Path work = Files.createDirectories(CEPH.dir().resolve("r"));
-        Path config = work.resolve("target.json");
-        Files.writeString(config, """
-                {"rbd_clusters": [{"name": "main", "conf": "%s"}],
-                 "ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": ["%s"]}],
-                 "subsystems": [{"nqn": "%s", "namespaces": [
-                     {"nsid": 1, "backend": "rbd", "cluster": "main", "pool": "rbd", "image": "r"}]}]}
-                """.formatted(CEPH.get().conf(), NQN, NQN));
+        Path config = configure(work, "", "\"namespaces\": [" + rbd(1, "r", "") + "]");
         String socket = work.resolve("rpc.sock").toString();
         try (TargetProcess t = TargetProcess.start(Fabric.TCP, work, "--config", config.toString(), "--rpc-socket", socket,
                 "--state-dir", work.resolve("state").toString());
@@ -355,13 +343,7 @@ class RbdNamespaceTest {
     void aQosLimitHoldsAnRbdNamespace() throws Exception {
         CEPH.get().rbd("create", "--size", "8M", "rbd/q");
         Path work = Files.createDirectories(CEPH.dir().resolve("q"));
-        Path config = work.resolve("target.json");
-        Files.writeString(config, """
-                {"rbd_clusters": [{"name": "main", "conf": "%s"}],
-                 "ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": ["%s"]}],
-                 "subsystems": [{"nqn": "%s", "namespaces": [{"nsid": 1, "backend": "rbd", "cluster": "main",
-                   "pool": "rbd", "image": "q", "qos": {"rw_ios_per_sec": 200}}]}]}
-                """.formatted(CEPH.get().conf(), NQN, NQN));
+        Path config = configure(work, "", "\"namespaces\": [" + rbd(1, "q", ", \"qos\": {\"rw_ios_per_sec\": 200}") + "]");
         try (TargetProcess t = TargetProcess.start(Fabric.TCP, work, "--config", config.toString());
              Controller c = Nvmeof.connect(t.uri(NQN), ConnectOptions.defaults().ioQueues(2))) {
             BlockDevice d = c.namespace(1);
@@ -391,14 +373,9 @@ class RbdNamespaceTest {
         try {
             for (int g = 0; g < 2; g++) {
                 Path work = Files.createDirectories(CEPH.dir().resolve("g" + g));
-                Path config = work.resolve("target.json");
-                Files.writeString(config, """
-                        {"rbd_clusters": [{"name": "main", "conf": "%s"}],
-                         "ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": ["%s"]}],
-                         "subsystems": [{"nqn": "%s", "serial": "rbdgw", "gateways": true, "cntlid_min": %d,
-                           "cntlid_max": %d, "namespaces": [
-                             {"nsid": 1, "backend": "rbd", "cluster": "main", "pool": "rbd", "image": "g"}]}]}
-                        """.formatted(CEPH.get().conf(), NQN, NQN, 1 + g * 1000, 999 + g * 1000));
+                Path config = configure(work, "", "\"serial\": \"rbdgw\", \"gateways\": true, \"cntlid_min\": "
+                        + (1 + g * 1000) + ", \"cntlid_max\": " + (999 + g * 1000) + ", \"namespaces\": ["
+                        + rbd(1, "g", "") + "]");
                 targets[g] = TargetProcess.start(Fabric.TCP, work, "--config", config.toString());
                 hosts[g] = Nvmeof.connect(targets[g].uri(NQN), ConnectOptions.defaults().ioQueues(1)
                         .controllerLossTimeout(Duration.ZERO));
@@ -445,12 +422,7 @@ class RbdNamespaceTest {
     @Test
     void theApiCreatesImagesOnlyInCreatablePoolsOfConfiguredClusters() throws Exception {
         Path work = Files.createDirectories(CEPH.dir().resolve("m"));
-        Path config = work.resolve("target.json");
-        Files.writeString(config, """
-                {"rbd_clusters": [{"name": "main", "conf": "%s", "creatable_pools": ["rbd"]}],
-                 "ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": ["%s"]}],
-                 "subsystems": [{"nqn": "%s", "namespaces": []}]}
-                """.formatted(CEPH.get().conf(), NQN, NQN));
+        Path config = configure(work, ", \"creatable_pools\": [\"rbd\"]", "\"namespaces\": []");
         String socket = work.resolve("rpc.sock").toString();
         try (TargetProcess t = TargetProcess.start(Fabric.TCP, work, "--config", config.toString(), "--rpc-socket", socket,
                 "--state-dir", work.resolve("state").toString())) {
@@ -526,12 +498,7 @@ class RbdNamespaceTest {
     void removingAnRbdNamespaceUnderWritesLeavesTheTargetServing() throws Exception {
         CEPH.get().rbd("create", "--size", "32M", "rbd/x");
         Path work = Files.createDirectories(CEPH.dir().resolve("x"));
-        Path config = work.resolve("target.json");
-        Files.writeString(config, """
-                {"rbd_clusters": [{"name": "main", "conf": "%s"}],
-                 "ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": ["%s"]}],
-                 "subsystems": [{"nqn": "%s", "namespaces": [{"nsid": 2, "backend": "ram", "size": "8M"}]}]}
-                """.formatted(CEPH.get().conf(), NQN, NQN));
+        Path config = configure(work, "", "\"namespaces\": [{\"nsid\": 2, \"backend\": \"ram\", \"size\": \"8M\"}]");
         String socket = work.resolve("rpc.sock").toString();
         String add = "{\"nqn\": \"" + NQN + "\", \"nsid\": 1, \"backend\": \"rbd\", \"cluster\": \"main\","
                 + " \"pool\": \"rbd\", \"image\": \"x\"}";
@@ -578,5 +545,25 @@ class RbdNamespaceTest {
             int exit = t.stop();
             assertEquals(0, exit, t.out() + t.err());
         }
+    }
+
+    /**
+     * Writes {@code work}/target.json: the class's cluster declared as {@code main} (with {@code
+     * clusterFields} after its conf), one port on 127.0.0.1 that serves {@link #NQN}, and that
+     * subsystem with {@code subsystemFields} after its NQN. Returns the file.
+     */
+    private static Path configure(Path work, String clusterFields, String subsystemFields) throws Exception {
+        Path config = work.resolve("target.json");
+        Files.writeString(config, "{\"rbd_clusters\": [{\"name\": \"main\", \"conf\": \"" + CEPH.get().conf() + "\""
+                + clusterFields + "}],\n \"ports\": [{\"portid\": 1, \"traddr\": \"127.0.0.1\", \"trsvcid\": 0,"
+                + " \"subsystems\": [\"" + NQN + "\"]}],\n \"subsystems\": [{\"nqn\": \"" + NQN + "\", " + subsystemFields
+                + "}]}\n");
+        return config;
+    }
+
+    /** A namespace entry for image {@code image} of pool rbd on cluster main, with {@code fields} after it. */
+    private static String rbd(int nsid, String image, String fields) {
+        return "{\"nsid\": " + nsid + ", \"backend\": \"rbd\", \"cluster\": \"main\", \"pool\": \"rbd\", \"image\": \""
+                + image + "\"" + fields + "}";
     }
 }
