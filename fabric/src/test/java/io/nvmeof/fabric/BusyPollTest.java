@@ -10,8 +10,10 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SelectStrategy;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 class BusyPollTest {
@@ -32,8 +34,9 @@ class BusyPollTest {
         SelectStrategy s = BusyPoll.window(20_000).newStrategy();
         assertEquals(3, s.calculateStrategy(() -> 3, false), "events are handled");
         assertEquals(0, s.calculateStrategy(() -> 0, false), "right after an event: poll again, do not sleep");
-        Thread.sleep(40);
-        assertEquals(SelectStrategy.SELECT, s.calculateStrategy(() -> 0, false), "the window has passed: sleep");
+        // idle polls do not reopen the window: once its 20 us have passed, the loop sleeps
+        Awaitility.await("the window has passed: sleep").atMost(Duration.ofSeconds(10)).pollInSameThread()
+                .pollInterval(Duration.ofMillis(1)).until(() -> s.calculateStrategy(() -> 0, false) == SelectStrategy.SELECT);
         assertEquals(0, s.calculateStrategy(() -> 0, true), "queued tasks run without sleeping");
         assertEquals(0, s.calculateStrategy(() -> 0, false), "a task counts as activity: the window opens again");
     }
@@ -258,8 +261,7 @@ class BusyPollTest {
         EventLoopGroup group = EventLoops.newGroup(1, "busy-poll-window-test", BusyPoll.window(200));
         try {
             EventLoop loop = group.next();
-            long tid = loop.submit(() -> Thread.currentThread().getId()).get();
-            Thread.sleep(50);
+            long tid = loop.submit(() -> Thread.currentThread().getId()).get(); // the last event: 200 us of polling, then rest
             long cpu0 = mx.getThreadCpuTime(tid);
             Thread.sleep(500);
             long cpuMs = TimeUnit.NANOSECONDS.toMillis(mx.getThreadCpuTime(tid) - cpu0);

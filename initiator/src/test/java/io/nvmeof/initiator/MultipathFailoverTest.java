@@ -16,6 +16,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -68,14 +69,8 @@ class MultipathFailoverTest {
         assertEquals(w.clear(), r.flip());
     }
 
-    private static void await(String what, Callable<Boolean> c) throws Exception {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!c.call()) {
-            if (System.nanoTime() > end) {
-                throw new AssertionError("not within 20 s: " + what);
-            }
-            Thread.sleep(5);
-        }
+    private static void await(String what, Callable<Boolean> c) {
+        Awaitility.await(what).atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(5)).until(c);
     }
 
     @Test
@@ -137,7 +132,9 @@ class MultipathFailoverTest {
             assertEquals(32, m.paths().get(0).failovers(), "every write failed over to B");
             a.releaseAnaLog();
             await("A read again", () -> m.paths().get(0).anaState(1).equals("optimized") && m.waiting() == 0);
-            Thread.sleep(200);
+            // and no more reads come after: one in flight, one queued behind it
+            Awaitility.await("ANA log reads for 32 ANA statuses").during(Duration.ofMillis(200)).atMost(Duration.ofSeconds(20))
+                    .until(() -> a.anaLogReads.get() - before <= 2);
             int reads = a.anaLogReads.get() - before;
             assertTrue(reads >= 1 && reads <= 2, reads + " ANA log reads for 32 ANA statuses: one in flight, one queued behind it");
         }

@@ -32,12 +32,14 @@ import io.nvmeof.target.backend.RamBackend;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -193,15 +195,12 @@ class RdmaTransportTest {
             int cntlid = (int) connected.result() & 0xffff;
             send(s -> s.propertySet(Registers.CC, 4, Registers.ccEnable()), 0, 0, 0);
             assertEquals(Status.SUCCESS, next().status());
-            for (int i = 0; i < 100; i++) {
-                send(s -> s.propertyGet(Registers.CSTS, 4), 0, 0, 0);
-                CompletionQueueEntry r = next();
-                if ((r.result() & 1) != 0) {
-                    return cntlid;
-                }
-                Thread.sleep(20);
-            }
-            throw new AssertionError("CSTS.RDY never set");
+            Awaitility.await("CSTS.RDY").atMost(Duration.ofSeconds(30)).pollInSameThread().pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(20)).until(() -> {
+                        send(s -> s.propertyGet(Registers.CSTS, 4), 0, 0, 0);
+                        return (next().result() & 1) != 0;
+                    });
+            return cntlid;
         }
 
         /** The next response, with a receive posted again for the one after it. */

@@ -18,6 +18,8 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.time.Duration;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /** The reservation commands on the wire: a host registers, reads the report, acquires and releases. */
@@ -229,9 +231,9 @@ class ReservationCommandsTest {
                 Reservations res = target.subsystem(NQN).namespace(1).reservations();
                 Thread releaser = new Thread(() -> {
                     try {
-                        while (res.state().registrant(RawHost.HOST_ID) != null) { // this host not yet preempted
-                            Thread.sleep(1);
-                        }
+                        Awaitility.await("this host preempted").atMost(Duration.ofSeconds(60))
+                                .pollInterval(Duration.ofMillis(1))
+                                .until(() -> res.state().registrant(RawHost.HOST_ID) == null);
                         Thread.sleep(100);
                     } catch (InterruptedException e) {
                         return;

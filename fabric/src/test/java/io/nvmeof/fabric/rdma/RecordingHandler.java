@@ -7,8 +7,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /** Test handler: completions into a queue, the disconnect into a future. */
 public final class RecordingHandler implements RdmaHandler {
@@ -21,12 +23,15 @@ public final class RecordingHandler implements RdmaHandler {
     private final AtomicInteger disconnects = new AtomicInteger();
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
     private final List<String> violations = new CopyOnWriteArrayList<>();
+    /** Completed by the first callback that comes after onDisconnected (there must be none). */
+    private final CompletableFuture<Void> afterDisconnect = new CompletableFuture<>();
 
     @Override
     public void onCompletion(long wrId, int opcode, int status, int byteLength, long invalidatedRkey) {
         threads.add(Thread.currentThread());
         if (disconnects.get() > 0) {
             violations.add("completion of " + wrId + " after onDisconnected");
+            afterDisconnect.complete(null);
         }
         completions.add(new Completion(wrId, opcode, status, byteLength, invalidatedRkey));
     }
@@ -36,6 +41,7 @@ public final class RecordingHandler implements RdmaHandler {
         threads.add(Thread.currentThread());
         if (disconnects.incrementAndGet() > 1) {
             violations.add("onDisconnected called " + disconnects.get() + " times");
+            afterDisconnect.complete(null);
         }
         disconnected.complete(cause);
     }
@@ -45,7 +51,13 @@ public final class RecordingHandler implements RdmaHandler {
      * once, nothing after it, every call on {@code c}'s event loop.
      */
     public void assertLifecycle(RdmaConnection c) throws InterruptedException {
-        Thread.sleep(100);      // (a second onDisconnected would come soon after the first)
+        try {
+            afterDisconnect.get(100, TimeUnit.MILLISECONDS); // (a second onDisconnected would come soon after the first)
+        } catch (TimeoutException quiet) {
+            // nothing came after the disconnect, as it should be
+        } catch (ExecutionException e) {
+            throw new AssertionError(e);
+        }
         if (disconnects.get() != 1) {
             violations.add("onDisconnected called " + disconnects.get() + " times");
         }
