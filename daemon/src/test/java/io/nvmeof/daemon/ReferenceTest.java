@@ -41,9 +41,15 @@ class ReferenceTest {
         }
         assertEquals(List.of(), stale, "docs/reference/ differs from what the tables make; run this test with"
                 + " -Dnvmeof.writeDocs=true to write it");
+        // the README's map links every page, and the guide page that tells about each links it
         for (String name : List.of("configuration.md", "settings.md", "management.md")) {
-            assertTrue(Files.readString(ROOT.resolve("README.md")).contains("docs/reference/" + name),
+            assertTrue(Files.readString(ROOT.resolve("README.md")).contains("(docs/reference/" + name + ")"),
                     "README.md links docs/reference/" + name);
+        }
+        for (String[] link : new String[][] {{"docs/guide/target.md", "configuration.md"},
+            {"docs/guide/target.md", "settings.md"}, {"docs/guide/management.md", "management.md"}}) {
+            assertTrue(Files.readString(ROOT.resolve(link[0])).contains("(../reference/" + link[1] + ")"),
+                    link[0] + " links docs/reference/" + link[1]);
         }
     }
 

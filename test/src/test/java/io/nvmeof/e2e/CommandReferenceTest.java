@@ -9,7 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
-/** docs/reference/commands.md is what the command line's own model makes, and the README links it. */
+/** docs/reference/commands.md is what the command line's own model makes, and the README and the target guide link it. */
 class CommandReferenceTest {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
 
@@ -28,7 +28,9 @@ class CommandReferenceTest {
             "## `nvmeof ana set`", "--rw-ios-per-second"}) {
             assertTrue(made.contains(command), command);
         }
-        assertTrue(Files.readString(ROOT.resolve("README.md")).contains("docs/reference/commands.md"),
+        assertTrue(Files.readString(ROOT.resolve("README.md")).contains("(docs/reference/commands.md)"),
                 "README.md links docs/reference/commands.md");
+        assertTrue(Files.readString(ROOT.resolve("docs/guide/target.md")).contains("(../reference/commands.md)"),
+                "docs/guide/target.md links docs/reference/commands.md");
     }
 }
