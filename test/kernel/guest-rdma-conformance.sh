@@ -3,7 +3,7 @@
 # run by ProviderConformanceMain) on real verbs: rxe0 on eth0 inside the QEMU guest, one process
 # listening on the guest's address and connecting to itself through rxe0.
 #   verbs, completion channels (event mode)
-#   verbs, busy polling (-Dnvmeof.rdma.busyPoll=true)
+#   verbs, busy polling (the program's busy-poll argument)
 #   disni, when libdisni.so is in the share (built from DiSNI's sources; never committed)
 # The share holds nvmeof.jar, the test classes of fabric and rdma (test-classes/) and the JUnit API jars
 # (junit/); run-kernel-interop.sh assembles it. Env: NETDEV (eth0), PORT (4420), JAVA_TIMEOUT (420 s).
@@ -22,10 +22,10 @@ echo "guest address $ADDR; $(java -version 2>&1 | head -1)"
 PIN="taskset -c 0"
 CP="$S/nvmeof.jar:$S/test-classes:$S/junit/*"
 rc=0
-conformance() {   # NAME PROVIDER JAVA-OPTIONS...
-  local name=$1 provider=$2; shift 2
+conformance() {   # NAME PROVIDER POLL JAVA-OPTIONS...   (POLL: busy-poll or events)
+  local name=$1 provider=$2 poll=$3; shift 3
   if phase "conformance: $name" timeout -k 5 "$JAVA_TIMEOUT" $PIN java "$@" -cp "$CP" \
-       io.nvmeof.fabric.rdma.ProviderConformanceMain "$provider" "$ADDR" "$PORT"; then
+       io.nvmeof.fabric.rdma.ProviderConformanceMain "$provider" "$ADDR" "$PORT" "$poll"; then
     echo "CONFORMANCE PASS: $name"
   else
     echo "CONFORMANCE FAIL: $name"; rc=1
@@ -36,10 +36,10 @@ conformance() {   # NAME PROVIDER JAVA-OPTIONS...
   fi
 }
 cd /tmp
-conformance "verbs, event mode" verbs
-conformance "verbs, busy polling" verbs -Dnvmeof.rdma.busyPoll=true
+conformance "verbs, event mode" verbs events
+conformance "verbs, busy polling" verbs busy-poll
 if [ -f "$S/libdisni.so" ]; then
-  conformance "disni" disni --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Djava.library.path="$S"
+  conformance "disni" disni events --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Djava.library.path="$S"
 else
   echo "conformance: disni SKIPPED (no libdisni.so in the share: set DISNI_SRC to a clone of DiSNI's sources)"
 fi

@@ -1,6 +1,7 @@
 package io.nvmeof.cli;
 
 import io.nvmeof.fabric.BusyPoll;
+import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Multipath;
 import io.nvmeof.initiator.HostIdentity;
@@ -72,6 +73,25 @@ final class ConnectionOptions {
                     + " whenever nothing is ready.")
     String busyPoll;
 
+    @Option(names = "--io-engine", paramLabel = "epoll|io_uring|nio", description = "Netty's I/O transport for the"
+            + " host's event loops, as the target's --io-engine (default: epoll; io_uring falls back to epoll where"
+            + " refused, epoll to nio off Linux).")
+    String ioEngine;
+
+    @Option(names = "--rdma-busy-poll", arity = "0..1", paramLabel = "true|false", fallbackValue = "true",
+            description = "NVMe/RDMA, verbs provider: poll the completion queues instead of waiting for completion"
+                    + " events (lower latency, a busy core).")
+    boolean rdmaBusyPoll;
+
+    @Option(names = "--disni-cq-size", paramLabel = "N", description = "NVMe/RDMA, disni provider: entries of its shared"
+            + " completion queue, 256..1048576 (default: ${DEFAULT-VALUE}); a connection needing more gets its own.")
+    int disniCqSize = io.nvmeof.fabric.rdma.RdmaTuning.DEFAULTS.disniCqSize();
+
+    @Option(names = "--disni-initiator-depth", paramLabel = "N", description = "NVMe/RDMA, disni provider: RDMA READs"
+            + " it assumes the target lets it have outstanding, 1..255 (default: ${DEFAULT-VALUE}, the only depth"
+            + " safe with every peer: DiSNI cannot ask).")
+    int disniInitiatorDepth = io.nvmeof.fabric.rdma.RdmaTuning.DEFAULTS.disniInitiatorDepth();
+
     @Option(names = {"-S", "--dhchap-secret"}, paramLabel = "KEY", description = "The host's DH-HMAC-CHAP key"
             + " (DHHC-1:XX:...:, as nvme gen-dhchap-key writes it). Visible to ps: prefer --dhchap-secret-file.")
     String dhchapSecret;
@@ -122,6 +142,12 @@ final class ConnectionOptions {
                 .commandTimeout(Duration.ofSeconds(timeoutSeconds))
                 .connectTimeout(Duration.ofSeconds(connectTimeoutSeconds != null ? connectTimeoutSeconds : Math.min(10, timeoutSeconds)))
                 .controllerLossTimeout(Duration.ofSeconds(ctrlLossSeconds)).reconnectDelay(Duration.ofSeconds(reconnectDelaySeconds));
+        if (ioEngine != null) {
+            flag("--io-engine", () -> o.ioEngine(EventLoops.Engine.of(ioEngine)));
+        }
+        o.rdmaBusyPoll(rdmaBusyPoll);
+        flag("--disni-cq-size", () -> o.disniCqSize(disniCqSize));
+        flag("--disni-initiator-depth", () -> o.disniInitiatorDepth(disniInitiatorDepth));
         if (ioPolicy != null) {
             try {
                 o.ioPolicy(Multipath.Policy.of(ioPolicy));
@@ -173,6 +199,15 @@ final class ConnectionOptions {
             o.identity(new HostIdentity(HostIdentity.system().hostNqn(), hostId));
         }
         return o;
+    }
+
+    /** Runs {@code set}, naming {@code flag} in what it refuses. */
+    private static void flag(String flag, Runnable set) {
+        try {
+            set.run();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(flag + ": " + e.getMessage());
+        }
     }
 
     /** A key from the command line or from a private file; null if neither is given. */

@@ -1,7 +1,6 @@
 package io.nvmeof.cli;
 
 import io.nvmeof.fabric.Failures;
-import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.target.ProductVersion;
 import java.io.PrintWriter;
 import java.nio.file.AccessDeniedException;
@@ -43,15 +42,7 @@ public final class Main implements Runnable {
 
     /** Runs the command line and returns the exit code (for tests and embedding). */
     public static int execute(String... args) {
-        CommandLine cl = commandLine();
-        try {
-            EventLoops.engine(); // -Dnvmeof.io is read once, here: a bad value is one line, before anything starts
-        } catch (ExceptionInInitializerError e) {
-            cl.getErr().println("nvmeof: " + describe(e.getCause() != null ? e.getCause() : e));
-            cl.getErr().flush();
-            return 1;
-        }
-        return cl.execute(args);
+        return commandLine().execute(args);
     }
 
     static CommandLine commandLine() {

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoEventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
@@ -22,16 +23,29 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import java.util.Locale;
 
 /**
- * The one place that picks Netty's transport, for the whole process: native epoll where it
- * loads (the default), io_uring when asked ({@code -Dnvmeof.io=io_uring}) and the kernel has it,
- * NIO otherwise or when asked ({@code -Dnvmeof.io=nio}). Both sides of the stack build their
- * event loops and channels through it. io_uring measured no better than epoll here (randread
- * QD32 3-5% fewer IOPS, QD1 and randwrite the same, kernel 6.18), so epoll stays the default.
+ * The one place that picks Netty's transport: native epoll where it loads (the default),
+ * io_uring when asked and the kernel has it, NIO otherwise or when asked. Both sides of the
+ * stack build their event loops and channels through it. The target asks once for its process
+ * (its {@code io_engine} setting, through {@link #use}); the host asks per group of loops (its
+ * connect options' engine, through {@link #newGroup(int, String, BusyPoll, Engine)}) and takes
+ * its channels from the group ({@link #clientChannel(EventLoopGroup)}). io_uring measured no
+ * better than epoll here (randread QD32 3-5% fewer IOPS, QD1 and randwrite the same, kernel
+ * 6.18), so epoll stays the default.
  */
 public final class EventLoops {
     /** Netty's I/O transports. */
     public enum Engine {
         EPOLL, IO_URING, NIO;
+
+        /** The engine named {@code epoll}, {@code io_uring} or {@code nio} (any case), as the target's io_engine. */
+        public static Engine of(String name) {
+            for (Engine e : values()) {
+                if (e.toString().equals(name.trim().toLowerCase(Locale.ROOT))) {
+                    return e;
+                }
+            }
+            throw new IllegalArgumentException("expected epoll, io_uring or nio: '" + name + "'");
+        }
 
         @Override
         public String toString() {
@@ -39,8 +53,8 @@ public final class EventLoops {
         }
     }
 
-    /** The process's engine: -Dnvmeof.io (host side), or the target's io_engine through {@link #use}. */
-    private static volatile Engine ENGINE = choose(System.getProperty("nvmeof.io", ""));
+    /** The process's engine (the target's io_engine, through {@link #use}); epoll, or NIO where epoll does not load. */
+    private static volatile Engine ENGINE = choose("");
     /** Whether a group was made: the engine is then fixed, since channels must match their loops. */
     private static boolean fixed;
 
@@ -55,23 +69,21 @@ public final class EventLoops {
     private EventLoops() {
     }
 
+    /** The engine {@code asked} names (empty: the default), where it runs here. */
     static Engine choose(String asked) {
-        switch (asked.trim().toLowerCase(Locale.ROOT)) {
-            case "io_uring":
-                if (IoUring.isAvailable()) {
-                    return Engine.IO_URING;
-                }
-                System.getLogger(EventLoops.class.getName()).log(System.Logger.Level.WARNING,
-                        "nvmeof.io=io_uring: io_uring is not available here ({0}); using epoll or NIO",
-                        String.valueOf(IoUring.unavailabilityCause()));
-                break;
-            case "nio":
-                return Engine.NIO;
-            case "":
-            case "epoll":
-                break;
-            default:
-                throw new IllegalArgumentException("nvmeof.io: expected epoll, io_uring or nio: '" + asked + "'");
+        return asked.isBlank() ? available(Engine.EPOLL) : available(Engine.of(asked));
+    }
+
+    /** {@code asked}, or where it cannot run here, what can: io_uring falls back to epoll (logged), epoll to NIO. */
+    static Engine available(Engine asked) {
+        if (asked == Engine.IO_URING) {
+            if (IoUring.isAvailable()) {
+                return Engine.IO_URING;
+            }
+            System.getLogger(EventLoops.class.getName()).log(System.Logger.Level.WARNING,
+                    "io_uring is not available here ({0}); using epoll or NIO", String.valueOf(IoUring.unavailabilityCause()));
+        } else if (asked == Engine.NIO) {
+            return Engine.NIO;
         }
         return Epoll.isAvailable() ? Engine.EPOLL : Engine.NIO;
     }
@@ -107,15 +119,30 @@ public final class EventLoops {
 
     /**
      * One event loop per core unless told otherwise ({@code threads <= 0}), polling as {@code poll}
-     * says (native epoll only; on io_uring and NIO the loops sleep as usual).
+     * says (native epoll only; on io_uring and NIO the loops sleep as usual), on the process's
+     * engine, which is then fixed.
      */
     public static EventLoopGroup newGroup(int threads, String name, BusyPoll poll) {
-        int n = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
         synchronized (EventLoops.class) {
             fixed = true;
         }
+        return group(threads, name, poll, ENGINE);
+    }
+
+    /**
+     * {@link #newGroup(int, String, BusyPoll)} on {@code engine} (falling back where it cannot run
+     * here, as {@link #use} does) whatever the process's engine: loops of their own, as a host's
+     * controller has. Channels on them come from {@link #clientChannel(EventLoopGroup)} and
+     * {@link #serverChannel(EventLoopGroup)}.
+     */
+    public static EventLoopGroup newGroup(int threads, String name, BusyPoll poll, Engine engine) {
+        return group(threads, name, poll, available(java.util.Objects.requireNonNull(engine, "engine")));
+    }
+
+    private static EventLoopGroup group(int threads, String name, BusyPoll poll, Engine engine) {
+        int n = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
         IoHandlerFactory factory;
-        switch (ENGINE) {
+        switch (engine) {
             case IO_URING:
                 factory = IoUringIoHandler.newFactory();
                 break;
@@ -128,8 +155,44 @@ public final class EventLoops {
         return new MultiThreadIoEventLoopGroup(n, new DefaultThreadFactory(name, true), factory);
     }
 
+    /** The engine the loops of {@code group} run on (the process's, for a group not made here). */
+    public static Engine engine(EventLoopGroup group) {
+        if (group instanceof IoEventLoopGroup g) {
+            if (g.isIoType(EpollIoHandler.class)) {
+                return Engine.EPOLL;
+            }
+            if (g.isIoType(NioIoHandler.class)) {
+                return Engine.NIO;
+            }
+            if (g.isIoType(IoUringIoHandler.class)) {
+                return Engine.IO_URING;
+            }
+        }
+        return ENGINE;
+    }
+
+    /** The server channel of the process's engine. */
     public static Class<? extends ServerChannel> serverChannel() {
-        switch (ENGINE) {
+        return serverChannel(ENGINE);
+    }
+
+    /** The server channel that runs on the loops of {@code group}. */
+    public static Class<? extends ServerChannel> serverChannel(EventLoopGroup group) {
+        return serverChannel(engine(group));
+    }
+
+    /** The client channel of the process's engine. */
+    public static Class<? extends Channel> clientChannel() {
+        return clientChannel(ENGINE);
+    }
+
+    /** The client channel that runs on the loops of {@code group}. */
+    public static Class<? extends Channel> clientChannel(EventLoopGroup group) {
+        return clientChannel(engine(group));
+    }
+
+    private static Class<? extends ServerChannel> serverChannel(Engine engine) {
+        switch (engine) {
             case IO_URING:
                 return IoUringServerSocketChannel.class;
             case NIO:
@@ -139,8 +202,8 @@ public final class EventLoops {
         }
     }
 
-    public static Class<? extends Channel> clientChannel() {
-        switch (ENGINE) {
+    private static Class<? extends Channel> clientChannel(Engine engine) {
+        switch (engine) {
             case IO_URING:
                 return IoUringSocketChannel.class;
             case NIO:

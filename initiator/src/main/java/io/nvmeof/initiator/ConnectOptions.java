@@ -1,6 +1,8 @@
 package io.nvmeof.initiator;
 
 import io.nvmeof.fabric.BusyPoll;
+import io.nvmeof.fabric.EventLoops;
+import io.nvmeof.fabric.rdma.RdmaTuning;
 import io.nvmeof.protocol.auth.DhGroup;
 import io.nvmeof.protocol.auth.DhchapKey;
 import io.nvmeof.protocol.tls.TlsPsk;
@@ -21,6 +23,10 @@ public final class ConnectOptions {
     boolean headerDigest;
     boolean dataDigest;
     BusyPoll busyPoll = BusyPoll.ADAPTIVE;
+    EventLoops.Engine ioEngine = EventLoops.Engine.EPOLL;
+    boolean rdmaBusyPoll = RdmaTuning.DEFAULTS.busyPoll();
+    int disniCqSize = RdmaTuning.DEFAULTS.disniCqSize();
+    int disniInitiatorDepth = RdmaTuning.DEFAULTS.disniInitiatorDepth();
     DhchapKey dhchapKey;
     DhchapKey dhchapControllerKey;
     List<DhGroup> dhchapDhGroups = DEFAULT_DH_GROUPS;
@@ -62,6 +68,58 @@ public final class ConnectOptions {
     public ConnectOptions busyPoll(BusyPoll poll) {
         this.busyPoll = java.util.Objects.requireNonNull(poll, "poll");
         return this;
+    }
+
+    /**
+     * Netty's I/O transport for the controller's event loops, as the target's {@code io_engine}:
+     * {@code EPOLL} (the default), {@code IO_URING} or {@code NIO}. io_uring falls back to epoll
+     * where the kernel refuses it (logged), epoll to NIO off Linux. Each controller has loops of
+     * its own, so controllers in one process, and a target beside them, may run on different engines.
+     */
+    public ConnectOptions ioEngine(EventLoops.Engine engine) {
+        this.ioEngine = java.util.Objects.requireNonNull(engine, "engine");
+        return this;
+    }
+
+    /**
+     * NVMe/RDMA on the {@code verbs} provider: the event loops poll the completion queues instead
+     * of waiting for completion events (lower latency, a busy core; the target's
+     * {@code rdma_busy_poll}). Off by default.
+     */
+    public ConnectOptions rdmaBusyPoll(boolean on) {
+        this.rdmaBusyPoll = on;
+        return this;
+    }
+
+    /**
+     * NVMe/RDMA on the {@code disni} provider: entries of its shared completion queue, 256 to
+     * 1048576 (16384 by default; the target's {@code disni_cq_size}). A connection needing more
+     * gets a queue of its own.
+     */
+    public ConnectOptions disniCqSize(int entries) {
+        if (entries < 256 || entries > 1 << 20) {
+            throw new IllegalArgumentException("disniCqSize must be 256..1048576: " + entries);
+        }
+        this.disniCqSize = entries;
+        return this;
+    }
+
+    /**
+     * NVMe/RDMA on the {@code disni} provider: RDMA READs it assumes the target lets it have
+     * outstanding, 1 to 255 (1 by default, the only depth safe with every peer, since DiSNI cannot
+     * ask; the target's {@code disni_initiator_depth}).
+     */
+    public ConnectOptions disniInitiatorDepth(int depth) {
+        if (depth < 1 || depth > 255) {
+            throw new IllegalArgumentException("disniInitiatorDepth must be 1..255: " + depth);
+        }
+        this.disniInitiatorDepth = depth;
+        return this;
+    }
+
+    /** How the controller's RDMA provider is tuned. */
+    RdmaTuning rdmaTuning() {
+        return new RdmaTuning(rdmaBusyPoll, disniCqSize, disniInitiatorDepth);
     }
 
     /** I/O queues (one TCP connection each) to ask for; the target may grant fewer. */

@@ -89,7 +89,7 @@ public final class Controller implements AutoCloseable {
         this.uri = uri;
         this.options = options;
         int threads = Math.max(1, Math.min(options.ioQueues, Runtime.getRuntime().availableProcessors()));
-        this.group = EventLoops.newGroup(threads, "nvmeof-host", options.busyPoll);
+        this.group = EventLoops.newGroup(threads, "nvmeof-host", options.busyPoll, options.ioEngine);
         this.events = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "nvmeof-ctrl");
             t.setDaemon(true);

@@ -5,6 +5,7 @@ import io.nvmeof.fabric.rdma.MemoryRegion;
 import io.nvmeof.fabric.rdma.ProtectionDomain;
 import io.nvmeof.fabric.rdma.RdmaProvider;
 import io.nvmeof.fabric.rdma.RdmaProviders;
+import io.nvmeof.fabric.rdma.RdmaTuning;
 import io.nvmeof.fabric.rdma.RegisteredBufferPool;
 import java.io.IOException;
 import java.util.Map;
@@ -26,8 +27,8 @@ final class RdmaResources implements AutoCloseable {
     private final Map<ProtectionDomain, RegisteredBufferPool> pools = new ConcurrentHashMap<>();
     private final Map<ProtectionDomain, RegistrationCache> caches = new ConcurrentHashMap<>();
 
-    RdmaResources(String provider, EventLoopGroup group, boolean registerUserBuffers) throws IOException {
-        this.provider = RdmaProviders.open(provider, group);
+    RdmaResources(String provider, EventLoopGroup group, RdmaTuning tuning, boolean registerUserBuffers) throws IOException {
+        this.provider = RdmaProviders.open(provider, group, tuning);
         this.registerUserBuffers = registerUserBuffers;
     }
 

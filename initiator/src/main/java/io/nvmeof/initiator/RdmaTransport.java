@@ -38,7 +38,7 @@ final class RdmaTransport implements HostTransport {
 
     private synchronized RdmaResources resources() throws IOException {
         if (resources == null) {
-            resources = new RdmaResources(provider, group, options.registerUserBuffers);
+            resources = new RdmaResources(provider, group, options.rdmaTuning(), options.registerUserBuffers);
         }
         return resources;
     }

@@ -97,7 +97,7 @@ final class TcpQueue extends HostQueue {
                 ch.pipeline().addLast("tls", tls.get()).addLast("nvme-tcp", q.handler);
             }
         };
-        Bootstrap b = new Bootstrap().group(group).channel(EventLoops.clientChannel())
+        Bootstrap b = new Bootstrap().group(group).channel(EventLoops.clientChannel(group))
                 .option(ChannelOption.ALLOCATOR, EventLoops.ALLOCATOR)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
@@ -20,12 +19,11 @@ class CliTcpTest extends CliSuite {
     }
 
     /**
-     * Netty's io_uring transport, chosen by the target's io_engine setting and by -Dnvmeof.io=io_uring
-     * on the host side, moves data like epoll.
+     * Netty's io_uring transport, chosen by the target's io_engine setting and by the host's
+     * --io-engine, moves data like epoll.
      */
     @Test
     void ioUringOnBothSidesMovesData() throws Exception {
-        List<String> uring = List.of("-Dnvmeof.io=io_uring");
         try (TargetProcess t = TargetProcess.start(fabric(), dir, "--listen", fabric().listen(), "--subsystem", NQN,
                 "--namespace", "ram:4M", "--io-engine", "io_uring")) {
             assumeTrue(t.err().contains("event loops on io_uring"), "io_uring is not available here: " + t.err());
@@ -34,11 +32,11 @@ class CliTcpTest extends CliSuite {
             Path in = dir.resolve("uring-in.bin");
             Path out = dir.resolve("uring-out.bin");
             Files.write(in, data);
-            TargetProcess.Run w = TargetProcess.cliWith(uring, 60, "write", t.uri(NQN), "--offset", "8192", "--input",
-                    in.toString());
+            TargetProcess.Run w = TargetProcess.cli(60, "write", t.uri(NQN), "--io-engine", "io_uring",
+                    "--offset", "8192", "--input", in.toString());
             assertEquals(0, w.exit(), w.err());
-            TargetProcess.Run r = TargetProcess.cliWith(uring, 60, "read", t.uri(NQN), "--offset", "8192", "--length",
-                    Integer.toString(data.length), "--output", out.toString());
+            TargetProcess.Run r = TargetProcess.cli(60, "read", t.uri(NQN), "--io-engine", "io_uring",
+                    "--offset", "8192", "--length", Integer.toString(data.length), "--output", out.toString());
             assertEquals(0, r.exit(), r.err());
             assertArrayEquals(data, Files.readAllBytes(out));
             assertEquals(0, t.stop());
@@ -48,13 +46,13 @@ class CliTcpTest extends CliSuite {
 
     @Test
     void anUnknownIoEngineIsNamed() throws Exception {
-        TargetProcess.Run t = TargetProcess.cliWith(List.of(), 30, "target", "--listen", "tcp://127.0.0.1:0", "--subsystem",
+        TargetProcess.Run t = TargetProcess.cli(30, "target", "--listen", "tcp://127.0.0.1:0", "--subsystem",
                 NQN, "--namespace", "ram:1M", "--io-engine", "dpdk");
         assertEquals(1, t.exit(), t.err());
         assertTrue(t.err().contains("--io-engine must be epoll, io_uring or nio, not 'dpdk'"), t.err());
-        TargetProcess.Run r = TargetProcess.cliWith(List.of("-Dnvmeof.io=dpdk"), 30, "read", fabric().uri(1, NQN),
+        TargetProcess.Run r = TargetProcess.cli(30, "read", fabric().uri(1, NQN), "--io-engine", "dpdk",
                 "--offset", "0", "--length", "4096", "--output", dir.resolve("never.bin").toString());
         assertNotEquals(0, r.exit());
-        assertTrue(r.err().contains("nvmeof.io: expected epoll, io_uring or nio: 'dpdk'"), r.err());
+        assertTrue(r.err().contains("--io-engine: expected epoll, io_uring or nio: 'dpdk'"), r.err());
     }
 }

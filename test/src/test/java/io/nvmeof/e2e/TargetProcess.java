@@ -48,7 +48,7 @@ final class TargetProcess implements AutoCloseable {
         return javaWith(List.of(), args);
     }
 
-    /** The CLI with JVM flags of the test's own ({@code -Dnvmeof.io=io_uring}, say) in front of the jar. */
+    /** The CLI with JVM flags of the test's own ({@code -Xmx1g}, say) in front of the jar. */
     static List<String> javaWith(List<String> jvmFlags, String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());

@@ -26,10 +26,11 @@ public final class RdmaProviders {
      * Opens provider {@code name} ({@code null}: the default, {@code verbs}), whose connections
      * deliver completions on loops of {@code group}. Fails at once, with one message saying what
      * is missing and how to get it, where the provider cannot run here (or is not on the class
-     * path: {@code verbs} and {@code disni} come with {@code io.nvmeof:nvmeof-rdma}).
+     * path: {@code verbs} and {@code disni} come with {@code io.nvmeof:nvmeof-rdma}). Tuned as
+     * {@link RdmaTuning#DEFAULTS}.
      */
     public static RdmaProvider open(String name, EventLoopGroup group) throws RdmaUnavailableException {
-        return open(name, group, RdmaTuning.fromSystemProperties());
+        return open(name, group, RdmaTuning.DEFAULTS);
     }
 
     /** {@link #open(String, EventLoopGroup)}, tuned as {@code tuning} says. */

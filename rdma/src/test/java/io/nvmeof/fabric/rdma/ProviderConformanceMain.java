@@ -24,13 +24,13 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * The provider conformance suite ({@link RdmaProviderConformance}) against a provider on real
  * verbs, inside a guest with soft-RoCE ({@code test/kernel/guest-rdma-conformance.sh}):
- * {@code java -cp ... ProviderConformanceMain PROVIDER ADDR [PORT]}. Private data both ways
+ * {@code java -cp ... ProviderConformanceMain PROVIDER ADDR [PORT [busy-poll]]}. Private data both ways
  * and a reject with private data (not for {@code disni}, which cannot carry them on the
  * accepting side), SEND/RECV, chained WRITE + SEND, READ, 1000 round trips, every access
  * violation, use after close, and for {@code verbs} native blocks returned; then what the data
  * path allocates over 800 SEND/RECV round trips; then, for {@code verbs}, that no native block
  * is left once the provider closed. Prints "CONFORMANCE OK: PROVIDER" and exits 0, or exits 1
- * naming the failed check. {@code -Dnvmeof.rdma.busyPoll=true} runs it with busy polling.
+ * naming the failed check. {@code busy-poll} runs it with busy polling ({@link RdmaTuning#busyPoll}).
  */
 public final class ProviderConformanceMain {
     private static final int WAIT_S = 30;
@@ -116,7 +116,8 @@ public final class ProviderConformanceMain {
         int rc = 0;
         try {
             run(args[0], InetAddress.getByName(args.length > 1 ? args[1] : "127.0.0.1"),
-                    args.length > 2 ? Integer.parseInt(args[2]) : 4420);
+                    args.length > 2 ? Integer.parseInt(args[2]) : 4420,
+                    args.length > 3 && args[3].equals("busy-poll"));
             System.out.println("CONFORMANCE OK: " + args[0]);
         } catch (Throwable t) {
             System.out.println("[conformance] FAILED: " + t);
@@ -127,10 +128,11 @@ public final class ProviderConformanceMain {
         Runtime.getRuntime().halt(rc);
     }
 
-    private static void run(String name, InetAddress addr, int port) throws Exception {
+    private static void run(String name, InetAddress addr, int port, boolean busyPoll) throws Exception {
         EventLoopGroup group = EventLoops.newGroup(2, "conformance");
         long t0 = System.nanoTime();
-        RdmaProvider provider = RdmaProviders.open(name, group);
+        RdmaProvider provider = RdmaProviders.open(name, group,
+                new RdmaTuning(busyPoll, RdmaTuning.DEFAULTS.disniCqSize(), RdmaTuning.DEFAULTS.disniInitiatorDepth()));
         boolean verbs = provider instanceof VerbsProvider;
         log("opened " + provider + " in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
         // (on real verbs the responder of a bad one-sided access hears only the requester's disconnect)

@@ -47,7 +47,7 @@ public final class SoftProvider implements RdmaProvider {
 
     @Override
     public RdmaListener listen(InetSocketAddress address, ConnectAcceptor acceptor) throws IOException {
-        ServerBootstrap b = new ServerBootstrap().group(group).channel(EventLoops.serverChannel())
+        ServerBootstrap b = new ServerBootstrap().group(group).channel(EventLoops.serverChannel(group))
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .childOption(ChannelOption.ALLOCATOR, EventLoops.ALLOCATOR)
                 .childOption(ChannelOption.TCP_NODELAY, true)
@@ -84,7 +84,7 @@ public final class SoftProvider implements RdmaProvider {
         CompletableFuture<RdmaConnection> f = new CompletableFuture<>();
         SoftConnection c = new SoftConnection(pd, p.privateData(), p.sendDepth(), p.recvDepth(),
                 p.responderResources(), p.initiatorDepth(), handler, f);
-        Bootstrap b = new Bootstrap().group(group).channel(EventLoops.clientChannel())
+        Bootstrap b = new Bootstrap().group(group).channel(EventLoops.clientChannel(group))
                 .option(ChannelOption.ALLOCATOR, EventLoops.ALLOCATOR)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, p.timeoutMillis())

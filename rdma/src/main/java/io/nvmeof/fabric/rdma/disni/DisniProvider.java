@@ -61,10 +61,11 @@ public final class DisniProvider implements RdmaProvider {
      * RDMA READs an accepting side assumes it may have outstanding toward the requester. DiSNI
      * shows neither the requester's responder resources nor lets the accept set the initiator
      * depth (its native accept uses the device's maximum), so only 1 is safe for every peer;
-     * {@code -Dnvmeof.disni.initiatorDepth=N} raises it where the hosts are known to allow N.
+     * {@link RdmaTuning#disniInitiatorDepth} (the target's {@code disni_initiator_depth}) raises it
+     * where the hosts are known to allow N.
      */
     final int assumedInitiatorDepth;
-    /** Entries of a shared completion queue ({@code -Dnvmeof.disni.cqSize}); a connection needing more gets its own. */
+    /** Entries of a shared completion queue ({@link RdmaTuning#disniCqSize}); a connection needing more gets its own. */
     private final int cqSize;
 
     /** Receives the CM events of one id; CM thread. */
@@ -103,10 +104,10 @@ public final class DisniProvider implements RdmaProvider {
      * Opens the provider, whose connections deliver on loops of {@code group}. Fails at once,
      * with one message that says what is missing and how to get it, when libdisni cannot be
      * loaded, Java does not give DiSNI the access it needs, or there is no RDMA connection
-     * manager.
+     * manager. Tuned as {@link RdmaTuning#DEFAULTS}.
      */
     public static DisniProvider open(EventLoopGroup group) throws RdmaUnavailableException {
-        return open(group, RdmaTuning.fromSystemProperties());
+        return open(group, RdmaTuning.DEFAULTS);
     }
 
     /** {@link #open(EventLoopGroup)}, tuned as {@code tuning} says. */

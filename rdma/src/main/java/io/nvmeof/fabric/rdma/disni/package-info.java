@@ -32,8 +32,8 @@
  *       and its setters throw "Operation currently not supported": {@code ConnectParams}' depths
  *       are not sent, and the requester's responder resources are not visible. An accepting side
  *       therefore assumes it may have 1 RDMA READ outstanding toward the host
- *       ({@code ConnectRequest.initiatorDepth()}; {@code -Dnvmeof.disni.initiatorDepth=N} raises
- *       it where every host is known to accept N). Flow control cannot be set either.</li>
+ *       ({@code ConnectRequest.initiatorDepth()}; the target's {@code disni_initiator_depth} setting
+ *       raises it where every host is known to accept N). Flow control cannot be set either.</li>
  *   <li><b>A rejected connect may never return.</b> DiSNI's endpoint API waits for ever on a
  *       rejected connect; this provider drives the CM events itself and fails the connect with
  *       {@code RdmaRejectedException} (without private data or reason) on REJECTED, and in any
@@ -52,7 +52,7 @@
  * </ul>
  *
  * <p>Threads: a daemon CM thread ({@code disni-cm}) makes every connection-management call; each
- * completion queue (shared by the connections of a device, {@code -Dnvmeof.disni.cqSize}
+ * completion queue (shared by the connections of a device, {@code disni_cq_size}
  * entries, 16384 by default) has a daemon thread that hands completions to the connection's
  * event loop. DiSNI's own logging (slf4j) goes to slf4j-nop.
  */

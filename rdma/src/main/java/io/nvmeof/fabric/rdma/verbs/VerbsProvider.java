@@ -13,6 +13,7 @@ import io.nvmeof.fabric.rdma.RdmaHandler;
 import io.nvmeof.fabric.rdma.RdmaListener;
 import io.nvmeof.fabric.rdma.RdmaProvider;
 import io.nvmeof.fabric.rdma.RdmaProviderType;
+import io.nvmeof.fabric.rdma.RdmaTuning;
 import io.nvmeof.fabric.rdma.RdmaUnavailableException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -34,8 +35,9 @@ import java.util.concurrent.RejectedExecutionException;
  * acknowledges each event, then dispatches it (connect requests to the listener's acceptor on
  * that thread, everything else to the connection's event loop). One daemon thread per
  * (event loop, device) waits on a completion channel and hands CQ drains to the event loop.
- * With {@code -Dnvmeof.rdma.busyPoll=true} (or {@link #open(EventLoopGroup, boolean)}) CQs are
- * never armed: each connection's event loop polls its CQ in a task that re-schedules itself.
+ * Busy polling ({@link #open(EventLoopGroup, boolean)}: the target's {@code rdma_busy_poll}, the
+ * host's {@code ConnectOptions.rdmaBusyPoll}) arms no CQ: each connection's event loop polls its
+ * CQ in a task that re-schedules itself.
  *
  * <p>Memory: one protection domain per device ({@code ibv_alloc_pd} once per
  * {@code ibv_context}); {@link RdmaConnection#pd()} of every connection on that device is it.
@@ -78,9 +80,9 @@ public final class VerbsProvider implements RdmaProvider {
         cmThread.setDaemon(true);
     }
 
-    /** Opens the provider; busy polling if the system property {@code nvmeof.rdma.busyPoll} is true. */
+    /** Opens the provider, waiting for completion events (no busy polling). */
     public static VerbsProvider open(EventLoopGroup group) throws RdmaUnavailableException {
-        return open(group, io.nvmeof.fabric.rdma.RdmaTuning.fromSystemProperties().busyPoll());
+        return open(group, RdmaTuning.DEFAULTS.busyPoll());
     }
 
     /**
@@ -384,7 +386,7 @@ public final class VerbsProvider implements RdmaProvider {
         return "verbs provider" + (busyPoll ? " (busy poll)" : "");
     }
 
-    /** {@code verbs} as a provider type, found by {@link io.nvmeof.fabric.rdma.RdmaProviders} (busy polling with {@code -Dnvmeof.rdma.busyPoll=true}). */
+    /** {@code verbs} as a provider type, found by {@link io.nvmeof.fabric.rdma.RdmaProviders} (busy polling as {@link io.nvmeof.fabric.rdma.RdmaTuning#busyPoll} says). */
     public static final class Type extends RdmaProviderType {
         public Type() {
             super("verbs", (group, tuning) -> VerbsProvider.open(group, tuning.busyPoll()));
