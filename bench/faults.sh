@@ -4,8 +4,8 @@
 #   bench/faults.sh [SECONDS]     (default 40 per fault)
 #   FAULTS="delay=5,2 reset=5" QUEUES=2 QD=32 bench/faults.sh 60
 #
-# Our target (the launcher, a RAM namespace) behind bench/FaultProxy.java on loopback; for each
-# fault in turn, one host process (bench/Soak.java: QUEUES I/O queues at QD, mixed random 4 KiB
+# Our target (the launcher, a RAM namespace) behind FaultProxy (io.nvmeof.tools.harness, in the CLI
+# jar) on loopback; for each fault in turn, one host process (Soak, the same package: QUEUES I/O queues at QD, mixed random 4 KiB
 # reads and writes, every block checked) runs through the proxy for SECONDS. The faults are
 # what a TCP stream sees of a bad network (this machine's kernel has no netem): a delay with
 # jitter, loss as the retransmission wait it costs, writes split into tiny pieces, connections
@@ -40,11 +40,11 @@ echo "|---|---|---|---|---|---|"
 status=0
 i=0
 for fault in $FAULTS; do
-    java "$HERE/bench/FaultProxy.java" "$PROXY_PORT" "$PORT" $fault > "$WORK/proxy$i.out" 2>&1 &
+    java -cp "$JAR" io.nvmeof.tools.harness.FaultProxy "$PROXY_PORT" "$PORT" $fault > "$WORK/proxy$i.out" 2>&1 &
     PROXY_PID=$!
     for _ in $(seq 100); do grep -q "^proxy" "$WORK/proxy$i.out" && break; sleep 0.1; done
     # each fault's run works on blocks of its own (the process index picks the region)
-    java -cp "$JAR" "$HERE/bench/Soak.java" "nvme+tcp://127.0.0.1:$PROXY_PORT/$NQN" "$i" 1 1 "$QUEUES" "$QD" \
+    java -cp "$JAR" io.nvmeof.tools.harness.Soak "nvme+tcp://127.0.0.1:$PROXY_PORT/$NQN" "$i" 1 1 "$QUEUES" "$QD" \
         "$SECONDS_RUN" > "$WORK/host$i.out" 2>&1 || true
     kill "$PROXY_PID" 2>/dev/null || true
     wait "$PROXY_PID" 2>/dev/null || true

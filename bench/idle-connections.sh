@@ -5,10 +5,10 @@
 #
 # Starts our target (the launcher, on loopback, a RAM namespace), lets it settle, samples its RSS
 # (/proc) and direct memory (its metrics endpoint: the JVM's direct buffers and Netty's pool),
-# then opens CONNECTIONS connections from one host process (bench/IdleConnections.java: half as
-# many controllers, an admin and an I/O queue each, each its own host NQN), waits for them to
-# settle idle (keep-alive only), samples again and prints the growth per connection. Goal of
-# issue 31: at most 1 MiB per connection.
+# then opens CONNECTIONS connections from one host process (io.nvmeof.tools.harness.IdleConnections,
+# in the CLI jar: half as many controllers, an admin and an I/O queue each, each its own host NQN),
+# waits for them to settle idle (keep-alive only), samples again and prints the growth per
+# connection. Goal of issue 31: at most 1 MiB per connection.
 set -euo pipefail
 CONNECTIONS=${1:-1000}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,7 +43,7 @@ sample() { # "rss_bytes direct_bytes"
 
 sleep "$SETTLE"
 read -r rss0 direct0 < <(sample)
-java -cp "$JAR" "$HERE/bench/IdleConnections.java" "nvme+tcp://127.0.0.1:$PORT/$NQN" $((CONNECTIONS / 2)) 3600 \
+java -cp "$JAR" io.nvmeof.tools.harness.IdleConnections "nvme+tcp://127.0.0.1:$PORT/$NQN" $((CONNECTIONS / 2)) 3600 \
     > "$WORK/host.out" 2>&1 &
 HOST_PID=$!
 for _ in $(seq 1200); do

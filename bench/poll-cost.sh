@@ -45,7 +45,7 @@ for round in $(seq "$ROUNDS"); do
   for mode in $MODES; do
     # idle
     start_target "$mode"
-    taskset -c 1 java -cp "$JAR" "$HERE/bench/IdleHost.java" "$URI" $((SETTLE + IDLE + 5)) "$mode" >"$WORK/h.out" 2>&1 &
+    taskset -c 1 java -cp "$JAR" io.nvmeof.tools.harness.IdleHost "$URI" $((SETTLE + IDLE + 5)) "$mode" >"$WORK/h.out" 2>&1 &
     HPID=$!
     for _ in $(seq 300); do grep -q "connected" "$WORK/h.out" && break; sleep 0.1; done
     sleep "$SETTLE"

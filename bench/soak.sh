@@ -6,7 +6,7 @@
 #   SOAK_SECONDS=20 PROCESSES=2 HOSTS=1 QD=8 bench/soak.sh      (a quick look)
 #
 # Starts our target (the launcher, on loopback) with its limits set for the load, then PROCESSES
-# host processes (bench/Soak.java on the CLI jar), each with HOSTS host NQNs of CONTROLLERS
+# host processes (io.nvmeof.tools.harness.Soak, in the CLI jar), each with HOSTS host NQNs of CONTROLLERS
 # controllers of QUEUES I/O queues at QD commands in flight each: by default 8 host NQNs x 2
 # controllers x 4 queues x QD128, 64 queues and 8,192 commands in flight. Mixed random 4 KiB
 # reads and writes; each command slot owns its blocks and checks every read against what it last
@@ -62,7 +62,7 @@ SECONDS_RUN=${SOAK_SECONDS:-$((MINUTES * 60))}
 echo "soak: $PROCESSES host processes x $HOSTS host NQNs x $CONTROLLERS controllers x $QUEUES queues x QD$QD" \
     "($queues_total I/O queues) against $NAMESPACE for $SECONDS_RUN s" >&2
 for p in $(seq 0 $((PROCESSES - 1))); do
-    java -cp "$JAR" "$HERE/bench/Soak.java" "nvme+tcp://127.0.0.1:$PORT/$NQN" "$p" "$HOSTS" "$CONTROLLERS" \
+    java -cp "$JAR" io.nvmeof.tools.harness.Soak "nvme+tcp://127.0.0.1:$PORT/$NQN" "$p" "$HOSTS" "$CONTROLLERS" \
         "$QUEUES" "$QD" "$SECONDS_RUN" > "$WORK/host$p.out" 2>&1 &
     HOST_PIDS+=($!)
 done

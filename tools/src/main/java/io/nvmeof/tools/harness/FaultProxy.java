@@ -1,3 +1,5 @@
+package io.nvmeof.tools.harness;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -13,8 +15,9 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * A TCP proxy on loopback that injects faults between a host and a target: what a bad network
- * does to a TCP stream, seen from the ends. Run from source:
- * {@code java bench/FaultProxy.java LISTEN_PORT TARGET_PORT FAULT...}, where each FAULT is
+ * does to a TCP stream, seen from the ends (bench/faults.sh):
+ * {@code java -cp cli/build/nvmeof.jar io.nvmeof.tools.harness.FaultProxy LISTEN_PORT TARGET_PORT FAULT...},
+ * where each FAULT is
  * <ul>
  *   <li>{@code delay=MS,JITTER}: every piece of data waits MS +- JITTER milliseconds (order kept);
  *   <li>{@code loss=P,MS}: with probability P a piece waits MS more, as a retransmission after a
@@ -40,6 +43,8 @@ public final class FaultProxy {
     static final List<Socket> CLIENTS = new CopyOnWriteArrayList<>();
 
     public static void main(String[] args) throws Exception {
+        Usage.check(args, 2, "usage: FaultProxy LISTEN_PORT TARGET_PORT [FAULT...]\n  a proxy on loopback; FAULT:"
+                + " none, delay=MS,JITTER, loss=P,MS, split=N, reset=S, down=AT,FOR");
         int listen = Integer.parseInt(args[0]);
         int target = Integer.parseInt(args[1]);
         for (String f : Arrays.copyOfRange(args, 2, args.length)) {

@@ -1,3 +1,5 @@
+package io.nvmeof.tools.harness;
+
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.HostIdentity;
@@ -9,11 +11,13 @@ import java.util.UUID;
 /**
  * Opens CONTROLLERS controllers of one I/O queue each (two connections apiece: admin and I/O),
  * each as a host NQN of its own, prints "CONNECTED n" once all are up, then holds them idle
- * (keep-alive only) for SECONDS. Run from source with the CLI jar on the class path:
- * {@code java -cp cli/build/nvmeof.jar bench/IdleConnections.java URI CONTROLLERS SECONDS}.
+ * (keep-alive only) for SECONDS (bench/idle-connections.sh):
+ * {@code java -cp cli/build/nvmeof.jar io.nvmeof.tools.harness.IdleConnections URI CONTROLLERS SECONDS}.
  */
 public final class IdleConnections {
     public static void main(String[] args) throws Exception {
+        Usage.check(args, 3, "usage: IdleConnections URI CONTROLLERS SECONDS\n  opens CONTROLLERS controllers of"
+                + " one I/O queue, each its own host NQN, prints \"CONNECTED n\", holds them idle SECONDS");
         String uri = args[0];
         int controllers = Integer.parseInt(args[1]);
         long seconds = Long.parseLong(args[2]);

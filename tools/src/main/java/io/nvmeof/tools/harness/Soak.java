@@ -1,3 +1,5 @@
+package io.nvmeof.tools.harness;
+
 import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
@@ -18,8 +20,8 @@ import org.HdrHistogram.Recorder;
 /**
  * One host process of bench/soak.sh: HOSTS host NQNs, each with CONTROLLERS controllers of
  * QUEUES I/O queues, QD commands in flight per queue, mixed random 4 KiB reads and writes for
- * SECONDS, every block checked. Run from source with the CLI jar on the class path:
- * {@code java -cp cli/build/nvmeof.jar bench/Soak.java URI PROCESS HOSTS CONTROLLERS QUEUES QD SECONDS}.
+ * SECONDS, every block checked (bench/faults.sh runs it too): {@code java -cp cli/build/nvmeof.jar
+ * io.nvmeof.tools.harness.Soak URI PROCESS HOSTS CONTROLLERS QUEUES QD SECONDS}.
  *
  * <p>Each slot of queue depth owns {@link #BLOCKS_PER_SLOT} blocks of its own (process, host,
  * controller, slot), so no two commands in flight touch one block, and it remembers the
@@ -136,6 +138,10 @@ public final class Soak {
     }
 
     public static void main(String[] args) throws Exception {
+        Usage.check(args, 7, "usage: Soak URI PROCESS HOSTS CONTROLLERS QUEUES QD SECONDS\n  HOSTS host NQNs x"
+                + " CONTROLLERS controllers x QUEUES I/O queues x QD commands of mixed random 4 KiB reads and writes,"
+                + " every block checked, for SECONDS; PROCESS (0, 1, ...) picks this process's blocks and host NQNs;"
+                + " ends with one line: SOAK ios=N errors=N corrupt=N p50_us= p99_us= p999_us= max_us=");
         String uri = args[0];
         int process = Integer.parseInt(args[1]);
         int hosts = Integer.parseInt(args[2]);
