@@ -17,7 +17,7 @@ class GuidePathsTest {
     void aFirstTargetServesAndAnswersIdentify() throws Exception {
         List<String> blocks = GuidePath.blocks("docs/guide/target.md", "## A first target");
         assertEquals(2, blocks.size(), "the section's sh blocks");
-        String text = GuidePath.run(blocks, "rm -rf \"${lab:-/nonexistent}\"", 120);
+        String text = GuidePath.run(blocks, "if [ -n \"${lab:-}\" ]; then rm -rf \"$lab\"; fi", 120);
         assertTrue(text.contains("nqn.2026-11.io.example:disk1"), text);
     }
 
@@ -25,7 +25,7 @@ class GuidePathsTest {
     void aFirstBenchmarkWritesReadsBackAndMeasures() throws Exception {
         List<String> blocks = GuidePath.blocks("docs/guide/benchmarking.md", "## A first benchmark");
         assertEquals(2, blocks.size(), "the section's sh blocks");
-        String text = GuidePath.run(blocks, "rm -rf \"${lab:-/nonexistent}\"", 120);
+        String text = GuidePath.run(blocks, "if [ -n \"${lab:-}\" ]; then rm -rf \"$lab\"; fi", 120);
         assertTrue(text.contains("read back what was written"), text);
         assertTrue(text.contains("IOPS"), text);
     }
