@@ -1,6 +1,7 @@
 package io.nvmeof.e2e;
 
 import io.nvmeof.target.Settings;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -53,17 +54,12 @@ class FatalErrorTest {
                 Daemon.class.getName(), Boolean.toString(blocking))
                 .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
         try {
-            int port = -1;
-            long deadline = System.nanoTime() + TargetProcess.PATIENCE.toNanos();
-            while (port < 0 && System.nanoTime() < deadline && p.isAlive()) {
-                Matcher m = PORT.matcher(Files.readString(out));
-                if (m.find()) {
-                    port = Integer.parseInt(m.group(1));
-                } else {
-                    Thread.sleep(50);
-                }
-            }
-            assertTrue(port > 0, "the daemon started: " + Files.readString(err));
+            await("the daemon's port").atMost(TargetProcess.PATIENCE)
+                    .failFast("the daemon exited: " + err, () -> !p.isAlive())
+                    .until(() -> PORT.matcher(Files.readString(out)).find());
+            Matcher m = PORT.matcher(Files.readString(out));
+            assertTrue(m.find(), "the daemon started: " + Files.readString(err));
+            int port = Integer.parseInt(m.group(1));
             String uri = "nvme+tcp://127.0.0.1:" + port + "/" + Daemon.NQN;
             try (Controller c = Nvmeof.connect(uri, ConnectOptions.defaults().ioQueues(1)
                     .controllerLossTimeout(Duration.ZERO).commandTimeout(Duration.ofSeconds(20)))) {
@@ -107,7 +103,7 @@ class FatalErrorTest {
             InetSocketAddress a = target.listenTcp(new InetSocketAddress("127.0.0.1", 0));
             System.out.println("PORT " + a.getPort());
             System.out.flush();
-            Thread.sleep(Long.MAX_VALUE);
+            Thread.currentThread().join(); // serves until the fatal error halts the JVM
         }
     }
 }

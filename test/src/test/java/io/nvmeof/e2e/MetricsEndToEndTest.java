@@ -20,10 +20,11 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.awaitility.Awaitility;
@@ -84,18 +85,22 @@ class MetricsEndToEndTest {
                     throw new RuntimeException(e);
                 }
             });
-            List<Double> seen = new ArrayList<>();
-            String during = null;
-            while (!bench.isDone()) {
-                String s = scrape(url);
-                double n = sample(s, "nvmeof_namespace_commands_total", ns(2, "read"))
-                        + sample(s, "nvmeof_namespace_commands_total", ns(2, "write"));
-                if (n > 0 && sample(s, "nvmeof_connections", "") > 0) {
-                    during = s;
-                }
-                seen.add(n);
-                Thread.sleep(50);
-            }
+            List<Double> seen = new CopyOnWriteArrayList<>();
+            AtomicReference<String> scraped = new AtomicReference<>();
+            // a scrape every 50 ms until the bench has ended
+            Awaitility.await("the bench").atMost(Duration.ofSeconds(150)).pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(50)).until(() -> {
+                        boolean ended = bench.isDone();
+                        String s = scrape(url);
+                        double n = sample(s, "nvmeof_namespace_commands_total", ns(2, "read"))
+                                + sample(s, "nvmeof_namespace_commands_total", ns(2, "write"));
+                        if (n > 0 && sample(s, "nvmeof_connections", "") > 0) {
+                            scraped.set(s);
+                        }
+                        seen.add(n);
+                        return ended;
+                    });
+            String during = scraped.get();
             TargetProcess.Run b = bench.get();
             assertEquals(0, b.exit(), b.err());
             for (int i = 1; i < seen.size(); i++) {

@@ -194,7 +194,7 @@ class MultipathGatewaysTest {
     static final class Proxy implements AutoCloseable {
         private final ServerSocket server;
         private final int target;
-        private volatile boolean cut;
+        private boolean cut; // guarded by this
         private final List<Socket> sockets = new ArrayList<>();
 
         Proxy(int target) throws IOException {
@@ -210,8 +210,16 @@ class MultipathGatewaysTest {
             return server.getLocalPort();
         }
 
-        void cut(boolean on) {
+        synchronized void cut(boolean on) {
             cut = on;
+            notifyAll();
+        }
+
+        /** Returns once the path is not cut. */
+        private synchronized void healed() throws InterruptedException {
+            while (cut) {
+                wait();
+            }
         }
 
         private void accept() {
@@ -232,9 +240,7 @@ class MultipathGatewaysTest {
 
         private void relay(Socket in) {
             try {
-                while (cut) {
-                    Thread.sleep(20); // a connection made during a partition reaches nothing until it heals
-                }
+                healed(); // a connection made during a partition reaches nothing until it heals
                 Socket out = new Socket("127.0.0.1", target);
                 in.setTcpNoDelay(true); // a relay adds no Nagle delay of its own
                 out.setTcpNoDelay(true);
@@ -256,9 +262,7 @@ class MultipathGatewaysTest {
                 try (InputStream i = from.getInputStream(); OutputStream o = to.getOutputStream()) {
                     int n;
                     while ((n = i.read(buf)) >= 0) {
-                        while (cut) {
-                            Thread.sleep(20); // held, not dropped: TCP would deliver it after the partition
-                        }
+                        healed(); // held, not dropped: TCP would deliver it after the partition
                         o.write(buf, 0, n);
                     }
                 } catch (IOException | InterruptedException e) {

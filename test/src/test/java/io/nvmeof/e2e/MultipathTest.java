@@ -182,7 +182,7 @@ class MultipathTest {
                 // I/O in flight from other threads while A goes: none of it fails
                 BackgroundIo load = new BackgroundIo(d, 100 + round);
                 load.start();
-                Thread.sleep(100);
+                await("round " + round + ": I/O in flight on A", () -> load.verified > 0);
                 a.close();
                 long onB = mb.ios();
                 await("round " + round + ": I/O moved to B", () -> mb.ios() > onB);
@@ -230,7 +230,7 @@ class MultipathTest {
             // a gateway back within the no-path timeout: the waiting command goes there
             BackgroundIo late = new BackgroundIo(d, 11);
             late.start();
-            Thread.sleep(300);
+            await("I/O waiting for a path", () -> m.waiting() > 0);
             b = gateway(file, pb, 1000, "non-optimized");
             await("the waiting I/O went to B once it was back", () -> late.verified > 2);
             late.stop();
@@ -296,7 +296,9 @@ class MultipathTest {
                 for (BackgroundIo l : loads) {
                     l.start();
                 }
-                Thread.sleep(500);
+                for (BackgroundIo l : loads) {
+                    await(policy + ": " + l.thread.getName() + " verified 100 blocks", () -> l.verified >= 100);
+                }
                 for (BackgroundIo l : loads) {
                     l.stop();
                     assertEquals(0, l.errors, String.valueOf(l.firstError));

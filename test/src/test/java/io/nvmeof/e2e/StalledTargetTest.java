@@ -25,6 +25,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -44,7 +45,7 @@ class StalledTargetTest {
     /** A TCP relay on loopback whose host-to-target direction can be stopped: the target then reads nothing. */
     static final class Relay implements AutoCloseable {
         final ServerSocket server;
-        volatile boolean stalled;
+        private boolean stalled; // guarded by this
         private final List<Socket> sockets = new ArrayList<>();
 
         Relay(InetSocketAddress target) throws IOException {
@@ -74,15 +75,15 @@ class StalledTargetTest {
                 byte[] buf = new byte[64 << 10];
                 try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                     while (true) {
-                        while (stoppable && stalled) {
-                            Thread.sleep(10);
+                        if (stoppable) {
+                            passable();
                         }
                         int n = in.read(buf);
                         if (n < 0) {
                             break;
                         }
-                        while (stoppable && stalled) {
-                            Thread.sleep(10); // what was read as the relay stalled waits with it
+                        if (stoppable) {
+                            passable(); // what was read as the relay stalled waits with it
                         }
                         out.write(buf, 0, n);
                     }
@@ -99,6 +100,19 @@ class StalledTargetTest {
 
         int port() {
             return server.getLocalPort();
+        }
+
+        /** Stops (or lets go again) the host-to-target direction. */
+        synchronized void stall(boolean on) {
+            stalled = on;
+            notifyAll();
+        }
+
+        /** Returns once the host-to-target direction is not stopped. */
+        private synchronized void passable() throws InterruptedException {
+            while (stalled) {
+                wait();
+            }
         }
 
         @Override
@@ -147,8 +161,7 @@ class StalledTargetTest {
                 }
                 dev.write(0, data[0].duplicate());
 
-                relay.stalled = true;
-                Thread.sleep(100);
+                relay.stall(true);
                 System.gc();
                 long before = PlatformDependent.usedDirectMemory();
                 // 2000 writes, half of 256 KiB (data sent when the target asks: R2T) and half of 8 KiB
@@ -158,12 +171,14 @@ class StalledTargetTest {
                     ByteBuffer d = data[i % SLOTS].duplicate();
                     writes.add(dev.writeAsync((long) (i % SLOTS) * SLOT, i % 2 == 0 ? d : d.limit(8192)));
                 }
-                long peak = before;
-                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(4); // past the command timeout
-                while (System.nanoTime() < until) {
-                    peak = Math.max(peak, PlatformDependent.usedDirectMemory());
-                    Thread.sleep(5);
-                }
+                // until every write has ended at its command timeout (2 s), the direct memory's peak
+                AtomicLong peakSeen = new AtomicLong(before);
+                Awaitility.await("writes left hanging past their command timeout").atMost(Duration.ofSeconds(60))
+                        .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(5)).until(() -> {
+                            peakSeen.accumulateAndGet(PlatformDependent.usedDirectMemory(), Math::max);
+                            return writes.stream().allMatch(CompletableFuture::isDone);
+                        });
+                long peak = peakSeen.get();
                 long failed = writes.stream().filter(CompletableFuture::isCompletedExceptionally).count();
                 long done = writes.stream().filter(CompletableFuture::isDone).count();
                 // queue depth 31 of 256 KiB in flight (sent twice at most: before and after a reconnect) and pooled chunks
@@ -179,7 +194,7 @@ class StalledTargetTest {
                     assertTrue(e instanceof IOException || e.getCause() instanceof IOException, e.toString());
                 }
 
-                relay.stalled = false;
+                relay.stall(false);
                 // the controller recovers; writes land again and read back
                 Awaitility.await().atMost(Duration.ofSeconds(60)).ignoreExceptions()
                         .until(() -> {

@@ -13,11 +13,13 @@ import io.nvmeof.daemon.config.TargetConfig;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.awaitility.Awaitility;
@@ -181,18 +183,15 @@ class SystemdUnitTest {
                 Awaitility.await().atMost(TargetProcess.PATIENCE).until(() -> Files.readString(stat).matches("\\d+ \\(.*\\) T .*\\s*"));
                 // a ping sent just before the stop may still be on its way through a busy receiver:
                 // wait until a second passes without one (pings come every 300 ms while it runs)
-                int settled = count(log, "WATCHDOG=1");
-                for (long end = System.nanoTime() + TargetProcess.PATIENCE.toNanos(); System.nanoTime() < end; ) {
-                    Thread.sleep(1000);
-                    int now = count(log, "WATCHDOG=1");
-                    if (now == settled) {
-                        break;
-                    }
-                    settled = now;
-                }
-                int before = settled;
-                Thread.sleep(1500);
-                assertEquals(before, count(log, "WATCHDOG=1"), "no pings while stopped");
+                AtomicInteger last = new AtomicInteger(-1);
+                Awaitility.await("a second without a ping").atMost(TargetProcess.PATIENCE).pollInterval(Duration.ofSeconds(1))
+                        .until(() -> {
+                            int now = count(log, "WATCHDOG=1");
+                            return now == last.getAndSet(now);
+                        });
+                int before = count(log, "WATCHDOG=1");
+                Awaitility.await("no pings while stopped").during(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(10))
+                        .until(() -> count(log, "WATCHDOG=1") == before);
                 new ProcessBuilder("kill", "-CONT", Long.toString(t.process.pid())).start().waitFor();
                 t.await("watchdog pings after SIGCONT", () -> count(log, "WATCHDOG=1") > before + 1);
 

@@ -1,5 +1,6 @@
 package io.nvmeof.e2e;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -55,11 +56,9 @@ class WireOracleTest {
             Process tshark = new ProcessBuilder("tshark", "-i", "lo", "-f", "tcp port " + t.port, "-w", pcap.toString(), "-q")
                     .redirectErrorStream(true).redirectOutput(tsharkErr.toFile()).start();
             try {
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                while (!Files.readString(tsharkErr).contains("Capturing on") && System.nanoTime() < deadline) {
-                    assertTrue(tshark.isAlive(), "tshark died: " + Files.readString(tsharkErr));
-                    Thread.sleep(50);
-                }
+                await("tshark capturing").atMost(TargetProcess.PATIENCE)
+                        .failFast("tshark died", () -> !tshark.isAlive())
+                        .until(() -> Files.readString(tsharkErr).contains("Capturing on"));
                 Thread.sleep(300);
                 session(t, false, false);
                 session(t, true, true);
