@@ -1,19 +1,20 @@
 package io.nvmeof.cli;
 
-import io.nvmeof.tools.BlockSizes;
-import io.nvmeof.tools.LocalDevice;
-import io.nvmeof.tools.BlockVerify;
-import io.nvmeof.tools.BenchReport;
-import io.nvmeof.tools.BenchPlot;
-import io.nvmeof.tools.BenchLog;
-import io.nvmeof.tools.Bench;
 import io.nvmeof.fabric.Sizes;
 import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.Multipath;
+import io.nvmeof.tools.Bench;
+import io.nvmeof.tools.BenchLog;
+import io.nvmeof.tools.BenchPlot;
+import io.nvmeof.tools.BenchReport;
+import io.nvmeof.tools.BlockSizes;
+import io.nvmeof.tools.BlockVerify;
+import io.nvmeof.tools.LocalDevice;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -125,7 +126,7 @@ final class BenchCommand extends ConnectedCommand {
 
     @Option(names = "--plot", paramLabel = "FILE.svg", description = "Draw IOPS and latency percentiles (50, 99, 99.9)"
             + " over the run as an SVG, per --log_avg_msec window (default 1000).")
-    java.nio.file.Path plot;
+    Path plot;
 
     @Mixin
     OutputFormat output;
@@ -231,7 +232,7 @@ final class BenchCommand extends ConnectedCommand {
             boolean writes = !verifyOnly && (job.pattern().write || job.pattern().mixed);
             long create = size != null ? Sizes.parse(size, "--size") : 0;
             for (int i = 0; i < (verifyOnly ? 1 : numjobs); i++) {
-                devices.add(LocalDevice.open(java.nio.file.Path.of(uri), create, direct == 1, writes, iodepth));
+                devices.add(LocalDevice.open(Path.of(uri), create, direct == 1, writes, iodepth));
             }
             runJobs(new ArrayList<>(devices), out);
         } finally {

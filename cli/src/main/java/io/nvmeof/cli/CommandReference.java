@@ -1,5 +1,6 @@
 package io.nvmeof.cli;
 
+import java.util.Map;
 import picocli.CommandLine;
 
 /**
@@ -35,7 +36,7 @@ public final class CommandReference {
         cl.setUsageHelpAutoWidth(false);
         b.append("## `").append(path).append("`\n\n```\n")
                 .append(cl.getUsageMessage(CommandLine.Help.Ansi.OFF).stripTrailing()).append("\n```\n\n");
-        for (java.util.Map.Entry<String, CommandLine> sub : cl.getSubcommands().entrySet()) {
+        for (Map.Entry<String, CommandLine> sub : cl.getSubcommands().entrySet()) {
             if (sub.getKey().equals(sub.getValue().getCommandSpec().name())) { // an alias is listed once, by its name
                 append(b, sub.getValue(), path + " " + sub.getKey());
             }

@@ -2,14 +2,16 @@ package io.nvmeof.cli;
 
 import io.nvmeof.fabric.BusyPoll;
 import io.nvmeof.fabric.EventLoops;
+import io.nvmeof.fabric.rdma.RdmaTuning;
 import io.nvmeof.initiator.ConnectOptions;
-import io.nvmeof.initiator.Multipath;
 import io.nvmeof.initiator.HostIdentity;
+import io.nvmeof.initiator.Multipath;
 import io.nvmeof.protocol.auth.DhGroup;
 import io.nvmeof.protocol.auth.DhchapKey;
 import io.nvmeof.protocol.tls.TlsPsk;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import picocli.CommandLine.Option;
@@ -85,12 +87,12 @@ final class ConnectionOptions {
 
     @Option(names = "--disni-cq-size", paramLabel = "N", description = "NVMe/RDMA, disni provider: entries of its shared"
             + " completion queue, 256..1048576 (default: ${DEFAULT-VALUE}); a connection needing more gets its own.")
-    int disniCqSize = io.nvmeof.fabric.rdma.RdmaTuning.DEFAULTS.disniCqSize();
+    int disniCqSize = RdmaTuning.DEFAULTS.disniCqSize();
 
     @Option(names = "--disni-initiator-depth", paramLabel = "N", description = "NVMe/RDMA, disni provider: RDMA READs"
             + " it assumes the target lets it have outstanding, 1..255 (default: ${DEFAULT-VALUE}, the only depth"
             + " safe with every peer: DiSNI cannot ask).")
-    int disniInitiatorDepth = io.nvmeof.fabric.rdma.RdmaTuning.DEFAULTS.disniInitiatorDepth();
+    int disniInitiatorDepth = RdmaTuning.DEFAULTS.disniInitiatorDepth();
 
     @Option(names = {"-S", "--dhchap-secret"}, paramLabel = "KEY", description = "The host's DH-HMAC-CHAP key"
             + " (DHHC-1:XX:...:, as nvme gen-dhchap-key writes it). Visible to ps: prefer --dhchap-secret-file.")
@@ -164,7 +166,7 @@ final class ConnectionOptions {
         o.dhchapSecret(key(dhchapSecret, dhchapSecretFile, "--dhchap-secret"));
         o.dhchapControllerSecret(key(dhchapCtrlSecret, dhchapCtrlSecretFile, "--dhchap-ctrl-secret"));
         if (dhchapDhGroups != null) {
-            List<DhGroup> groups = new java.util.ArrayList<>();
+            List<DhGroup> groups = new ArrayList<>();
             for (String name : dhchapDhGroups) {
                 DhGroup g = DhGroup.named(name.trim());
                 if (g == null) {

@@ -1,10 +1,13 @@
 package io.nvmeof.cli;
 
-import io.nvmeof.daemon.config.TargetConfig;
+import io.nvmeof.daemon.StateStore;
 import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
 import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
+import io.nvmeof.daemon.config.TargetConfig;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -12,17 +15,16 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFileAttributes;
-import io.nvmeof.daemon.StateStore;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Unmatched;
+import picocli.CommandLine;
 
 /**
  * Gives the service's user read-write access to exactly the block devices its configuration
@@ -95,9 +97,9 @@ final class GrantDevicesCommand implements Callable<Integer> {
                     + " will be replaced");
             return before;
         }
-        try (java.nio.channels.SeekableByteChannel ch = Files.newByteChannel(state, StandardOpenOption.READ,
+        try (SeekableByteChannel ch = Files.newByteChannel(state, StandardOpenOption.READ,
                 LinkOption.NOFOLLOW_LINKS)) {
-            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate((int) a.size());
+            ByteBuffer b = ByteBuffer.allocate((int) a.size());
             while (b.hasRemaining() && ch.read(b) > 0) {
                 // read it all
             }

@@ -4,9 +4,11 @@ import io.nvmeof.initiator.HostIdentity;
 import io.nvmeof.protocol.auth.DhchapHash;
 import io.nvmeof.protocol.auth.DhchapKey;
 import io.nvmeof.protocol.tls.TlsPsk;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -19,7 +21,7 @@ final class KeyCommands {
     }
 
     /** Parses a key ({@code describe} throws what is wrong with it) and says so, as nvme-cli's check commands do. */
-    static int check(CommandSpec spec, java.util.function.Supplier<String> describe) {
+    static int check(CommandSpec spec, Supplier<String> describe) {
         try {
             spec.commandLine().getOut().println("Key is valid (" + describe.get() + ")");
             spec.commandLine().getOut().flush();
@@ -159,7 +161,7 @@ final class KeyCommands {
 
         @Option(names = "--key-file", paramLabel = "FILE", description = "Read the key from FILE (which others must not"
                 + " be able to read or change), or from standard input with -.")
-        java.nio.file.Path keyFile;
+        Path keyFile;
 
         @Override
         public Integer call() {
@@ -181,7 +183,7 @@ final class KeyCommands {
 
         @Option(names = "--key-file", paramLabel = "FILE", description = "Read the key from FILE (which others must not"
                 + " be able to read or change), or from standard input with -.")
-        java.nio.file.Path keyFile;
+        Path keyFile;
 
         @Override
         public Integer call() {

@@ -3,6 +3,7 @@ package io.nvmeof.cli;
 import io.nvmeof.daemon.config.PrivateFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -24,7 +25,7 @@ final class KeyFiles {
         }
         if (file.toString().equals("-")) {
             try {
-                return new String(System.in.readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII).trim();
+                return new String(System.in.readAllBytes(), StandardCharsets.US_ASCII).trim();
             } catch (IOException e) {
                 throw new UncheckedIOException(fileFlag + ": cannot read standard input: " + e.getMessage(), e);
             }

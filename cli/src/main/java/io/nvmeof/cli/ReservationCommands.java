@@ -8,6 +8,7 @@ import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.Multipath;
 import io.nvmeof.initiator.Reservations;
 import java.io.PrintWriter;
+import java.nio.ByteBuffer;
 import java.util.HexFormat;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -222,7 +223,7 @@ final class ReservationCommands {
         }
 
         private static String hostId(Reservations.Registrant g) {
-            return HexFormat.of().formatHex(java.nio.ByteBuffer.allocate(16).putLong(g.hostId().getMostSignificantBits())
+            return HexFormat.of().formatHex(ByteBuffer.allocate(16).putLong(g.hostId().getMostSignificantBits())
                     .putLong(g.hostId().getLeastSignificantBits()).array());
         }
     }

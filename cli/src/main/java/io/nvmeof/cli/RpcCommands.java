@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmeof.daemon.config.Schemas;
+import io.nvmeof.fabric.Sizes;
 import io.nvmeof.target.backend.BackendSpec;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -19,10 +20,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine;
 
 /** The management API's client: {@code nvmeof rpc METHOD [JSON]}, and friendly commands over it. */
 final class RpcCommands {
@@ -178,7 +179,7 @@ final class RpcCommands {
         public Integer call() throws Exception {
             ObjectNode p = params();
             if (size != null) {
-                p.put("size", io.nvmeof.fabric.Sizes.parse(size, "--size"));
+                p.put("size", Sizes.parse(size, "--size"));
             }
             if (shrink) {
                 p.put("shrink", true);

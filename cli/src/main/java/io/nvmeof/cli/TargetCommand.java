@@ -1,37 +1,39 @@
 package io.nvmeof.cli;
 
-import io.nvmeof.fabric.Sizes;
 import io.nvmeof.daemon.Daemon;
 import io.nvmeof.daemon.StateStore;
-import io.nvmeof.daemon.config.ConfigWriter;
-import io.nvmeof.target.Setting;
-import io.nvmeof.target.Settings;
-import io.nvmeof.target.TargetTransport;
-import io.nvmeof.protocol.Nqn;
-import io.nvmeof.target.Fatal;
-import io.nvmeof.target.ProductVersion;
-import io.nvmeof.target.Target;
-import io.nvmeof.target.TargetTransports;
-import io.nvmeof.target.backend.BackendSpec;
 import io.nvmeof.daemon.config.ConfigLoader;
-import io.nvmeof.daemon.config.TargetConfig;
+import io.nvmeof.daemon.config.ConfigWriter;
 import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
 import io.nvmeof.daemon.config.TargetConfig.PortConfig;
 import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
+import io.nvmeof.daemon.config.TargetConfig;
 import io.nvmeof.daemon.metrics.MetricsServer;
 import io.nvmeof.daemon.rpc.ManagementApi;
+import io.nvmeof.fabric.Sizes;
+import io.nvmeof.protocol.Nqn;
+import io.nvmeof.target.Fatal;
+import io.nvmeof.target.ProductVersion;
+import io.nvmeof.target.Setting;
+import io.nvmeof.target.Settings;
+import io.nvmeof.target.Target;
+import io.nvmeof.target.TargetTransport;
+import io.nvmeof.target.TargetTransports;
+import io.nvmeof.target.backend.BackendSpec;
+import io.nvmeof.target.backend.RbdCluster;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** {@code nvmeof target}: serve subsystems until SIGINT/SIGTERM; SIGHUP reloads {@code --config}. */
 @Command(name = "target", mixinStandardHelpOptions = true, modelTransformer = TargetCommand.GeneratedOptions.class,
@@ -189,13 +191,13 @@ final class TargetCommand implements Callable<Integer> {
         Nqn.require(nqn);
         List<NamespaceConfig> ns = new ArrayList<>();
         // an RBD namespace's cluster (conf=, id=) is declared once per configuration file and client
-        java.util.Map<io.nvmeof.target.backend.RbdCluster.Key, TargetConfig.RbdClusterConfig> clusters =
-                new java.util.LinkedHashMap<>();
+        Map<RbdCluster.Key, TargetConfig.RbdClusterConfig> clusters =
+                new LinkedHashMap<>();
         for (String s : namespaces) {
             BackendSpec spec = BackendSpec.parse(s);
             if (spec.cluster() != null) {
                 TargetConfig.RbdClusterConfig c = clusters.computeIfAbsent(spec.cluster(), k -> new TargetConfig.RbdClusterConfig(
-                        "cluster" + (clusters.size() + 1), k.conf() == null ? null : java.nio.file.Path.of(k.conf()),
+                        "cluster" + (clusters.size() + 1), k.conf() == null ? null : Path.of(k.conf()),
                         k.id() == null ? "admin" : k.id(), List.of()));
                 ns.add(NamespaceConfig.rbd(ns.size() + 1, c.name(), spec));
             } else {
@@ -213,8 +215,8 @@ final class TargetCommand implements Callable<Integer> {
             URI u = parseListen(d, "--discovery");
             ports.add(port(ports.size() + 1, u, List.of()));
         }
-        return new TargetConfig(ports, List.of(sub), io.nvmeof.target.Target.Options.defaults(), List.of(), null,
-                TargetConfig.Management.NONE, java.util.Map.of(), java.util.Map.of(), List.copyOf(clusters.values()));
+        return new TargetConfig(ports, List.of(sub), Target.Options.defaults(), List.of(), null,
+                TargetConfig.Management.NONE, Map.of(), Map.of(), List.copyOf(clusters.values()));
     }
 
     /** A port of the URI's transport, with the port options its transport takes given by flags. */

@@ -1,25 +1,30 @@
 package io.nvmeof.cli;
 
-import io.nvmeof.tools.MetricsText;
 import io.nvmeof.tools.MetricsText.Sample;
+import io.nvmeof.tools.MetricsText;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine;
 
 /**
  * {@code nvmeof top URL}: a target's metrics endpoint as a live table, per namespace IOPS,
@@ -51,7 +56,7 @@ final class TopCommand implements Callable<Integer> {
 
     @Option(names = "--password-file", paramLabel = "FILE", description = "The password for --user, from FILE (which"
             + " others must not be able to read).")
-    java.nio.file.Path passwordFile;
+    Path passwordFile;
 
     @Override
     public Integer call() throws Exception {
@@ -65,8 +70,8 @@ final class TopCommand implements Callable<Integer> {
         if ((user == null) != (passwordFile == null)) {
             throw new IllegalArgumentException("--user and --password-file go together");
         }
-        authorization = user == null ? null : "Basic " + java.util.Base64.getEncoder().encodeToString((user + ":"
-                + KeyFiles.readPrivate(passwordFile, "--password-file")).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        authorization = user == null ? null : "Basic " + Base64.getEncoder().encodeToString((user + ":"
+                + KeyFiles.readPrivate(passwordFile, "--password-file")).getBytes(StandardCharsets.UTF_8));
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         PrintWriter out = spec.commandLine().getOut();
         boolean terminal = System.console() != null;
@@ -133,10 +138,10 @@ final class TopCommand implements Callable<Integer> {
                 req.header("Authorization", authorization);
             }
             r = http.send(req.build(), HttpResponse.BodyHandlers.ofString());
-        } catch (java.net.ConnectException e) {
+        } catch (ConnectException e) {
             throw new IOException("cannot reach " + uri + ": nothing listens there (nvmeof target --metrics"
                     + " tcp://ADDR:PORT serves it)", e);
-        } catch (java.net.http.HttpTimeoutException e) {
+        } catch (HttpTimeoutException e) {
             throw new IOException(uri + " did not answer within 10 s", e);
         }
         if (r.statusCode() == 401) {

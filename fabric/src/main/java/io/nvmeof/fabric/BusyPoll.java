@@ -1,6 +1,7 @@
 package io.nvmeof.fabric;
 
 import io.netty.channel.SelectStrategy;
+import io.netty.util.IntSupplier;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -209,7 +210,7 @@ public final class BusyPoll {
         }
 
         @Override
-        public int calculateStrategy(io.netty.util.IntSupplier selectNow, boolean hasTasks) throws Exception {
+        public int calculateStrategy(IntSupplier selectNow, boolean hasTasks) throws Exception {
             if (!bound) {
                 bound = true; // the first call is on the loop's own thread
                 LOOP.set(this);

@@ -21,6 +21,7 @@ import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.channel.uring.IoUringSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.util.Locale;
+import java.util.Objects;
 
 /**
  * The one place that picks Netty's transport: native epoll where it loads (the default),
@@ -136,7 +137,7 @@ public final class EventLoops {
      * {@link #serverChannel(EventLoopGroup)}.
      */
     public static EventLoopGroup newGroup(int threads, String name, BusyPoll poll, Engine engine) {
-        return group(threads, name, poll, available(java.util.Objects.requireNonNull(engine, "engine")));
+        return group(threads, name, poll, available(Objects.requireNonNull(engine, "engine")));
     }
 
     private static EventLoopGroup group(int threads, String name, BusyPoll poll, Engine engine) {

@@ -8,6 +8,7 @@ import io.nvmeof.protocol.auth.DhchapKey;
 import io.nvmeof.protocol.tls.TlsPsk;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 
 /** How to connect: identity, queues, timeouts, digests. Defaults suit a LAN target. */
 public final class ConnectOptions {
@@ -66,7 +67,7 @@ public final class ConnectOptions {
 
     /** How the host's event loops wait for I/O ({@link BusyPoll}; default {@link BusyPoll#ADAPTIVE}). */
     public ConnectOptions busyPoll(BusyPoll poll) {
-        this.busyPoll = java.util.Objects.requireNonNull(poll, "poll");
+        this.busyPoll = Objects.requireNonNull(poll, "poll");
         return this;
     }
 
@@ -77,7 +78,7 @@ public final class ConnectOptions {
      * its own, so controllers in one process, and a target beside them, may run on different engines.
      */
     public ConnectOptions ioEngine(EventLoops.Engine engine) {
-        this.ioEngine = java.util.Objects.requireNonNull(engine, "engine");
+        this.ioEngine = Objects.requireNonNull(engine, "engine");
         return this;
     }
 
@@ -167,7 +168,7 @@ public final class ConnectOptions {
 
     /** How a {@link Multipath} set chooses among its usable paths (Linux's iopolicy; numa by default). */
     public ConnectOptions ioPolicy(Multipath.Policy p) {
-        this.ioPolicy = java.util.Objects.requireNonNull(p, "policy");
+        this.ioPolicy = Objects.requireNonNull(p, "policy");
         return this;
     }
 

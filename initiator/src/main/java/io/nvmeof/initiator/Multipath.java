@@ -1,6 +1,7 @@
 package io.nvmeof.initiator;
 
 import io.nvmeof.protocol.AnaLog;
+import io.nvmeof.protocol.DiscoveryLogEntry;
 import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.IdentifyController;
 import io.nvmeof.protocol.IdentifyNamespace;
@@ -14,9 +15,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.NoSuchElementException;
 import java.util.Locale;
 import java.util.Map;
+import java.util.NoSuchElementException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -301,7 +302,7 @@ public final class Multipath implements AutoCloseable {
                 if (!e.transportName().equals(start.transport())) {
                     continue;
                 }
-                if (e.subtype() == io.nvmeof.protocol.DiscoveryLogEntry.SUBTYPE_REFERRAL) {
+                if (e.subtype() == DiscoveryLogEntry.SUBTYPE_REFERRAL) {
                     todo.add(NvmeofUri.parse(e.uri()).toString());
                 } else if (subsystemNqn.equals(e.subsystemNqn())) {
                     String at = e.traddr() + ":" + e.trsvcid();

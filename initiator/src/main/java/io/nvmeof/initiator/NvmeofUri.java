@@ -4,7 +4,9 @@ import io.nvmeof.protocol.Nqn;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -42,7 +44,7 @@ public final class NvmeofUri {
      * nvme+tcp://h1:4420,h2:4420/<NQN>} (one URI per address, in order; the path, NSID and
      * transport parameters are every path's).
      */
-    public static java.util.List<NvmeofUri> parseAll(String text) {
+    public static List<NvmeofUri> parseAll(String text) {
         int s = text.indexOf("://");
         int slash = s < 0 ? -1 : text.indexOf('/', s + 3);
         int end = slash < 0 ? text.length() : slash;
@@ -51,16 +53,16 @@ public final class NvmeofUri {
             end = q;
         }
         if (s < 0 || text.indexOf(',', s + 3) < 0 || text.indexOf(',', s + 3) > end) {
-            return java.util.List.of(parse(text));
+            return List.of(parse(text));
         }
-        java.util.List<NvmeofUri> all = new java.util.ArrayList<>();
+        List<NvmeofUri> all = new ArrayList<>();
         for (String host : text.substring(s + 3, end).split(",", -1)) {
             if (host.isBlank()) {
                 throw new IllegalArgumentException("bad URI '" + text + "': an empty address in the list");
             }
             all.add(parse(text.substring(0, s + 3) + host.trim() + text.substring(end)));
         }
-        return java.util.List.copyOf(all);
+        return List.copyOf(all);
     }
 
     /** Parses a URI; the message of the {@link IllegalArgumentException} says what is wrong. */

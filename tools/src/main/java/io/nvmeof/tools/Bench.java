@@ -7,7 +7,10 @@ import io.nvmeof.initiator.IoRequest;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -222,7 +225,7 @@ public final class Bench {
 
     /** Records the run over time into {@code l} too (started with the measured run; closed by the caller). */
     public void logTo(BenchLog l) {
-        logs = java.util.Arrays.copyOf(logs, logs.length + 1);
+        logs = Arrays.copyOf(logs, logs.length + 1);
         logs[logs.length - 1] = l;
     }
 
@@ -483,7 +486,7 @@ public final class Bench {
         }
         long left = Math.min(leftNanos / 1_000_000_000L, 359_999);
         String dir = pattern.mixed ? "m" : pattern.write ? "w" : "r";
-        return String.format(java.util.Locale.ROOT, "[%s(%d)]%s[%.1f%%][%s=%.1fMiB/s][%s=%s IOPS][eta %02dh:%02dm:%02ds]",
+        return String.format(Locale.ROOT, "[%s(%d)]%s[%.1f%%][%s=%.1fMiB/s][%s=%s IOPS][eta %02dh:%02dm:%02ds]",
                 dir, iodepth, ramp ? "[ramp]" : "", done * 100, dir, iops * meanSize() / (1 << 20), dir,
                 BenchReport.human(iops), left / 3600, left / 60 % 60, left % 60);
     }
@@ -551,7 +554,7 @@ public final class Bench {
         long slots = span / blockSize;
         long checked = 0;
         long bad = 0;
-        List<String> problems = new java.util.ArrayList<>();
+        List<String> problems = new ArrayList<>();
         for (long i = 0; i < slots; i++) {
             long expected = all ? -1 : lastGeneration[(int) i];
             if (expected == 0) {

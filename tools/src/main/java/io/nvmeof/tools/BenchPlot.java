@@ -1,6 +1,7 @@
 package io.nvmeof.tools;
 
 import java.awt.Color;
+import java.awt.Dimension;
 import java.io.IOException;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
@@ -15,6 +16,7 @@ import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.XYSeries;
 import org.knowm.xchart.style.Styler;
+import org.knowm.xchart.style.markers.SeriesMarkers;
 import org.w3c.dom.Document;
 import org.w3c.dom.Element;
 
@@ -57,13 +59,13 @@ public final class BenchPlot {
                 }
             }
             if (!t.isEmpty()) {
-                iops.addSeries(d + " IOPS", t, io).setMarker(org.knowm.xchart.style.markers.SeriesMarkers.NONE);
+                iops.addSeries(d + " IOPS", t, io).setMarker(SeriesMarkers.NONE);
                 any = true;
             }
             if (!lt.isEmpty()) {
                 String[] names = {" p50", " p99", " p99.9"};
                 for (int i = 0; i < 3; i++) {
-                    latency.addSeries(d + names[i], lt, p.get(i)).setMarker(org.knowm.xchart.style.markers.SeriesMarkers.NONE);
+                    latency.addSeries(d + names[i], lt, p.get(i)).setMarker(SeriesMarkers.NONE);
                 }
             }
         }
@@ -78,7 +80,7 @@ public final class BenchPlot {
             throw new IOException("no XML DOM to draw into: " + e.getMessage(), e);
         }
         SVGGraphics2D g = new SVGGraphics2D(doc);
-        g.setSVGCanvasSize(new java.awt.Dimension(WIDTH, latency.getSeriesMap().isEmpty() ? HEIGHT : 2 * HEIGHT));
+        g.setSVGCanvasSize(new Dimension(WIDTH, latency.getSeriesMap().isEmpty() ? HEIGHT : 2 * HEIGHT));
         iops.paint(g, WIDTH, HEIGHT);
         if (!latency.getSeriesMap().isEmpty()) {
             g.translate(0, HEIGHT);

@@ -5,6 +5,8 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.SplittableRandom;
 import java.util.zip.CRC32C;
 
@@ -70,7 +72,7 @@ public final class BlockVerify {
                 throw new IllegalArgumentException("--verify_pattern " + s + ": an even number of hex digits after 0x");
             }
             try {
-                return java.util.HexFormat.of().parseHex(hex);
+                return HexFormat.of().parseHex(hex);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("--verify_pattern " + s + ": not hex");
             }
@@ -133,7 +135,7 @@ public final class BlockVerify {
         int len = b.limit();
         byte[] magic = new byte[MAGIC.length];
         l.get(0, magic);
-        if (!java.util.Arrays.equals(magic, MAGIC)) {
+        if (!Arrays.equals(magic, MAGIC)) {
             return "no verify header (never written, or overwritten by something else)";
         }
         long at = l.getLong(8);
@@ -151,7 +153,7 @@ public final class BlockVerify {
             byte[] want = checksum(l, len);
             byte[] got = new byte[want.length];
             l.get(32, got);
-            if (!java.util.Arrays.equals(want, got)) {
+            if (!Arrays.equals(want, got)) {
                 return kind.fioName + " mismatch: the block is corrupted";
             }
         }

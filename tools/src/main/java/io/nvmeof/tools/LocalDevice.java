@@ -1,5 +1,6 @@
 package io.nvmeof.tools;
 
+import com.sun.nio.file.ExtendedOpenOption;
 import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.IoRequest;
 import io.nvmeof.target.backend.BlockBackend;
@@ -87,7 +88,7 @@ public final class LocalDevice implements BlockDevice, AutoCloseable {
             options.add(StandardOpenOption.WRITE);
         }
         if (direct) {
-            options.add(com.sun.nio.file.ExtendedOpenOption.DIRECT);
+            options.add(ExtendedOpenOption.DIRECT);
         }
         return new LocalDevice(path, FileChannel.open(path, options.toArray(new OpenOption[0])), size, bs, threads);
     }

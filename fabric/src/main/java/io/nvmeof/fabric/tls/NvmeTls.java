@@ -3,10 +3,14 @@ package io.nvmeof.fabric.tls;
 import io.nvmeof.protocol.auth.DhchapHash;
 import io.nvmeof.protocol.tls.PskIdentity;
 import io.nvmeof.protocol.tls.TlsPsk;
+import java.io.IOException;
 import java.security.SecureRandom;
 import org.bouncycastle.tls.AlertDescription;
 import org.bouncycastle.tls.CipherSuite;
 import org.bouncycastle.tls.PRFAlgorithm;
+import org.bouncycastle.tls.SecurityParameters;
+import org.bouncycastle.tls.TlsClient;
+import org.bouncycastle.tls.TlsContext;
 import org.bouncycastle.tls.crypto.TlsCrypto;
 import org.bouncycastle.tls.crypto.impl.jcajce.JcaTlsCryptoProvider;
 
@@ -29,13 +33,13 @@ public final class NvmeTls {
      * identity of {@code version}, derived with {@code d}. For tools and tests that speak NVMe/TCP
      * over a plain socket; the initiator uses {@link TlsPskHandler}.
      */
-    public static org.bouncycastle.tls.TlsClient client(TlsPsk key, String hostNqn, String subNqn, int version,
+    public static TlsClient client(TlsPsk key, String hostNqn, String subNqn, int version,
                                                          TlsPsk.Derivation d) {
         return client(key, hostNqn, subNqn, version, d, false);
     }
 
     /** {@link #client}, offering the PSK without an (EC)DHE exchange (psk_ke) when {@code pskKeOnly}. */
-    public static org.bouncycastle.tls.TlsClient client(TlsPsk key, String hostNqn, String subNqn, int version,
+    public static TlsClient client(TlsPsk key, String hostNqn, String subNqn, int version,
                                                          TlsPsk.Derivation d, boolean pskKeOnly) {
         String identity = key.identity(version, hostNqn, subNqn, d);
         return new NvmeTlsClient(identity, key.tlsPsk(PskIdentity.parse(identity), d), key.cipherHash(), null, pskKeOnly);
@@ -57,9 +61,9 @@ public final class NvmeTls {
      * Hands a finished handshake's application traffic keys to {@code handler}: the hash is the
      * negotiated suite's; BC derives each direction's key, IV and next secret from its own secrets.
      */
-    static void complete(TlsPskHandler handler, TlsSession session, org.bouncycastle.tls.TlsContext context)
-            throws java.io.IOException {
-        org.bouncycastle.tls.SecurityParameters sp = context.getSecurityParametersConnection();
+    static void complete(TlsPskHandler handler, TlsSession session, TlsContext context)
+            throws IOException {
+        SecurityParameters sp = context.getSecurityParametersConnection();
         DhchapHash h = sp.getCipherSuite() == CipherSuite.TLS_AES_256_GCM_SHA384 ? DhchapHash.SHA384 : DhchapHash.SHA256;
         handler.handshakeComplete(session, h, RecordLayer.Keys.of(sp.getTrafficSecretClient(), h),
                 RecordLayer.Keys.of(sp.getTrafficSecretServer(), h));

@@ -5,6 +5,8 @@ import io.netty.channel.ChannelHandlerContext;
 import io.nvmeof.protocol.auth.DhchapHash;
 import io.nvmeof.protocol.tls.Hkdf;
 import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.Arrays;
 import org.bouncycastle.tls.AlertDescription;
 import org.bouncycastle.tls.ContentType;
 import org.bouncycastle.tls.HandshakeType;
@@ -59,7 +61,7 @@ final class RecordLayer {
     private final Direction out = new Direction();
     private ByteBuf assembly;
     /** What the next records will carry, not yet sealed. */
-    private final java.util.ArrayDeque<ByteBuf> pending = new java.util.ArrayDeque<>();
+    private final ArrayDeque<ByteBuf> pending = new ArrayDeque<>();
     private int pendingBytes;
     private byte[] handshake = new byte[64];
     private int handshakeLength;
@@ -106,13 +108,13 @@ final class RecordLayer {
         install(d, new Keys(Hkdf.expandLabel(hash, secret, "key", none, keyLength),
                 Hkdf.expandLabel(hash, secret, "iv", none, 12),
                 Hkdf.expandLabel(hash, secret, "traffic upd", none, hash.length)), encrypt);
-        java.util.Arrays.fill(secret, (byte) 0);
+        Arrays.fill(secret, (byte) 0);
         d.generation++;
     }
 
     private void install(Direction d, Keys k, boolean encrypt) {
         RecordCipher c = RecordCipher.create(encrypt, k.key(), k.iv(), jdk);
-        java.util.Arrays.fill(k.key(), (byte) 0);
+        Arrays.fill(k.key(), (byte) 0);
         if (d.cipher != null) {
             d.cipher.close();
         }
@@ -243,7 +245,7 @@ final class RecordLayer {
             throw new Alert(AlertDescription.unexpected_message, true, "a post-handshake message over 64 KiB");
         }
         if (handshakeLength + n > handshake.length) {
-            handshake = java.util.Arrays.copyOf(handshake, Math.max(handshakeLength + n, handshake.length * 2));
+            handshake = Arrays.copyOf(handshake, Math.max(handshakeLength + n, handshake.length * 2));
         }
         plain.getBytes(plain.readerIndex(), handshake, handshakeLength, n);
         handshakeLength += n;
@@ -397,7 +399,7 @@ final class RecordLayer {
         pendingBytes = 0;
         in.cipher.close();
         out.cipher.close();
-        java.util.Arrays.fill(in.secret, (byte) 0);
-        java.util.Arrays.fill(out.secret, (byte) 0);
+        Arrays.fill(in.secret, (byte) 0);
+        Arrays.fill(out.secret, (byte) 0);
     }
 }

@@ -2,6 +2,8 @@ package io.nvmeof.fabric.tls;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
@@ -65,7 +67,7 @@ public class AesGcmBench {
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
-        new java.util.Random(1).nextBytes(key);
+        new Random(1).nextBytes(key);
         spec = new SecretKeySpec(key, "AES");
         jdk = Cipher.getInstance("AES/GCM/NoPadding");
         int size = 5 + record + 16;
@@ -73,7 +75,7 @@ public class AesGcmBench {
         heap = new byte[slots * size];
         ours = RecordCipher.create(true, key, iv, false);
         oursJdk = RecordCipher.create(true, key, iv, true);
-        direct = io.netty.buffer.Unpooled.directBuffer(slots * size);
+        direct = Unpooled.directBuffer(slots * size);
         direct.writerIndex(slots * size);
         System.out.println("\nours: " + ours.provider());
     }

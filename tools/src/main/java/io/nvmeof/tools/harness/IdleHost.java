@@ -1,5 +1,6 @@
 package io.nvmeof.tools.harness;
 
+import io.nvmeof.fabric.BusyPoll;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.Nvmeof;
@@ -15,7 +16,7 @@ public final class IdleHost {
                 + " \"connected, N bytes\", idles SECONDS; BUSY_POLL as nvmeof's --busy-poll");
         ConnectOptions o = ConnectOptions.defaults().ioQueues(2);
         if (args.length > 2) {
-            o.busyPoll(io.nvmeof.fabric.BusyPoll.parse(args[2]));
+            o.busyPoll(BusyPoll.parse(args[2]));
         }
         try (Controller c = Nvmeof.connect(args[0], o)) {
             System.out.println("connected, " + c.namespace(1).size() + " bytes");
