@@ -20,7 +20,7 @@ import picocli.CommandLine.Command;
                 ReservationCommands.Release.class, ReservationCommands.Report.class,
                 BenchCommand.class, PlotCommand.class, TopCommand.class, DemoCommand.class, KeyCommands.Gen.class, KeyCommands.Check.class,
                 KeyCommands.GenTls.class, KeyCommands.CheckTls.class, GrantDevicesCommand.class, RpcCommands.Rpc.class,
-                RpcCommands.Ns.class, RpcCommands.SubsystemCmd.class, RpcCommands.Ana.class, RpcCommands.QosCmd.class,
+                RpcCommands.Ns.class, RpcCommands.SubsystemCmd.class, RpcCommands.Ana.class, RpcCommands.Gw.class, RpcCommands.QosCmd.class,
                 RpcCommands.ReservationsCmd.class,
                 CommandLine.HelpCommand.class})
 public final class Main implements Runnable {

@@ -301,7 +301,8 @@ final class RpcCommands {
 
     @Command(name = "set", mixinStandardHelpOptions = true, modelTransformer = AnaSet.Flags.class,
             description = "Set an ANA group's state through a port (set_ana_state); hosts connected there get the ANA"
-                    + " change notice. It persists. Gateways do not coordinate: set each one's ports yourself.")
+                    + " change notice. It persists. Gateways do not coordinate (set each one's ports yourself), except for the"
+                    + " groups a gateway group manages, which this refuses.")
     static final class AnaSet extends SocketOption implements Callable<Integer> {
         /** The group's flag from its row; its state, the row's too, is the one argument. */
         static final class Flags implements CommandLine.IModelTransformer {
@@ -340,6 +341,25 @@ final class RpcCommands {
         @Override
         public Integer call() throws Exception {
             return RpcCommands.call(socket, "get_ana_states", JSON.createObjectNode(), spec.commandLine().getOut(),
+                    spec.commandLine().getErr());
+        }
+    }
+
+    @Command(name = "gw", mixinStandardHelpOptions = true,
+            description = "A running gateway's gateway group: gateways over one RBD image that agree through Ceph who"
+                    + " owns each ANA group.", subcommands = {GwShow.class})
+    static final class Gw {
+    }
+
+    @Command(name = "show", mixinStandardHelpOptions = true, description = "The group's members, who owns which ANA"
+            + " group, the leases, the lease changes and fencings, and the latest events (get_gateway_group).")
+    static final class GwShow extends SocketOption implements Callable<Integer> {
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            return RpcCommands.call(socket, "get_gateway_group", JSON.createObjectNode(), spec.commandLine().getOut(),
                     spec.commandLine().getErr());
         }
     }

@@ -11,11 +11,14 @@ import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
 import io.nvmeof.daemon.config.TargetConfig;
 import io.nvmeof.daemon.metrics.MetricsServer;
 import io.nvmeof.fabric.Failures;
+import io.nvmeof.target.GatewayGroup;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Port;
+import io.nvmeof.target.Settings;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.Target;
 import io.nvmeof.target.backend.Backend;
+import io.nvmeof.target.backend.RbdCluster;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -25,9 +28,11 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 
@@ -133,6 +138,7 @@ public final class Daemon implements AutoCloseable {
                 d.applying = initial;
                 d.applier.apply(initial);
                 d.current = initial;
+                d.joinGatewayGroup(initial);
                 d.generation = 1;
                 d.describe();
                 if (store != null) {
@@ -200,6 +206,57 @@ public final class Daemon implements AutoCloseable {
         return kept;
     }
 
+    /**
+     * Joins the gateway group {@code c} names, if any: a connection to its cluster for the leases
+     * (shared with the namespaces, so fencing this gateway fences its I/O too), and the group's
+     * lease thread. A cluster out of reach fails the start: the gateway could serve nothing of it.
+     */
+    private void joinGatewayGroup(TargetConfig c) throws IOException {
+        TargetConfig.GatewayGroupConfig g = c.gatewayGroup();
+        if (g == null) {
+            return;
+        }
+        Map<String, String> members = new LinkedHashMap<>();
+        g.members().forEach(m -> members.put(m.name(), m.address()));
+        SortedMap<Integer, String> preferred = new TreeMap<>();
+        g.anaGroups().forEach(a -> preferred.put(a.grpid(), a.preferred()));
+        GatewayGroup.Config config = new GatewayGroup.Config(g.name(), g.self(), members, g.pool(), preferred,
+                g.failback(), g.failbackDelayMs(), c.settings().get(Settings.GATEWAY_LEASE_MS));
+        RbdCluster cluster;
+        try {
+            cluster = RbdCluster.connect(c.rbdCluster(g.cluster()).key(), c.settings().get(Settings.RBD_CONNECT_TIMEOUT_MS),
+                    c.settings().get(Settings.RBD_OP_TIMEOUT_MS));
+        } catch (IOException e) {
+            throw new IOException("gateway_group.cluster: " + e.getMessage(), e);
+        }
+        try {
+            target.gatewayGroup(new GatewayGroup(config, target, cluster, fenced -> rejoin(g.cluster(), fenced)));
+        } catch (IOException | RuntimeException e) {
+            cluster.close();
+            throw new IOException("gateway_group: " + e.getMessage(), e);
+        }
+        out.println("  gateway group " + g.name() + " as " + g.self() + ", managing ANA group(s) " + preferred.keySet());
+    }
+
+    /**
+     * The cluster fenced this gateway's client {@code fenced}: it is handed out no more, the RBD
+     * namespaces of cluster {@code name} re-open with a new client (hosts get the namespace
+     * notice; the identity stays), and the group gets a reference to that client.
+     */
+    private RbdCluster rejoin(String name, RbdCluster fenced) throws IOException {
+        fenced.retire();
+        synchronized (this) {
+            for (ConfigApplier.Change ch : applier.reopen(current, n -> "rbd".equals(n.backend())
+                    && name.equals(n.cluster()))) {
+                out.println("  " + ch.text());
+            }
+            out.flush();
+            TargetConfig.RbdClusterConfig rc = current.rbdCluster(name);
+            return RbdCluster.connect(rc.key(), current.settings().get(Settings.RBD_CONNECT_TIMEOUT_MS),
+                    current.settings().get(Settings.RBD_OP_TIMEOUT_MS));
+        }
+    }
+
     /** Where reservations with Persist Through Power Loss are kept: beside the state file. */
     static Path reservationFile(StateStore store) {
         return store.file().resolveSibling("reservations.json");
@@ -249,7 +306,7 @@ public final class Daemon implements AutoCloseable {
         }
         unserved = Collections.unmodifiableMap(refused); // in NQN#NSID order
         return new TargetConfig(merged.ports(), subsystems, merged.settings(), merged.hosts(), merged.metrics(),
-                merged.management(), merged.hostQos(), merged.keyFiles(), merged.rbdClusters());
+                merged.management(), merged.hostQos(), merged.keyFiles(), merged.rbdClusters(), merged.gatewayGroup());
     }
 
     /** Whether the configuration file {@code loaded} has namespace {@code n} of {@code nqn}, with its path. */

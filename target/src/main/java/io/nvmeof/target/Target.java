@@ -56,6 +56,8 @@ public final class Target implements AutoCloseable {
     private final HostQosTable hostQos = new HostQosTable();
     private final DiscoveryNotices discoveryNotices = new DiscoveryNotices(discovery);
     private volatile boolean closed;
+    /** This gateway's part in a gateway group, or null. */
+    private volatile GatewayGroup gatewayGroup;
     private final AnaGroups ana = new AnaGroups(this::subsystems, () -> closed);
 
     /**
@@ -316,6 +318,10 @@ public final class Target implements AutoCloseable {
             port.bound(l.localAddress());
             ports.put(port, l);
             discoveryNotices.changed();
+            GatewayGroup gg = gatewayGroup;
+            if (gg != null) {
+                gg.portAdded();
+            }
             LOG.log(System.Logger.Level.INFO, "listening on {0}://{1}:{2,number,#} (port {3,number,#}{4})", port.trtype(),
                     l.localAddress().getHostString(), l.localAddress().getPort(), port.id(),
                     port.options().isEmpty() ? "" : ", " + port.options());
@@ -343,6 +349,24 @@ public final class Target implements AutoCloseable {
         List<Port> list = new ArrayList<>(ports.keySet());
         list.sort(Comparator.comparingInt(Port::id));
         return list;
+    }
+
+    /**
+     * Makes this target a member of a gateway group ({@code null}: none), which from now on sets
+     * the ANA states of the groups it manages on every port; the previous one is closed. The
+     * target closes it when it closes.
+     */
+    public void gatewayGroup(GatewayGroup group) {
+        GatewayGroup was = gatewayGroup;
+        gatewayGroup = group;
+        if (was != null && was != group) {
+            was.close();
+        }
+    }
+
+    /** This target's gateway group, or null. */
+    public GatewayGroup gatewayGroup() {
+        return gatewayGroup;
     }
 
     /** Faults to inject for tests of the hosts' side; none are set unless asked for. */
@@ -430,6 +454,10 @@ public final class Target implements AutoCloseable {
             return;
         }
         closed = true;
+        GatewayGroup gg = gatewayGroup;
+        if (gg != null) {
+            gg.close(); // its leases let go cleanly while the ports still answer
+        }
         reservationStore.close();
         for (PortListener l : ports.values()) {
             l.close();

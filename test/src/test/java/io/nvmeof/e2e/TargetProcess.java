@@ -161,6 +161,17 @@ final class TargetProcess implements AutoCloseable {
         return process.exitValue();
     }
 
+    /** Sends {@code signal} ({@code KILL}, {@code STOP}, {@code CONT}) to the target process. */
+    void signal(String signal) throws IOException, InterruptedException {
+        Process k = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).redirectErrorStream(true).start();
+        if (!k.waitFor(10, TimeUnit.SECONDS) || k.exitValue() != 0) {
+            throw new IOException("kill -" + signal + " " + process.pid() + " failed");
+        }
+        if (signal.equals("KILL")) {
+            process.waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+
     /** Whether the target process still runs. */
     boolean isAlive() {
         return process.isAlive();

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.function.Predicate;
 import java.util.Map;
 import java.util.Set;
 
@@ -291,20 +292,7 @@ public final class ConfigApplier {
                 }
                 continue;
             }
-            // new storage for an existing NSID: open it first, so a failure keeps the old one
-            try {
-                Namespace replacement = new Namespace(s.nqn(), n.nsid(), opener.open(s.nqn(), n), n.readOnly(), n.uuid());
-                replacement.visibility(n.visibility());
-                replacement.anaGroup(n.anaGroup());
-                replacement.qos(n.qos());
-                sub.removeNamespace(n.nsid());
-                sub.addNamespace(replacement);
-                changes.add(Change.done(s.nqn() + ": namespace " + Integer.toUnsignedString(n.nsid()) + " replaced"));
-            } catch (IOException | RuntimeException e) {
-                LOG.log(System.Logger.Level.ERROR, "keeping namespace " + n.nsid() + " of " + s.nqn() + ": " + e.getMessage());
-                changes.add(Change.failed(s.nqn() + " namespace " + Integer.toUnsignedString(n.nsid()) + ": "
-                        + e.getMessage()));
-            }
+            replace(sub, s.nqn(), n, changes); // new storage for an existing NSID
         }
         for (Integer nsid : new ArrayList<>(sub.namespaces().keySet())) {
             if (!wanted.contains(nsid)) {
@@ -314,6 +302,46 @@ public final class ConfigApplier {
                         + (kept ? " disabled" : " removed")));
             }
         }
+    }
+
+    /**
+     * Opens {@code n}'s storage anew and puts it in place of the running namespace of its NSID:
+     * opened first, so a failure keeps the old one (and says so).
+     */
+    private void replace(Subsystem sub, String nqn, NamespaceConfig n, List<Change> changes) {
+        try {
+            Namespace replacement = new Namespace(nqn, n.nsid(), opener.open(nqn, n), n.readOnly(), n.uuid());
+            replacement.visibility(n.visibility());
+            replacement.anaGroup(n.anaGroup());
+            replacement.qos(n.qos());
+            sub.removeNamespace(n.nsid());
+            sub.addNamespace(replacement);
+            changes.add(Change.done(nqn + ": namespace " + Integer.toUnsignedString(n.nsid()) + " replaced"));
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "keeping namespace " + n.nsid() + " of " + nqn + ": " + e.getMessage());
+            changes.add(Change.failed(nqn + " namespace " + Integer.toUnsignedString(n.nsid()) + ": " + e.getMessage()));
+        }
+    }
+
+    /**
+     * Opens anew the storage of every served namespace of {@code config} that {@code which}
+     * picks and puts it in place of the running one (a gateway fenced by its cluster re-opens its
+     * RBD images with a new client); hosts get the namespace notice, and the identity stays.
+     */
+    public synchronized List<Change> reopen(TargetConfig config, Predicate<NamespaceConfig> which) {
+        List<Change> changes = new ArrayList<>();
+        for (SubsystemConfig s : config.subsystems()) {
+            Subsystem sub = target.subsystem(s.nqn());
+            if (sub == null) {
+                continue;
+            }
+            for (NamespaceConfig n : s.served()) {
+                if (which.test(n)) {
+                    replace(sub, s.nqn(), n, changes);
+                }
+            }
+        }
+        return changes;
     }
 
     /**

@@ -102,7 +102,8 @@ public final class ConfigLoader {
     // ---- our format ----
 
     private static TargetConfig fromOurs(JsonNode root, Secrets secrets) {
-        known(root, "", "ports", "subsystems", "settings", "limits", "hosts", "metrics", "management", "rbd_clusters");
+        known(root, "", "ports", "subsystems", "settings", "limits", "hosts", "metrics", "management", "rbd_clusters",
+                "gateway_group");
         List<SubsystemConfig> subsystems = new ArrayList<>();
         JsonNode subs = array(root, "subsystems", "");
         for (int i = 0; i < subs.size(); i++) {
@@ -133,8 +134,10 @@ public final class ConfigLoader {
         for (int i = 0; i < rc.size(); i++) {
             clusters.add(Schemas.RBD_CLUSTER.read(rc.get(i), "rbd_clusters[" + i + "]", secrets));
         }
+        TargetConfig.GatewayGroupConfig gateways = root.hasNonNull("gateway_group")
+                ? Schemas.GATEWAY_GROUP.read(root.get("gateway_group"), "gateway_group", secrets) : null;
         TargetConfig config = new TargetConfig(ports, subsystems, settings(root), hostKeys, metrics,
-                management(root, secrets), hostQos, keyFiles, clusters);
+                management(root, secrets), hostQos, keyFiles, clusters, gateways);
         crossCheck(config);
         secrets.checkConfigFile();
         return config;
@@ -291,6 +294,7 @@ public final class ConfigLoader {
     // ---- checks across the document ----
 
     private static void crossCheck(TargetConfig config) {
+        gatewayGroup(config);
         Set<String> hostNqns = new HashSet<>();
         for (int i = 0; i < config.hosts().size(); i++) {
             if (!hostNqns.add(config.hosts().get(i).nqn())) {
@@ -354,6 +358,41 @@ public final class ConfigLoader {
         }
         if (config.ports().isEmpty()) {
             throw new ConfigException("ports", "at least one port is needed");
+        }
+    }
+
+    /**
+     * A gateway group names a declared cluster, itself among its members, members once each,
+     * each ANA group once with a preferred member of the group.
+     */
+    private static void gatewayGroup(TargetConfig config) {
+        TargetConfig.GatewayGroupConfig g = config.gatewayGroup();
+        if (g == null) {
+            return;
+        }
+        if (config.rbdCluster(g.cluster()) == null) {
+            throw new ConfigException("gateway_group.cluster", g.cluster() + " is not in rbd_clusters");
+        }
+        Set<String> names = new HashSet<>();
+        for (int i = 0; i < g.members().size(); i++) {
+            if (!names.add(g.members().get(i).name())) {
+                throw new ConfigException("gateway_group.members[" + i + "].name", g.members().get(i).name()
+                        + " is a member twice");
+            }
+        }
+        if (!names.contains(g.self())) {
+            throw new ConfigException("gateway_group.self", g.self() + " is not one of the members " + names);
+        }
+        Set<Integer> groups = new HashSet<>();
+        for (int i = 0; i < g.anaGroups().size(); i++) {
+            TargetConfig.GatewayAnaGroup a = g.anaGroups().get(i);
+            if (!groups.add(a.grpid())) {
+                throw new ConfigException("gateway_group.ana_groups[" + i + "].grpid", a.grpid() + " is listed twice");
+            }
+            if (!names.contains(a.preferred())) {
+                throw new ConfigException("gateway_group.ana_groups[" + i + "].preferred", a.preferred()
+                        + " is not one of the members " + names);
+            }
         }
     }
 

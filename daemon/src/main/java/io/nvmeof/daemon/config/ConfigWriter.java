@@ -75,6 +75,9 @@ public final class ConfigWriter {
             ArrayNode clusters = root.putArray("rbd_clusters");
             c.rbdClusters().forEach(rc -> clusters.add(Schemas.RBD_CLUSTER.write(rc)));
         }
+        if (c.gatewayGroup() != null) {
+            root.set("gateway_group", Schemas.GATEWAY_GROUP.write(c.gatewayGroup()));
+        }
         if (!c.management().equals(TargetConfig.Management.NONE)) {
             root.set("management", Schemas.MANAGEMENT.write(c.management()));
         }

@@ -16,6 +16,7 @@ import io.nvmeof.daemon.metrics.MetricsServer;
 import io.nvmeof.protocol.auth.DhchapKey;
 import io.nvmeof.protocol.tls.TlsPsk;
 import io.nvmeof.target.AnaState;
+import io.nvmeof.target.GatewayGroup;
 import io.nvmeof.target.HostSecurity;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Port;
@@ -179,7 +180,11 @@ public final class Schemas {
     private static void anaStates(RunningPort l, SortedMap<Integer, AnaState> states) {
         SortedSet<Integer> groups = new TreeSet<>(l.port().anaGroups());
         groups.addAll(states.keySet());
+        GatewayGroup gateways = l.target().gatewayGroup();
         for (int g : groups) {
+            if (gateways != null && gateways.manages(g)) {
+                continue; // its state follows its lease
+            }
             AnaState want = states.getOrDefault(g, g == 1 ? AnaState.OPTIMIZED : AnaState.INACCESSIBLE);
             if (l.port().anaState(g) != want || !l.port().anaGroups().contains(g)) {
                 l.target().anaState(l.port(), g, want);
@@ -191,7 +196,11 @@ public final class Schemas {
         if (!l.port().anaGroups().containsAll(states.keySet())) {
             return false;
         }
+        GatewayGroup gateways = l.target().gatewayGroup();
         for (int g : l.port().anaGroups()) {
+            if (gateways != null && gateways.manages(g)) {
+                continue;
+            }
             if (l.port().anaState(g) != states.getOrDefault(g, g == 1 ? AnaState.OPTIMIZED : AnaState.INACCESSIBLE)) {
                 return false;
             }
@@ -505,7 +514,49 @@ public final class Schemas {
                     "pools in which `add_namespace` may create images (`\"create\": true`); none: it may not")),
             Set.of(), List.of());
 
+    /** A member of a gateway group ({@code gateway_group.members[]}). */
+    public static final ObjectSchema<TargetConfig.GatewayMember> GATEWAY_MEMBER = new ObjectSchema<>("gateway_member",
+            "A gateway of the group: its name, and where hosts reach it.", TargetConfig.GatewayMember.class, List.of(
+            required("name", "name", Codecs.CEPH_NAME, "is missing (the member's name)", IDENTITY,
+                    "the member's name, as `self` and `preferred` give it"),
+            required("address", "address", Codecs.STRING, "is missing (where hosts reach it, HOST:PORT)", IN_PLACE,
+                    "where hosts reach it (shown by `get_gateway_group`; hosts find it through discovery)")),
+            Set.of(), List.of());
+
+    /** An ANA group a gateway group manages ({@code gateway_group.ana_groups[]}). */
+    public static final ObjectSchema<TargetConfig.GatewayAnaGroup> GATEWAY_ANA_GROUP = new ObjectSchema<>(
+            "gateway_ana_group", "An ANA group whose owner the gateway group decides, and its preferred owner.",
+            TargetConfig.GatewayAnaGroup.class, List.of(
+            required("grpid", "grpid", PortCodecs.ANA_GROUP_ID, "is missing (an ANA group 1.." + Port.MAX_ANA_GROUP + ")",
+                    IDENTITY, "the ANA group"),
+            required("preferred", "preferred", Codecs.CEPH_NAME, "is missing (the member that owns it when healthy)",
+                    RESTART, "the member that owns it when healthy (failback returns it there)")),
+            Set.of(), List.of());
+
+    /** This gateway's gateway group ({@code gateway_group}). */
+    public static final ObjectSchema<TargetConfig.GatewayGroupConfig> GATEWAY_GROUP = new ObjectSchema<>("gateway_group",
+            "Gateways on separate machines that serve the same subsystem over RBD images and agree through Ceph who"
+                    + " owns each ANA group: a lease per group (`gateway_lease_ms`), the owner optimized and the others"
+                    + " non-optimized, a dead or frozen owner fenced (blocklisted) before another takes its groups.",
+            TargetConfig.GatewayGroupConfig.class, List.of(
+            required("name", "name", Codecs.CEPH_NAME, "is missing (the group's name, the same on every member)",
+                    RESTART, "the group's name, the same on every member (it names the lease objects)"),
+            required("self", "self", Codecs.CEPH_NAME, "is missing (which member this gateway is)", RESTART,
+                    "which member this gateway is"),
+            required("cluster", "cluster", Codecs.CEPH_NAME, "is missing (a cluster of rbd_clusters)", RESTART,
+                    "the cluster (of `rbd_clusters`) whose images the group serves and where its leases live"),
+            optional("pool", "pool", Codecs.CEPH_NAME, "rbd", RESTART, "the pool of the lease objects"),
+            required("members", "members", Codecs.list(Codecs.object(GATEWAY_MEMBER)), "is missing (the group's"
+                    + " gateways)", RESTART, "the group's gateways"),
+            required("ana_groups", "anaGroups", Codecs.list(Codecs.object(GATEWAY_ANA_GROUP)), "is missing (the ANA"
+                    + " groups the group manages)", RESTART, "the ANA groups the group manages (others stay manual)"),
+            optional("failback", "failback", Codecs.BOOLEAN, true, RESTART,
+                    "a group goes back to its preferred member once that one is healthy again"),
+            optional("failback_delay_ms", "failbackDelayMs", Codecs.range(0, 3_600_000), 30_000, RESTART,
+                    "how long the preferred member must be healthy before it takes its group back")),
+            Set.of(), List.of());
+
     /** Every object, in the order the reference gives them. */
     public static final List<ObjectSchema<?>> ALL = List.of(PORT, SUBSYSTEM, NAMESPACE, QOS, HOST, MANAGEMENT, METRICS,
-            RBD_CLUSTER);
+            RBD_CLUSTER, GATEWAY_GROUP, GATEWAY_MEMBER, GATEWAY_ANA_GROUP);
 }

@@ -34,7 +34,7 @@ import java.util.UUID;
 public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Target.Options settings,
                            List<HostSecurity> hosts, MetricsServer.Endpoint metrics, Management management,
                            Map<String, Qos.Limits> hostQos, Map<String, Path> keyFiles,
-                           List<RbdClusterConfig> rbdClusters) {
+                           List<RbdClusterConfig> rbdClusters, GatewayGroupConfig gatewayGroup) {
 
     public TargetConfig {
         hosts = List.copyOf(hosts);
@@ -43,6 +43,13 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
         hostQos = hostQos == null ? Map.of() : Map.copyOf(hostQos);
         keyFiles = keyFiles == null ? Map.of() : Map.copyOf(keyFiles);
         rbdClusters = rbdClusters == null ? List.of() : List.copyOf(rbdClusters);
+    }
+
+    /** Without a gateway group. */
+    public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Target.Options settings,
+                        List<HostSecurity> hosts, MetricsServer.Endpoint metrics, Management management,
+                        Map<String, Qos.Limits> hostQos, Map<String, Path> keyFiles, List<RbdClusterConfig> rbdClusters) {
+        this(ports, subsystems, settings, hosts, metrics, management, hostQos, keyFiles, rbdClusters, null);
     }
 
     /** Without RBD clusters. */
@@ -108,6 +115,27 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
     public TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsystems, Target.Options settings,
                         List<HostSecurity> hosts, MetricsServer.Endpoint metrics, Management management) {
         this(ports, subsystems, settings, hosts, metrics, management, Map.of());
+    }
+
+    /**
+     * This gateway's gateway group ({@code gateway_group}, {@link Schemas#GATEWAY_GROUP}): gateways
+     * that serve the same subsystem over RBD images of cluster {@code cluster} and agree through
+     * lease objects in {@code pool} who owns each listed ANA group.
+     */
+    public record GatewayGroupConfig(String name, String self, String cluster, String pool, List<GatewayMember> members,
+                                     List<GatewayAnaGroup> anaGroups, boolean failback, int failbackDelayMs) {
+        public GatewayGroupConfig {
+            members = List.copyOf(members);
+            anaGroups = List.copyOf(anaGroups);
+        }
+    }
+
+    /** A member of a gateway group: its name and the address hosts reach it at (for people and {@code nvmeof gw show}). */
+    public record GatewayMember(String name, String address) {
+    }
+
+    /** An ANA group a gateway group manages, and the member that owns it when healthy. */
+    public record GatewayAnaGroup(int grpid, String preferred) {
     }
 
     /** An ANA group's state through a port ({@link Schemas#ANA_GROUP}: what {@code set_ana_state} sets). */
@@ -239,17 +267,17 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
         return new TargetConfig(ports, subsystems, settings, hosts, address == null ? null
                 : metrics != null ? new MetricsServer.Endpoint(address, metrics.user(), metrics.password(),
                         metrics.keystore(), metrics.keystorePassword()) : MetricsServer.Endpoint.plain(address), management,
-                hostQos, keyFiles, rbdClusters);
+                hostQos, keyFiles, rbdClusters, gatewayGroup);
     }
 
     /** The same with other settings. */
     public TargetConfig withSettings(Target.Options settings) {
-        return new TargetConfig(ports, subsystems, settings, hosts, metrics, management, hostQos, keyFiles, rbdClusters);
+        return new TargetConfig(ports, subsystems, settings, hosts, metrics, management, hostQos, keyFiles, rbdClusters, gatewayGroup);
     }
 
     /** The same with another management section. */
     public TargetConfig withManagement(Management management) {
-        return new TargetConfig(ports, subsystems, settings, hosts, metrics, management, hostQos, keyFiles, rbdClusters);
+        return new TargetConfig(ports, subsystems, settings, hosts, metrics, management, hostQos, keyFiles, rbdClusters, gatewayGroup);
     }
 
     /**

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBufAllocatorMetricProvider;
 import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.target.BufferBudget;
 import io.nvmeof.target.Controller;
+import io.nvmeof.target.GatewayGroup;
 import io.nvmeof.target.IoStats;
 import io.nvmeof.target.LatencyHistogram;
 import io.nvmeof.target.Namespace;
@@ -101,7 +102,15 @@ public final class TargetMetrics implements MultiCollector {
                     .value(q.throttledNanos() / 1e9).labels(Labels.of("host", host)).build());
             hostOverruns.dataPoint(counterPoint(q.overruns(), Labels.of("host", host)));
         });
+        GatewayGroup gateways = target.gatewayGroup();
+        Labels group = gateways == null ? Labels.EMPTY : Labels.of("group", gateways.config().name());
         return MetricSnapshots.of(commands.build(), bytes.build(), nsErrors.build(), latency.build(), size.build(),
+                counter("nvmeof_gateway_lease_changes", "ANA group leases this gateway took, lost or let go (gateway"
+                        + " group)").dataPoint(counterPoint(gateways == null ? 0 : gateways.leaseChanges(), group)).build(),
+                counter("nvmeof_gateway_fencings", "Gateways this one fenced (blocklisted) before taking their ANA groups")
+                        .dataPoint(counterPoint(gateways == null ? 0 : gateways.fencings(), group)).build(),
+                counter("nvmeof_gateway_fenced", "Times the cluster fenced this gateway (it re-opened with a new client)")
+                        .dataPoint(counterPoint(gateways == null ? 0 : gateways.timesFenced(), group)).build(),
                 nsThrottled.build(), hostThrottled.build(), nsOverruns.build(), hostOverruns.build(),
                 subErrors.build(), queues.build(), inFlight.build(), controllers.build(),
                 single(gauge("nvmeof_connections", "Connections open now, over all ports"), target.connectionCount()),

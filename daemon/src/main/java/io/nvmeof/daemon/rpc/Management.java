@@ -22,6 +22,7 @@ import io.nvmeof.fabric.Failures;
 import io.nvmeof.fabric.Sizes;
 import io.nvmeof.target.AnaState;
 import io.nvmeof.target.Controller;
+import io.nvmeof.target.GatewayGroup;
 import io.nvmeof.target.IoStats;
 import io.nvmeof.target.Namespace;
 import io.nvmeof.target.Port;
@@ -110,7 +111,11 @@ public final class Management {
                 (p, c) -> portSubsystem(p, c, false));
         add("set_ana_state", braces(SET_ANA_STATE) + " (state: " + Schemas.ANA_GROUP.field("state").codec().type()
                 + "): an ANA group's state through a port (nvmet's ports/N/ana_groups/G/ana_state); hosts there get the ANA"
-                + " change notice. The operator decides: gateways do not coordinate", this::setAnaState);
+                + " change notice. The operator decides, except for the groups a gateway group manages (refused)",
+                this::setAnaState);
+        add("get_gateway_group", "this gateway's gateway group: its members, each managed ANA group's preferred member,"
+                + " role here and lease holder, the counts of lease changes and fencings, and the latest events; null"
+                + " without one", (p, c) -> gatewayGroup());
         add("get_ana_states", "per port: each ANA group's state there, and the namespaces in each group", (p, c) -> anaStates());
         add("get_reservations", "{nqn, nsid}: a namespace's reservation: generation, type, holder, PTPL, and each"
                 + " registration (host NQN, host ID, key, whether it holds)", (p, c) -> reservations(p));
@@ -627,12 +632,54 @@ public final class Management {
         TargetConfig.AnaGroup ana = Schemas.ANA_GROUP.read(g, "params", Codec.Reading.NONE);
         int group = ana.grpid();
         AnaState state = ana.state();
+        GatewayGroup gateways = daemon.target().gatewayGroup();
+        if (gateways != null && gateways.manages(group)) {
+            throw new ParamException("grpid", "ANA group " + group + " is managed by gateway group "
+                    + gateways.config().name() + ": its state follows its lease (get_gateway_group shows who holds it);"
+                    + " leave it out of gateway_group.ana_groups to set it by hand");
+        }
         return changes(daemon.change((st, current) -> {
             if (current.ports().stream().noneMatch(q -> q.portid() == id)) {
                 throw new ParamException("portid", "no port " + id);
             }
             kind(st, "port_ana").put(id + "#" + group, state.label());
         }, who(c, "set_ana_state " + id + " " + group + " " + state)));
+    }
+
+    private JsonNode gatewayGroup() {
+        GatewayGroup g = daemon.target().gatewayGroup();
+        if (g == null) {
+            return Rpc.JSON.nullNode();
+        }
+        ObjectNode out = Rpc.JSON.createObjectNode();
+        out.put("name", g.config().name());
+        out.put("self", g.config().self());
+        out.put("lease_ms", g.config().leaseMillis());
+        out.put("failback", g.config().failback());
+        out.put("failback_delay_ms", g.config().failbackDelayMillis());
+        ObjectNode members = out.putObject("members");
+        g.config().members().entrySet().stream().sorted(Map.Entry.comparingByKey())
+                .forEach(e -> members.put(e.getKey(), e.getValue()));
+        ArrayNode groups = out.putArray("ana_groups");
+        for (GatewayGroup.GroupState st : g.states()) {
+            ObjectNode gn = groups.addObject();
+            gn.put("grpid", st.grpid());
+            gn.put("preferred", st.preferred());
+            gn.put("role", st.role().name().toLowerCase(Locale.ROOT));
+            gn.put("holder", st.holder());
+            gn.put("renewed_at_ms", st.renewedAt());
+        }
+        out.put("lease_changes", g.leaseChanges());
+        out.put("fencings", g.fencings());
+        out.put("times_fenced", g.timesFenced());
+        ArrayNode events = out.putArray("events");
+        for (GatewayGroup.Event e : g.events()) {
+            ObjectNode en = events.addObject();
+            en.put("at_ms", e.at());
+            en.put("grpid", e.grpid());
+            en.put("what", e.what());
+        }
+        return out;
     }
 
     private JsonNode anaStates() {

@@ -34,7 +34,39 @@ public final class Rbd {
 
         void rados_ioctx_destroy(long ioctx);
 
+        /**
+         * Takes (or, with {@link #LOCK_FLAG_MAY_RENEW}, renews) the exclusive lock {@code name} of
+         * object {@code oid} as {@code cookie} for the {@code struct timeval} at {@code duration}
+         * (0 s: no expiry); -EBUSY while another holds it.
+         */
+        int rados_lock_exclusive(long ioctx, String oid, String name, String cookie, String desc, Pointer duration,
+                                 byte flags);
+
+        int rados_unlock(long ioctx, String oid, String name, String cookie);
+
+        /** Blocklists a client by its address ({@code 127.0.0.1:0/123}) for {@code expireSeconds} (0: the cluster's default). */
+        int rados_blocklist_add(long cluster, String address, int expireSeconds);
+
+        /** This client's addresses, as a string librados allocates ({@link #rados_buffer_free}). */
+        int rados_getaddrs(long cluster, PointerByReference addrs);
+
+        void rados_buffer_free(Pointer buffer);
+
+        /** Waits until this client has the cluster's newest OSD map (after a blocklist, every OSD refuses the fenced client's operations from this one's next op on). */
+        int rados_wait_for_latest_osdmap(long cluster);
+
+        int rados_setxattr(long ioctx, String oid, String name, byte[] value, long length);
+
+        /** The attribute's length, or a negated errno (-ENODATA, 61, where it is not set; -ENOENT where the object is not). */
+        int rados_getxattr(long ioctx, String oid, String name, byte[] value, long length);
     }
+
+    /** {@code LIBRADOS_LOCK_FLAG_MAY_RENEW}: taking a lock this cookie holds renews it. */
+    public static final byte LOCK_FLAG_MAY_RENEW = 1;
+    /** EBUSY: a lock another holds. */
+    public static final int EBUSY = 16;
+    /** ENODATA: no such attribute. */
+    public static final int ENODATA = 61;
 
     /** librbd's functions used. */
     public interface LibRbd {

@@ -3,6 +3,7 @@ package io.nvmeof.target.backend;
 import java.io.IOException;
 import java.util.HashMap;
 import java.util.Map;
+import jnr.ffi.Pointer;
 import jnr.ffi.byref.PointerByReference;
 
 /**
@@ -132,6 +133,77 @@ public final class RbdCluster implements AutoCloseable {
         long h = Rbd.address(ref);
         pools.put(pool, h);
         return h;
+    }
+
+    /**
+     * This client's address as the cluster knows it ({@code 127.0.0.1:0/NONCE}): what a
+     * blocklist entry that fences it names.
+     */
+    public String address() throws IOException {
+        PointerByReference ref = new PointerByReference();
+        Rbd.LibRados r = Rbd.rados();
+        int rc = r.rados_getaddrs(handle, ref);
+        if (rc < 0) {
+            throw Rbd.error(describe() + ": its address", rc);
+        }
+        Pointer p = ref.getValue();
+        try {
+            return firstAddress(p.getString(0));
+        } finally {
+            r.rados_buffer_free(p);
+        }
+    }
+
+    /**
+     * The first address of librados' list ({@code [v2:127.0.0.1:0/123,v1:...]} or one bare), without
+     * its protocol: the form {@code ceph osd blocklist} shows and takes.
+     */
+    static String firstAddress(String addrs) {
+        String a = addrs.trim();
+        if (a.startsWith("[")) {
+            a = a.substring(1, a.endsWith("]") ? a.length() - 1 : a.length());
+        }
+        int comma = a.indexOf(',');
+        if (comma >= 0) {
+            a = a.substring(0, comma);
+        }
+        int colon = a.indexOf(':');
+        if (colon > 0 && (a.startsWith("v1:") || a.startsWith("v2:") || a.startsWith("any:"))) {
+            a = a.substring(colon + 1);
+        }
+        return a;
+    }
+
+    /**
+     * Fences the client at {@code address} (a blocklist entry for {@code expireSeconds}), then
+     * waits until this client has the OSD map with it: from this client's next operation on, no
+     * OSD takes one of the fenced client's.
+     */
+    public void blocklist(String address, int expireSeconds) throws IOException {
+        Rbd.LibRados r = Rbd.rados();
+        int rc = r.rados_blocklist_add(handle, address, expireSeconds);
+        if (rc < 0) {
+            throw Rbd.error(describe() + ": blocklisting " + address, rc);
+        }
+        rc = r.rados_wait_for_latest_osdmap(handle);
+        if (rc < 0) {
+            throw Rbd.error(describe() + ": the OSD map after blocklisting " + address, rc);
+        }
+    }
+
+    /** The librados handle ({@code rados_t}), for calls of this package's neighbours. */
+    long handle() {
+        return handle;
+    }
+
+    /**
+     * This connection is no longer handed out (the cluster fenced it): the next {@link #connect}
+     * of its key makes a new client. Those holding it keep their references until they close.
+     */
+    public void retire() {
+        synchronized (RbdCluster.class) {
+            OPEN.remove(key, this);
+        }
     }
 
     /** For messages: the configuration file and client. */
