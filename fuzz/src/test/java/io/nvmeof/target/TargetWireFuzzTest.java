@@ -263,8 +263,8 @@ class TargetWireFuzzTest {
                     assertTrue(r2t.r2tl() > 0, "R2TL 0");
                     // as a host does: H2CData PDUs of at most MAXH2CDATA for what the R2T asks
                     long end = r2t.r2to() + r2t.r2tl();
-                    for (long at = r2t.r2to(); at < end; at += target.maxH2cData()) {
-                        int n = (int) Math.min(target.maxH2cData(), end - at);
+                    for (long at = r2t.r2to(); at < end; at += target.tuning().maxH2cData()) {
+                        int n = (int) Math.min(target.tuning().maxH2cData(), end - at);
                         h.sendRaw(h.h2cData(r2t.cccid(), r2t.ttag(), at, n, at + n == end, (byte) 0x5a));
                     }
                 } else if (t == PduType.C2H_TERM_REQ) {

@@ -310,10 +310,7 @@ public final class ConfigApplier {
      */
     private void replace(Subsystem sub, String nqn, NamespaceConfig n, List<Change> changes) {
         try {
-            Namespace replacement = new Namespace(nqn, n.nsid(), opener.open(nqn, n), n.readOnly(), n.uuid());
-            replacement.visibility(n.visibility());
-            replacement.anaGroup(n.anaGroup());
-            replacement.qos(n.qos());
+            Namespace replacement = namespace(nqn, n);
             sub.removeNamespace(n.nsid());
             sub.addNamespace(replacement);
             changes.add(Change.done(nqn + ": namespace " + Integer.toUnsignedString(n.nsid()) + " replaced"));
@@ -377,14 +374,19 @@ public final class ConfigApplier {
         }
     }
 
+    /** Namespace {@code n} of subsystem {@code nqn}: its storage opened, and its visibility, ANA group and QoS set. */
+    private Namespace namespace(String nqn, NamespaceConfig n) throws IOException {
+        Namespace ns = new Namespace(nqn, n.nsid(), opener.open(nqn, n), n.readOnly(), n.uuid());
+        ns.visibility(n.visibility());
+        ns.anaGroup(n.anaGroup());
+        ns.qos(n.qos());
+        return ns;
+    }
+
     private void open(Subsystem sub, String nqn, NamespaceConfig n, boolean strict, List<Change> changes)
             throws IOException {
         try {
-            Namespace ns = new Namespace(nqn, n.nsid(), opener.open(nqn, n), n.readOnly(), n.uuid());
-            ns.visibility(n.visibility());
-            ns.anaGroup(n.anaGroup());
-            ns.qos(n.qos());
-            sub.addNamespace(ns);
+            sub.addNamespace(namespace(nqn, n));
             changes.add(Change.done(nqn + ": namespace " + Integer.toUnsignedString(n.nsid()) + " added"));
         } catch (IOException | RuntimeException e) {
             String what = nqn + " namespace " + Integer.toUnsignedString(n.nsid()) + " (" + n.backend()
