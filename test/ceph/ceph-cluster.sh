@@ -233,6 +233,9 @@ mon allow pool delete = true
 # redundancy, and no "no active mgr" (raised once OSDs exist and the monitor map is
 # older than this grace, 2 minutes by default).
 mon warn on pool no redundancy = false
+# The host's disk is the test machine's, not the cluster's: no MON_DISK_LOW warning (by default
+# below 30% free) keeps HEALTH_OK from a cluster that writes a few megabytes.
+mon data avail warn = 1
 mon mgr mkfs grace = 315360000
 # The monitor commits map changes every 0.1 s instead of every 1 s: the OSD's boot and the
 # pool's creation take several map epochs each, and start takes about 3 s instead of 9.
