@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A throwaway one-node Ceph cluster for tests, from Debian 12's packages (Ceph 16.2:
-# ceph-mon, ceph-osd, ceph-common). One monitor on 127.0.0.1 (msgr v2 only, on a free port
+# ceph-mon, ceph-osd, ceph-common). One monitor on 127.0.0.1 or CEPH_ADDR (msgr v2 only, on a free port
 # picked at random below the ephemeral port range), one OSD whose objects live in RAM (memstore), cephx on,
 # no mgr, and a replicated pool "rbd" of size 1. Every file it makes lives under DIR: the
 # configuration, the keyrings, the stores, the PID files, the admin sockets and the logs
@@ -38,6 +38,10 @@ osd_bytes=$((2 * 1024 * 1024 * 1024))   # the OSD's capacity: memstore's in RAM,
 # The OSD's object store: memstore (RAM; the data go when it stops) or bluestore (a sparse
 # file DIR/osd.0/block, so that the OSD can be killed and restarted with its data).
 store=${CEPH_OSD_STORE:-memstore}
+# The address the monitor and the OSD bind and clients reach them at: loopback, or an address
+# inside a network namespace a test made (the script then runs in that namespace, by ip netns exec)
+addr=${CEPH_ADDR:-127.0.0.1}
+[[ $addr =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]] || { echo "$(basename "$0"): CEPH_ADDR must be an IPv4 address, not '$addr'" >&2; exit 2; }
 pg_num=8
 
 usage() {
@@ -132,7 +136,7 @@ stop_daemons() {
   [ $any = 1 ] || say "no daemon of $dir running"
 }
 
-# A free TCP port on 127.0.0.1, below the kernel's ephemeral range (where no outgoing connection
+# A free TCP port on the cluster's address, below the kernel's ephemeral range (where no outgoing connection
 # can take it between this check and the monitor's bind: the 10,000 ports below that range's
 # start, 22768-32767 with Linux's default), from a random start: the first port that nothing
 # listens on (ss) and that refuses a connection (bash's /dev/tcp).
@@ -146,7 +150,7 @@ pick_port() {
     if command -v ss >/dev/null && [ -n "$(ss -Hltn "sport = :$port" 2>/dev/null)" ]; then
       continue
     fi
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    if (exec 3<>"/dev/tcp/$addr/$port") 2>/dev/null; then
       continue
     fi
     echo "$port"
@@ -209,9 +213,9 @@ start() {
 # A throwaway test cluster made by test/ceph/ceph-cluster.sh.
 [global]
 fsid = $fsid
-mon host = [v2:127.0.0.1:$port]
-public addr = 127.0.0.1
-cluster addr = 127.0.0.1
+mon host = [v2:$addr:$port]
+public addr = $addr
+cluster addr = $addr
 # msgr v2 only: no listener on the legacy protocol.
 ms bind msgr1 = false
 ms bind msgr2 = true
@@ -269,7 +273,7 @@ EOF
   ceph-authtool "$dir/mon.keyring" --import-keyring "$dir/osd.0.keyring" >/dev/null
 
   # The monitor: a map with the single monitor "a" on its v2 address, the store made from it.
-  monmaptool --create --fsid "$fsid" --addv a "[v2:127.0.0.1:$port]" --enable-all-features \
+  monmaptool --create --fsid "$fsid" --addv a "[v2:$addr:$port]" --enable-all-features \
     "$dir/monmap" >"$dir/log/monmaptool.out" 2>&1 \
     || { cat "$dir/log/monmaptool.out" >&2; die "monmaptool --create"; }
   ceph-mon --conf "$dir/ceph.conf" -i a --mkfs --monmap "$dir/monmap" --keyring "$dir/mon.keyring" \
@@ -280,11 +284,11 @@ EOF
   deadline=$((SECONDS + 30))
   until cephc mon stat >/dev/null 2>&1; do
     check_alive mon.a "start monitor"
-    [ $SECONDS -lt $deadline ] || { show_log mon.a; die "start monitor: no answer on 127.0.0.1:$port in 30 s"; }
+    [ $SECONDS -lt $deadline ] || { show_log mon.a; die "start monitor: no answer on $addr:$port in 30 s"; }
     sleep 0.2
   done
   t_mon=$(since "$t0")
-  say "monitor mon.a up on [v2:127.0.0.1:$port] after $t_mon s"
+  say "monitor mon.a up on [v2:$addr:$port] after $t_mon s"
 
   # The OSD: registered under id 0 with its uuid (its key is already known), its store made
   # offline in its data directory (--no-mon-config: take no configuration from the
@@ -321,7 +325,7 @@ EOF
   {
     printf 'export CEPH_CONF=%q\n' "$dir/ceph.conf"
     printf 'export CEPH_KEYRING=%q\n' "$dir/keyring"
-    printf 'export CEPH_MON=%q\n' "127.0.0.1:$port"
+    printf 'export CEPH_MON=%q\n' "$addr:$port"
     printf 'export CEPH_POOL=%q\n' rbd
   } >"$dir/env"
   cat "$dir/env"

@@ -175,7 +175,7 @@ final class FusedCommands {
             try {
                 first.status = IoCommands.compare(first);
             } catch (IOException | RuntimeException e) {
-                first.status = StorageErrors.toStatus(e, false);
+                first.status = StorageErrors.toStatus(first, e, false);
                 second.status = Status.ABORTED_FUSED_FAILED;
                 return;
             }
@@ -189,7 +189,7 @@ final class FusedCommands {
             }
             second.status = Status.SUCCESS;
         } catch (IOException | RuntimeException e) {
-            second.status = StorageErrors.toStatus(e, true);
+            second.status = StorageErrors.toStatus(second, e, true);
             if (first.status.isSuccess()) {
                 first.status = Status.ABORTED_FUSED_FAILED;
             }

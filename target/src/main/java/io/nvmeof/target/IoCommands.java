@@ -291,7 +291,7 @@ final class IoCommands {
     /** The backend failed {@code r}: its status says how, and the log says so (a few lines per burst). */
     static void failed(Request r, Throwable t) {
         int op = r.sqe.opcode();
-        r.status = StorageErrors.toStatus(t, op != NvmOpcode.READ.code && op != NvmOpcode.COMPARE.code);
+        r.status = StorageErrors.toStatus(r, t, op != NvmOpcode.READ.code && op != NvmOpcode.COMPARE.code);
         IO_ERRORS.log(System.Logger.Level.WARNING, "I/O error on {0}: {1}", r.namespace, t);
     }
 

@@ -11,6 +11,19 @@ final class StorageErrors {
     private StorageErrors() {
     }
 
+    /**
+     * The status of command {@code r} that storage failed with {@code t}. Where the path has lost
+     * the namespace's ANA group while the command ran (a gateway past its lease, or fenced), the
+     * group's state answers (Asymmetric Access Inaccessible, a path error), so that the host retries
+     * through another gateway rather than reporting the failure.
+     */
+    static Status toStatus(Request r, Throwable t, boolean write) {
+        Port port = r.queue.port();
+        Namespace ns = r.namespace;
+        Status path = port != null && ns != null ? port.anaState(ns.anaGroup()).ioStatus : null;
+        return path != null ? path : toStatus(t, write);
+    }
+
     public static Status toStatus(Throwable t, boolean write) {
         if (t instanceof AccessDeniedException) {
             return Status.ACCESS_DENIED;

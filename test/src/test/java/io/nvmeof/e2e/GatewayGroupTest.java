@@ -13,14 +13,12 @@ import io.nvmeof.initiator.Nvmeof;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.target.backend.CephCluster;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -45,8 +43,10 @@ class GatewayGroupTest {
     @Test
     void failoverFencesTheOldOwnerAndFailbackReturnsTheGroup() throws Exception {
         CEPH.get().rbd("create", "--size", "8M", "rbd/gw");
-        Gateway a = new Gateway("a", 1);
-        Gateway b = new Gateway("b", 2);
+        GroupGateway.Group group = new GroupGateway.Group(NQN, "gw", LEASE_MS, FAILBACK_DELAY_MS, "a",
+                Map.of("a", "127.0.0.1", "b", "127.0.0.1"));
+        GroupGateway a = new GroupGateway(CEPH.dir(), group, "a", 1, CEPH.get(), "127.0.0.1", 0, List.of());
+        GroupGateway b = new GroupGateway(CEPH.dir(), group, "b", 2, CEPH.get(), "127.0.0.1", 0, List.of());
         try {
             a.start();
             a.awaitRole("owner", Duration.ofSeconds(30));
@@ -131,82 +131,5 @@ class GatewayGroupTest {
             b.put(fill);
         }
         return b.flip();
-    }
-
-    /** One gateway: its directory, configuration, process and management socket. */
-    private static final Pattern THROUGH = Pattern.compile("through (\\S+?/\\d+)");
-
-    private static final class Gateway implements AutoCloseable {
-        final String name;
-        final Path dir;
-        final Path config;
-        final Path socket;
-        TargetProcess process;
-
-        Gateway(String name, int index) throws Exception {
-            this.name = name;
-            this.dir = Files.createDirectories(CEPH.dir().resolve("gw-" + name));
-            this.socket = dir.resolve("rpc.sock");
-            this.config = dir.resolve("target.json");
-            Files.writeString(config, """
-                    {"settings": {"gateway_lease_ms": %d, "rbd_op_timeout_ms": 3000},
-                     "rbd_clusters": [{"name": "main", "conf": "%s"}],
-                     "gateway_group": {"name": "gwtest", "self": "%s", "cluster": "main",
-                       "members": [{"name": "a", "address": "127.0.0.1"}, {"name": "b", "address": "127.0.0.1"}],
-                       "ana_groups": [{"grpid": 1, "preferred": "a"}], "failback_delay_ms": %d},
-                     "ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": 0, "subsystems": ["%s"]}],
-                     "subsystems": [{"nqn": "%s", "serial": "gwtest", "gateways": true, "cntlid_min": %d,
-                       "cntlid_max": %d, "namespaces": [{"nsid": 1, "backend": "rbd", "cluster": "main", "pool": "rbd",
-                       "image": "gw", "ana_grpid": 1}]}]}
-                    """.formatted(LEASE_MS, CEPH.get().conf(), name, FAILBACK_DELAY_MS, NQN, NQN, 1 + index * 1000,
-                    999 + index * 1000));
-        }
-
-        void start() throws Exception {
-            Files.deleteIfExists(socket);
-            process = TargetProcess.start(Fabric.TCP, dir, "--config", config.toString(), "--rpc-socket", socket.toString());
-            process.await("the management API", () -> process.out().contains("management API on"));
-        }
-
-        JsonNode group() throws Exception {
-            return ManagementApiTest.rpc(socket, "get_gateway_group", "{}").get("result");
-        }
-
-        void awaitRole(String role, Duration within) {
-            Awaitility.await(name + " " + role).atMost(within).pollInterval(Duration.ofMillis(50)).ignoreExceptions()
-                    .until(() -> role.equals(group().path("ana_groups").get(0).path("role").asText()));
-        }
-
-        /** This gateway's client address, from its join or rejoin event. */
-        String address() throws Exception {
-            String addr = null;
-            for (JsonNode e : group().path("events")) {
-                Matcher m = THROUGH.matcher(e.path("what").asText());
-                if (m.find()) {
-                    addr = m.group(1);
-                }
-            }
-            return addr;
-        }
-
-        /** ANA group 1's state on port 1. */
-        String anaState() throws Exception {
-            for (JsonNode p : ManagementApiTest.rpc(socket, "get_ana_states", "{}").get("result")) {
-                for (JsonNode g : p.path("ana_groups")) {
-                    if (g.path("grpid").asInt() == 1) {
-                        return g.path("state").asText();
-                    }
-                }
-            }
-            return null;
-        }
-
-        @Override
-        public void close() throws Exception {
-            if (process != null && process.isAlive()) {
-                int exit = process.stop();
-                assertEquals(0, exit, process.out() + process.err());
-            }
-        }
     }
 }

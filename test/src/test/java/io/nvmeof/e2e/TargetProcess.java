@@ -107,8 +107,19 @@ final class TargetProcess implements AutoCloseable {
     /** {@link #start} with JVM flags and environment variables. */
     static TargetProcess startWith(List<String> jvmFlags, Map<String, String> env, Fabric fabric, Path dir, String... args)
             throws IOException, InterruptedException {
+        return startIn(List.of(), jvmFlags, env, fabric, dir, args);
+    }
+
+    /**
+     * {@link #start} with JVM flags and environment variables, the command run by {@code launcher}
+     * ({@code ip netns exec NS}: in a network namespace; it must exec the command, so that the
+     * process this object signals is the target's).
+     */
+    static TargetProcess startIn(List<String> launcher, List<String> jvmFlags, Map<String, String> env, Fabric fabric,
+            Path dir, String... args) throws IOException, InterruptedException {
         assertTrue(Files.isRegularFile(JAR), "the CLI jar must be built first: " + JAR);
-        List<String> cmd = javaWith(jvmFlags, "target");
+        List<String> cmd = new ArrayList<>(launcher);
+        cmd.addAll(javaWith(jvmFlags, "target"));
         cmd.addAll(List.of(args));
         if (String.join(" ", args).contains(fabric.trtype + "://")) {
             cmd.addAll(fabric.targetFlags());

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * A throwaway one-node Ceph cluster for tests ({@code test/ceph/ceph-cluster.sh}: a monitor on
- * 127.0.0.1, one OSD (memstore in RAM, or bluestore on a file), pool {@code rbd}), its files in a
+ * 127.0.0.1 or an address in a network namespace, one OSD (memstore in RAM, or bluestore on a file), pool {@code rbd}), its files in a
  * directory of the test's. Where Ceph's packages are missing the test is skipped, saying so;
  * {@code .ci/run} installs them.
  */
@@ -23,10 +23,13 @@ public final class CephCluster implements AutoCloseable {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
     private final Path dir;
     private final Path conf;
+    /** What runs every command of the cluster's: nothing, or {@code ip netns exec NS} for a cluster in a namespace. */
+    private final List<String> prefix;
 
-    private CephCluster(Path dir) {
+    private CephCluster(Path dir, List<String> prefix) {
         this.dir = dir;
         this.conf = dir.resolve("ceph.conf");
+        this.prefix = prefix;
     }
 
     /** Whether this machine has what a cluster needs. */
@@ -45,18 +48,38 @@ public final class CephCluster implements AutoCloseable {
      * (RAM, gone when it stops) or {@code bluestore} (a file, kept over a kill and a restart).
      */
     public static CephCluster start(Path dir, String store) throws IOException, InterruptedException {
+        return start(dir, store, null, null);
+    }
+
+    /**
+     * Starts one in network namespace {@code netns} (made by the test), its monitor and OSD on
+     * {@code address} there; every command of this object's then runs in that namespace. With
+     * {@code netns} null: on loopback, in the test's own namespace.
+     */
+    public static CephCluster start(Path dir, String store, String netns, String address)
+            throws IOException, InterruptedException {
         Assumptions.assumeTrue(available(), "skipped: Ceph's packages (ceph-mon ceph-osd ceph-common librbd1) are not"
                 + " installed; .ci/run installs them");
-        CephCluster c = new CephCluster(dir);
-        ProcessBuilder pb = new ProcessBuilder("bash", ROOT.resolve("test/ceph/ceph-cluster.sh").toString(), "start",
-                dir.toString());
+        CephCluster c = new CephCluster(dir, netns == null ? List.of() : List.of("ip", "netns", "exec", netns));
+        ProcessBuilder pb = new ProcessBuilder(c.command("bash", ROOT.resolve("test/ceph/ceph-cluster.sh").toString(),
+                "start", dir.toString()));
         pb.environment().put("CEPH_OSD_STORE", store);
+        if (address != null) {
+            pb.environment().put("CEPH_ADDR", address);
+        }
         Run r = run(180, pb);
         if (r.exit != 0) {
-            run(60, "bash", ROOT.resolve("test/ceph/ceph-cluster.sh").toString(), "stop", dir.toString());
+            c.close();
             throw new IOException("the Ceph cluster did not start (exit " + r.exit + "):\n" + r.output);
         }
         return c;
+    }
+
+    /** {@code cmd}, run where the cluster is (in its namespace, if it has one). */
+    private String[] command(String... cmd) {
+        List<String> all = new ArrayList<>(prefix);
+        all.addAll(List.of(cmd));
+        return all.toArray(String[]::new);
     }
 
     /** Its configuration file, which names its monitor and keyring. */
@@ -66,7 +89,8 @@ public final class CephCluster implements AutoCloseable {
 
     /** Runs {@code rbd ARGS...} against it; its output, or an exception with it. */
     public String rbd(String... args) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of("rbd", "--conf", conf.toString()));
+        List<String> cmd = new ArrayList<>(prefix);
+        cmd.addAll(List.of("rbd", "--conf", conf.toString()));
         cmd.addAll(List.of(args));
         Run r = run(120, cmd.toArray(String[]::new));
         if (r.exit != 0) {
@@ -99,7 +123,7 @@ public final class CephCluster implements AutoCloseable {
     }
 
     private void script(String command) throws IOException, InterruptedException {
-        Run r = run(120, "bash", ROOT.resolve("test/ceph/ceph-cluster.sh").toString(), command, dir.toString());
+        Run r = run(120, command("bash", ROOT.resolve("test/ceph/ceph-cluster.sh").toString(), command, dir.toString()));
         if (r.exit != 0) {
             throw new IOException("ceph-cluster.sh " + command + " failed (exit " + r.exit + "):\n" + r.output);
         }
@@ -107,7 +131,8 @@ public final class CephCluster implements AutoCloseable {
 
     /** Runs {@code ceph ARGS...} against it; its output, or an exception with it. */
     public String ceph(String... args) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of("ceph", "--conf", conf.toString(), "--connect-timeout", "20"));
+        List<String> cmd = new ArrayList<>(prefix);
+        cmd.addAll(List.of("ceph", "--conf", conf.toString(), "--connect-timeout", "20"));
         cmd.addAll(List.of(args));
         Run r = run(60, cmd.toArray(String[]::new));
         if (r.exit != 0) {
@@ -127,7 +152,7 @@ public final class CephCluster implements AutoCloseable {
     /** Stops its daemons and (the test's) leaves its directory. */
     @Override
     public void close() throws IOException, InterruptedException {
-        run(60, "bash", ROOT.resolve("test/ceph/ceph-cluster.sh").toString(), "stop", dir.toString());
+        run(60, command("bash", ROOT.resolve("test/ceph/ceph-cluster.sh").toString(), "stop", dir.toString()));
     }
 
     /**
