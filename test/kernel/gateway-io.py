@@ -13,6 +13,10 @@
   gateway-io.py SOCKET after-ana SECONDS ANA_SOCKET PORT GROUP STATE
       as after, the event being set_ana_state on ANA_SOCKET, called from this process
   gateway-io.py SOCKET idle SECONDS             exit 0 if the gateway runs no I/O for SECONDS
+  gateway-io.py SOCKET wait-role SECONDS ROLE SINCE
+      wait until the gateway's role for its first gateway-group ANA group is ROLE (owner,
+      standby, lost); print the seconds from SINCE, or exit 1 after SECONDS
+  gateway-io.py SOCKET group                    get_gateway_group's answer, as JSON
 """
 import json
 import socket
@@ -70,6 +74,23 @@ def wait_io(path, limit, base, since):
     return 1
 
 
+def role(path):
+    try:
+        return call(path, "get_gateway_group")["ana_groups"][0]["role"]
+    except (OSError, ValueError, RuntimeError, KeyError, IndexError):
+        return None
+
+
+def wait_role(path, limit, want, since):
+    while time.time() - since < limit:
+        if role(path) == want:
+            print(f"{time.time() - since:.2f}")
+            return 0
+        time.sleep(0.05)
+    print(f"not {want} in {limit:.0f} s (it is {role(path)})")
+    return 1
+
+
 def main(argv):
     path, what = argv[1], argv[2]
     if what == "io":
@@ -91,6 +112,10 @@ def main(argv):
         since = time.time()
         call(argv[4], "set_ana_state", {"portid": int(argv[5]), "grpid": int(argv[6]), "state": argv[7]})
         return wait_io(path, float(argv[3]), base, since)
+    elif what == "wait-role":
+        return wait_role(path, float(argv[3]), argv[4], float(argv[5]))
+    elif what == "group":
+        print(json.dumps(call(path, "get_gateway_group"), indent=1))
     elif what == "idle":
         base = io(path)
         time.sleep(float(argv[3]))

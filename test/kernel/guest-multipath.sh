@@ -6,7 +6,8 @@
 # does what only the guest can: cut one path's traffic (tc drops it both ways) and report the
 # paths' states.
 #
-# Environment: NQN; PA, PB (the gateways' ports on the host, also their addresses inside the
+# Environment: NQN; DISCOVERY (1, the default: check discovery through the referral first; 0: skip);
+# PA, PB (the gateways' ports on the host, also their addresses inside the
 # guest: 127.0.0.1:PA is carried to 10.0.2.100:4420, that is to the host's 127.0.0.1:PA, so the
 # discovery log's addresses are right here too); KATO, RECONNECT (nvme connect's keep-alive
 # timeout and reconnect delay).
@@ -32,7 +33,9 @@ phase "modprobe nvme-tcp" modprobe nvme-tcp || exit 1
   || { fail "nvme_core.multipath is off"; exit 1; }
 echo "kernel $(uname -r); $(nvme version 2>&1 | head -1); $(fio --version)"
 
-# ---- discovery: one address finds both gateways through the referral ----
+# ---- discovery: one address finds both gateways through the referral (DISCOVERY=0: gateways
+# without referrals, connected straight away) ----
+if [ "${DISCOVERY:-1}" = 1 ]; then
 socat TCP-LISTEN:"$PA",bind=127.0.0.1,reuseaddr,fork TCP:$ADDR_A:4420 &
 socat TCP-LISTEN:"$PB",bind=127.0.0.1,reuseaddr,fork TCP:$ADDR_B:4420 &
 sleep 0.5
@@ -53,6 +56,7 @@ echo "connect-all connected $NQN through ports: $paths_found"
 nvme disconnect -n "$NQN" >/dev/null 2>&1
 kill %1 %2 2>/dev/null
 sleep 1
+fi
 
 # ---- the two paths, straight to the gateways ----
 for p in A B; do

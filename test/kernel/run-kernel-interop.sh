@@ -3,9 +3,9 @@
 # runs the Linux NVMe/TCP host against our target running here. Needs root, the built
 # jar (mvn package) and the guest image (built here on first use, about 1.5 min).
 set -euo pipefail
-# PARTS: which parts to run (default: all, 1 to 12). CI runs a selection that touches each peer
+# PARTS: which parts to run (default: all, 1 to 13). CI runs a selection that touches each peer
 # once (.ci/run: PARTS="1 3 6 12" RDMA_ROUNDS=2); the rest are this script with PARTS unset, or a part's own script.
-PARTS=${PARTS:-"1 2 3 4 5 6 7 8 9 10 11 12"}
+PARTS=${PARTS:-"1 2 3 4 5 6 7 8 9 10 11 12 13"}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 skipped() { echo "== part $1 not run (PARTS=\"$PARTS\")"; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -249,6 +249,14 @@ if want 12; then
 if bash "$top/test/kernel/run-rbd-interop.sh"; then echo "RBD (Linux 6.12, fio's rbd engine): PASS"
 else echo "RBD (Linux 6.12, fio's rbd engine): FAIL"; status=1; fi
 else skipped 12; fi
+
+# ---- part 13: a gateway group over one RBD image on namespaced machines: Linux 6.12's native
+# multipath through two gateways while each is killed, cut from the hosts, cut from Ceph and
+# frozen past its lease ----
+if want 13; then
+if bash "$top/test/kernel/run-gateway-group-interop.sh"; then echo "GATEWAY GROUP (Linux 6.12 multipath, Ceph, namespaces): PASS"
+else echo "GATEWAY GROUP (Linux 6.12 multipath, Ceph, namespaces): FAIL"; status=1; fi
+else skipped 13; fi
 
 if [ $status = 0 ]; then echo "kernel interop: every part passed"; else echo "kernel interop: FAILED"; fi
 exit $status

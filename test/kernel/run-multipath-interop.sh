@@ -46,7 +46,6 @@ cleanup() {
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
 }
 trap cleanup EXIT
-io() { python3 "$top/test/kernel/gateway-io.py" "$@"; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 NQN=nqn.2026-11.io.nvmeof:gateways
 PA=$(free_port) PB=$(free_port)
@@ -69,79 +68,8 @@ JSON
 gateway_config "$PA" "$PB" optimized 1 999 >"$work/a.json"
 gateway_config "$PB" "$PA" non-optimized 1000 1999 >"$work/b.json"
 
-declare -A gpid runs
-# start_gateway A|B: a fresh process, as users start it (paranoid leak detection on); waits
-# until it listens
-start_gateway() {
-  local g=$1 lc port n
-  lc=$(echo "$g" | tr AB ab)
-  [ "$g" = A ] && port=$PA || port=$PB
-  n=$(( ${runs[$g]:-0} + 1 )); runs[$g]=$n
-  rm -f "$work/$lc.sock"
-  java -Dio.netty.leakDetection.level=paranoid -jar "$jar" target --config "$work/$lc.json" \
-    --rpc-socket "$work/$lc.sock" >"$work/$lc.$n.out" 2>"$work/$lc.$n.err" &
-  gpid[$g]=$!
-  pids+=(${gpid[$g]})
-  for _ in $(seq 300); do
-    grep -q "listening on tcp://127.0.0.1:$port" "$work/$lc.$n.out" 2>/dev/null && [ -S "$work/$lc.sock" ] && return 0
-    kill -0 "${gpid[$g]}" 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "gateway $g did not start:"; cat "$work/$lc.$n.err"; return 1
-}
-sock() { echo "$work/$(echo "$1" | tr AB ab).sock"; }
-kill_gateway() { kill -KILL "${gpid[$1]}"; wait "${gpid[$1]}" 2>/dev/null || true; }
-
-n=0
-# guest_send COMMAND...: hand the guest a command (cmd.N appears whole, by a rename)
-guest_send() {
-  n=$((n + 1))
-  echo "$*" >"$job/.cmd"
-}
-guest_post() { mv "$job/.cmd" "$job/cmd.$n"; }
-# guest_ack: wait for the guest's answer to command N
-guest_ack() {
-  for _ in $(seq 1800); do
-    grep -q "^ACK $n ok" "$job/out.log" 2>/dev/null && return 0
-    grep -q "^ACK $n FAIL" "$job/out.log" 2>/dev/null && { fail "guest: $(cat "$job/cmd.$n")"; return 1; }
-    kill -0 "$guest" 2>/dev/null || { fail "the guest ended waiting for: $(cat "$job/cmd.$n")"; return 1; }
-    sleep 0.1
-  done
-  fail "the guest did not answer: $(cat "$job/cmd.$n")"; return 1
-}
-guest() { guest_send "$@" && guest_post && guest_ack; }
-# now: the time, for an event about to happen
-now() { date +%s.%N; }
-declare -a results
-# judge WHAT BOUND RC OUTPUT: record a measurement, held to BOUND
-judge() {
-  local what=$1 bound=$2 rc=$3 t=$4
-  if [ "$rc" = 0 ]; then
-    results+=("$what: $t s (bound $bound s)")
-    echo "   $what: $t s"
-    awk -v t="$t" -v b="$bound" 'BEGIN { exit !(t <= b) }' || { fail "$what took $t s, over $bound s"; return 1; }
-  else
-    fail "$what: $t"; results+=("$what: $t"); return 1
-  fi
-}
-# measure WHAT GATEWAY BOUND FROM SINCE: seconds from SINCE until GATEWAY runs more I/O than
-# FROM (reads and writes of namespace 1)
-measure() {
-  local t rc=0
-  t=$(io "$(sock "$2")" wait-io 120 "$4" "$5") || rc=$?
-  judge "$1" "$3" $rc "$t"
-}
-# after WHAT GATEWAY BOUND CMD...: seconds from just before CMD until GATEWAY runs I/O
-after() {
-  local what=$1 g=$2 bound=$3 t rc=0; shift 3
-  t=$(io "$(sock "$g")" after 120 "$@") || rc=$?
-  judge "$what" "$bound" $rc "$t"
-}
-# idle GATEWAY: it runs no I/O for 2 s (the host uses the optimized path alone)
-idle() {
-  local why
-  why=$(io "$(sock "$1")" idle 2) && echo "   none on $1" || { fail "I/O on $1 while A is optimized: $why"; return 1; }
-}
+. "$top/test/kernel/gateways.sh"
+gw_listen[A]=127.0.0.1:$PA gw_listen[B]=127.0.0.1:$PB
 
 PARTS=${MULTIPATH_PARTS:-gateways nvmet}
 if [[ " $PARTS " == *" gateways "* ]]; then
@@ -214,13 +142,7 @@ scenario() {
 guest finish || true
 wait "$guest" || fail "the guest script failed (rc $?)"
 
-for g in A B; do kill -TERM "${gpid[$g]}" 2>/dev/null; wait "${gpid[$g]}" 2>/dev/null || true; done
-pids=()
-for g in a b; do
-  grep -q "nvmeof target stopped" "$work/$g.${runs[$(echo $g | tr ab AB)]}.out" \
-    || fail "gateway $g did not stop cleanly"
-done
-if grep -l "LEAK:" "$work"/*.err; then fail "a gateway leaked buffers"; fi
+stop_gateways
 echo "== measured (kernel $(cat "$NVMF_VM_CACHE/kernel-version"), KATO $KATO s, reconnect delay $RECONNECT s):"
 printf '   %s\n' "${results[@]}"
 fi

@@ -149,31 +149,61 @@ class SpdkMultipathTest {
         }
     }
 
-    /** {@code nvmf_tgt} on one core, in interrupt mode, without hugepages, driven by SPDK's {@code rpc.py}. */
+    /**
+     * An SPDK application on one core, without hugepages, driven by SPDK's {@code rpc.py}: {@code
+     * nvmf_tgt} (in interrupt mode), or another with its own arguments, run by a launcher ({@code
+     * ip netns exec NS}) or not.
+     */
     static final class Spdk {
         private final Path dir;
         private final String name;
         private final int core;
         private final Path sock;
+        private final List<String> launcher;
+        private final List<String> program;
         private final List<Process> started = new ArrayList<>();
         private Process process;
+        private Path log;
 
         Spdk(Path dir, String name, int core) {
+            this(dir, name, core, List.of(), List.of("build/bin/nvmf_tgt", "--interrupt-mode"));
+        }
+
+        /** {@code program}: its path under the SPDK build, then its own arguments. */
+        Spdk(Path dir, String name, int core, List<String> launcher, List<String> program) {
             this.dir = dir;
             this.name = name;
             this.core = core;
             this.sock = dir.resolve(name + ".spdk.sock");
+            this.launcher = launcher;
+            this.program = program;
         }
 
         void start() throws IOException {
             Files.deleteIfExists(sock);
-            Path log = dir.resolve(name + ".spdk." + started.size() + ".log");
-            ProcessBuilder pb = new ProcessBuilder(SPDK.resolve("build/bin/nvmf_tgt").toString(),
-                    "-m", "0x" + Integer.toHexString(1 << core), "--no-pci", "--no-huge", "-s", "512", "--interrupt-mode",
-                    "-r", sock.toString()).redirectErrorStream(true).redirectOutput(log.toFile());
+            List<String> cmd = new ArrayList<>(launcher);
+            cmd.addAll(List.of(SPDK.resolve(program.get(0)).toString(), "-m", "0x" + Integer.toHexString(1 << core),
+                    "--no-pci", "--no-huge", "-s", "512", "-r", sock.toString()));
+            cmd.addAll(program.subList(1, program.size()));
+            log = dir.resolve(name + ".spdk." + started.size() + ".log");
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
             pb.environment().put("LD_LIBRARY_PATH", SPDK.resolve("build/lib") + ":" + SPDK.resolve("isa-l/.libs"));
             process = pb.start();
             started.add(process);
+        }
+
+        /** The output of its latest start. */
+        Path log() {
+            return log;
+        }
+
+        /** Its RPC socket. */
+        Path socket() {
+            return sock;
+        }
+
+        Process process() {
+            return process;
         }
 
         /** Runs SPDK's rpc.py with these commands, one per line, waiting up to 30 s for the socket. */
