@@ -25,12 +25,7 @@ jar=$top/cli/build/nvmeof.jar
 for c in ceph-mon ceph-osd rbd ip socat; do
   command -v $c >/dev/null || { echo "gateway group interop: $c is missing" >&2; exit 1; }
 done
-export NVMF_VM_CACHE=${NVMF_VM_CACHE_TRIXIE:-/var/tmp/nvmf-vm-trixie}
-if [ ! -f "$NVMF_VM_CACHE/rootfs.ext4" ] || [ ! -x "$NVMF_VM_CACHE/rootfs/usr/bin/fio" ] \
-   || ! ls -d "$NVMF_VM_CACHE"/rootfs/usr/lib/jvm/java-*/ >/dev/null 2>&1; then
-  echo "== building the trixie guest image (kernel 6.12, nvme-cli, fio, a JRE) in $NVMF_VM_CACHE"
-  "$vm/build-guest.sh" --suite trixie --java
-fi
+. "$top/test/kernel/trixie.sh"
 ROUNDS=${ROUNDS:-3}
 LEASE_MS=10000 FAILBACK_MS=${FAILBACK_MS:-5000}
 KATO=5 RECONNECT=1

@@ -20,12 +20,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 vm=$top/test/vm
 jar=$top/cli/build/nvmeof.jar
 [ -f "$jar" ] || { echo "multipath interop: build first (mvn -DskipTests package)" >&2; exit 1; }
-export NVMF_VM_CACHE=${NVMF_VM_CACHE_TRIXIE:-/var/tmp/nvmf-vm-trixie}
-if [ ! -f "$NVMF_VM_CACHE/rootfs.ext4" ] || [ ! -x "$NVMF_VM_CACHE/rootfs/usr/bin/fio" ] \
-   || ! ls -d "$NVMF_VM_CACHE"/rootfs/usr/lib/jvm/java-*/ >/dev/null 2>&1; then
-  echo "== building the trixie guest image (kernel 6.12, nvme-cli, fio, a JRE) in $NVMF_VM_CACHE"
-  "$vm/build-guest.sh" --suite trixie --java
-fi
+. "$top/test/kernel/trixie.sh"
 ROUNDS=${ROUNDS:-3}
 KATO=5 RECONNECT=1
 # bounds, in seconds: a kill resets the path's connections, so the host fails over at once and

@@ -15,12 +15,7 @@ for c in ceph-mon ceph-osd rbd fio; do
   command -v $c >/dev/null || { echo "rbd interop: $c is missing (apt-get install ceph-mon ceph-osd ceph-common fio)" >&2; exit 1; }
 done
 fio --enghelp 2>/dev/null | grep -qw rbd || { echo "rbd interop: this fio has no rbd engine" >&2; exit 1; }
-export NVMF_VM_CACHE=${NVMF_VM_CACHE_TRIXIE:-/var/tmp/nvmf-vm-trixie}
-if [ ! -f "$NVMF_VM_CACHE/rootfs.ext4" ] || [ ! -x "$NVMF_VM_CACHE/rootfs/usr/bin/fio" ] \
-   || ! ls -d "$NVMF_VM_CACHE"/rootfs/usr/lib/jvm/java-*/ >/dev/null 2>&1; then
-  echo "== building the trixie guest image (kernel 6.12, nvme-cli, fio, a JRE) in $NVMF_VM_CACHE"
-  "$vm/build-guest.sh" --suite trixie --java
-fi
+. "$top/test/kernel/trixie.sh"
 NQN=nqn.2026-11.io.nvmeof:rbd-interop
 SIZE=$((32 << 20))
 work=$(mktemp -d)

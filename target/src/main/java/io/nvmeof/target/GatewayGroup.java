@@ -80,6 +80,8 @@ public final class GatewayGroup implements AutoCloseable {
     private final Config config;
     private final Target target;
     private final Rejoin rejoin;
+    /** Fenced and not rejoined yet (a rejoin failed and is retried each tick); the lease thread's alone. */
+    private boolean rejoinPending;
     private final ScheduledExecutorService threads;
     private final Map<Integer, Group> groups = new ConcurrentSkipListMap<>();
     private final ArrayDeque<Event> events = new ArrayDeque<>();
@@ -332,13 +334,16 @@ public final class GatewayGroup implements AutoCloseable {
 
     /** The cluster fenced this gateway: every group inaccessible, then a new client, then non-optimized. */
     private void fencedHere(IOException why) {
-        fenced.increment();
-        for (Group g : groups.values()) {
-            report(g, Role.LOST);
-            g.healthySince = 0;
-            g.asked = false;
+        if (!rejoinPending) { // a retry after a failed rejoin is the same fencing
+            rejoinPending = true;
+            fenced.increment();
+            for (Group g : groups.values()) {
+                report(g, Role.LOST);
+                g.healthySince = 0;
+                g.asked = false;
+            }
+            event(0, "fenced by the cluster (" + why.getMessage() + "): inaccessible; re-opening with a new client");
         }
-        event(0, "fenced by the cluster (" + why.getMessage() + "): inaccessible; re-opening with a new client");
         try {
             RbdCluster old;
             synchronized (this) {
@@ -354,6 +359,7 @@ public final class GatewayGroup implements AutoCloseable {
                 report(fresh, Role.STANDBY);
             }
             old.close();
+            rejoinPending = false;
             event(0, "rejoined through " + next.address() + ": non-optimized");
         } catch (IOException | RuntimeException e) {
             event(0, "could not rejoin yet: " + e.getMessage());

@@ -3,11 +3,9 @@ package io.nvmeof.e2e;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.nvmeof.target.backend.CephCluster;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,8 +22,7 @@ class GatewaysGuideTest {
 
     @Test
     void twoGatewaysOnSeparateMachinesFromNothing() throws Exception {
-        Assumptions.assumeTrue(CephCluster.available(), "skipped: Ceph's packages are not installed; .ci/run installs them");
-        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")), "skipped: the guide's path runs as root");
+        GuidePath.assumeRootWithCeph();
         List<String> blocks = GuidePath.blocks("docs/guide/gateways.md", "### Two gateways on separate machines, from nothing");
         assertEquals(4, blocks.size(), "the section's sh blocks");
         GuidePath.run(List.of("test/net/netns-lab.sh destroy gwguide"), "true", 60); // a killed run's namespaces

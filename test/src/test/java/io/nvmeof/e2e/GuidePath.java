@@ -3,6 +3,7 @@ package io.nvmeof.e2e;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.nvmeof.target.backend.CephCluster;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -12,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
 
 /**
  * A guide page's copy-paste path, run as it is written: the {@code sh} blocks of one section, in
@@ -23,6 +25,12 @@ final class GuidePath {
     static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
 
     private GuidePath() {
+    }
+
+    /** Skips the test unless it runs as root where Ceph's packages are (the Ceph guides' paths install packages). */
+    static void assumeRootWithCeph() {
+        Assumptions.assumeTrue(CephCluster.available(), "skipped: Ceph's packages are not installed; .ci/run installs them");
+        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")), "skipped: the guide's path runs as root");
     }
 
     /** The {@code sh} blocks of the section that starts with {@code heading} (up to the next "## "). */

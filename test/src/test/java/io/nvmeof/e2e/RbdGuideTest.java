@@ -3,9 +3,7 @@ package io.nvmeof.e2e;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.nvmeof.target.backend.CephCluster;
 import java.util.List;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -18,8 +16,7 @@ class RbdGuideTest {
 
     @Test
     void theGuidesPathFromNothingToAHostReadingAnImageRuns() throws Exception {
-        Assumptions.assumeTrue(CephCluster.available(), "skipped: Ceph's packages are not installed; .ci/run installs them");
-        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")), "skipped: the guide's path runs as root");
+        GuidePath.assumeRootWithCeph();
         List<String> blocks = GuidePath.blocks("docs/guide/rbd.md", "## From nothing to a host reading an image");
         assertEquals(3, blocks.size(), "the section's sh blocks");
         // the cluster ends with the shell too
