@@ -7,6 +7,7 @@ import jnr.ffi.Pointer;
 import jnr.ffi.Runtime;
 import jnr.ffi.annotations.Delegate;
 import jnr.ffi.byref.IntByReference;
+import jnr.ffi.byref.NumberByReference;
 import jnr.ffi.byref.PointerByReference;
 
 /**
@@ -59,6 +60,49 @@ public final class Rbd {
 
         /** The attribute's length, or a negated errno (-ENODATA, 61, where it is not set; -ENOENT where the object is not). */
         int rados_getxattr(long ioctx, String oid, String name, byte[] value, long length);
+
+        /** Bytes read, or a negated errno (-ENOENT where the object is not). */
+        int rados_read(long ioctx, String oid, byte[] buffer, long length, long offset);
+
+        long rados_create_write_op();
+
+        void rados_release_write_op(long op);
+
+        /** exclusive 1: the operation fails with -EEXIST if the object is there. */
+        void rados_write_op_create(long op, int exclusive, String category);
+
+        /** The object's bytes from {@code offset} must equal {@code buffer}, or the operation fails (rc below -4095). */
+        void rados_write_op_cmpext(long op, byte[] buffer, long length, long offset, IntByReference prval);
+
+        void rados_write_op_write_full(long op, byte[] buffer, long length);
+
+        int rados_write_op_operate(long op, long ioctx, String oid, Pointer mtime, int flags);
+
+        /** Watches {@code oid}: {@code callback} on every notify (on a librados thread), {@code error} when the watch breaks. */
+        int rados_watch2(long ioctx, String oid, long[] cookie, WatchCallback callback, WatchErrorCallback error, long arg);
+
+        int rados_unwatch2(long ioctx, long cookie);
+
+        int rados_notify_ack(long ioctx, String oid, long notifyId, long cookie, byte[] buffer, int length);
+
+        /** Notifies every watcher of {@code oid}, waiting up to {@code timeoutMs} for their acks; the replies librados allocates. */
+        int rados_notify2(long ioctx, String oid, byte[] buffer, int length, long timeoutMs, PointerByReference replies,
+                NumberByReference repliesLength);
+
+        /** Waits until every watch callback already queued has run. */
+        int rados_watch_flush(long cluster);
+    }
+
+    /** rados_watchcb2_t: {@code void (*)(void *arg, uint64_t notify_id, uint64_t handle, uint64_t notifier_id, void *data, size_t data_len)}. */
+    public interface WatchCallback {
+        @Delegate
+        void notified(long arg, long notifyId, long cookie, long notifierId, Pointer data, long length);
+    }
+
+    /** rados_watcherrcb_t: {@code void (*)(void *pre, uint64_t cookie, int err)}. */
+    public interface WatchErrorCallback {
+        @Delegate
+        void broken(long arg, long cookie, int err);
     }
 
     /** {@code LIBRADOS_LOCK_FLAG_MAY_RENEW}: taking a lock this cookie holds renews it. */
