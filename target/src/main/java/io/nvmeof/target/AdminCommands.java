@@ -196,7 +196,7 @@ final class AdminCommands {
                 .lpa(1 | 1 << 1 | 1 << 2).elpe(Controller.ERROR_LOG_ENTRIES - 1).kas(10) // SMART per namespace // effects log, extended Get Log Page; keep alive in 1 s steps
                 .sqes(0x66).cqes(0x44).maxcmd(t.tuning().maxQueueSize()).nn(maxNsid(s))
                 // Compare, Dataset Management, Write Zeroes, Reservations, Copy (source range format 0)
-                .oncs(1 | 1 << 2 | 1 << 3 | (s.gateways() ? 0 : 1 << 5) | 1 << 8).ocfs(1)
+                .oncs(1 | 1 << 2 | 1 << 3 | (s.offersReservations(null) ? 1 << 5 : 0) | 1 << 8).ocfs(1)
                 // fused Compare and Write, atomic among this process's writers: not offered where
                 // other processes (gateways) write the same storage
                 .fuses(s.gateways() ? 0 : 1)
@@ -218,8 +218,9 @@ final class AdminCommands {
         id.nsze(ns.blocks()).ncap(ns.blocks()).nuse(ns.blocks()).nsfeat(0).nlbaf(0).flbas(0)
                 .lbaFormat(0, 0, ns.blockShift(), 0).nmic(1).anagrpid(ns.anaGroup()).nsattr(ns.readOnly() ? 1 : 0).nguid(nguid).eui64(eui);
         // every type and NVMe 1.3's IEKEY, and Persist Through Power Loss where the target keeps
-        // reservations; none where gateways serve it (their registrants are not shared)
-        id.rescap(s.gateways() ? 0 : 0x7e | 1 << 7 | (ns.reservations().ptplCapable() ? 1 : 0));
+        // reservations; none where gateways serve it and do not share them (an RBD image of a
+        // gateway group's has them in the cluster)
+        id.rescap(!s.offersReservations(ns) ? 0 : 0x7e | 1 << 7 | (ns.reservations().ptplCapable() ? 1 : 0));
         id.mssrl(CopyCommand.maxRangeBlocks(ns.blockShift())).mcl(CopyCommand.maxCopyBlocks(ns.blockShift()))
                 .msrc(CopyCommand.MAX_RANGES - 1);
     }

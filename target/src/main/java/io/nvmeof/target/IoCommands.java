@@ -39,7 +39,7 @@ final class IoCommands {
     /** A reservation command: {@code keys} bytes of keys from the host; run on the event loop. */
     private static CommandSet.Handler reservation(NvmOpcode op, String name, int keys) {
         return new CommandSet.Handler(op.code, name, 0, ReservationCommands::execute,
-                (r, ns) -> r.queue.controller().subsystem().gateways() ? Status.INVALID_OPCODE // ONCS says none
+                (r, ns) -> !r.queue.controller().subsystem().offersReservations(ns) ? Status.INVALID_OPCODE // RESCAP says none
                         : r.length < keys ? Status.INVALID_FIELD : null, null);
     }
 

@@ -76,6 +76,17 @@ public final class Namespace implements AutoCloseable {
         this.reservations = r;
     }
 
+    /** Where its reservation is shared with other gateways (an RBD image a gateway group serves), or null. */
+    private volatile SharedReservations shared;
+
+    SharedReservations shared() {
+        return shared;
+    }
+
+    void shared(SharedReservations s) {
+        this.shared = s;
+    }
+
     /** Its QoS limits, or null where none were ever set. */
     private volatile Qos qos;
 
@@ -266,6 +277,10 @@ public final class Namespace implements AutoCloseable {
     @Override
     public void close() {
         if (retired.compareAndSet(false, true)) {
+            SharedReservations s = shared;
+            if (s != null) {
+                s.close();
+            }
             release();
         }
     }

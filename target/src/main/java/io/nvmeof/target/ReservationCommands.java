@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Function;
 
 /**
  * The four reservation commands on an I/O queue (NVM Command Set 1.0 and Base 2.x, 7.x): they
@@ -27,34 +28,68 @@ final class ReservationCommands {
     static void execute(Request r, Controller c) {
         Namespace ns = r.namespace;
         Reservations res = ns.reservations();
+        SharedReservations shared = ns.shared();
         int cdw10 = r.sqe.cdw10();
         int opcode = r.sqe.opcode();
         if (opcode == NvmOpcode.RESERVATION_REPORT.code) {
-            report(r, res.state());
+            if (shared == null) {
+                report(r, res.state());
+            } else { // as the cluster has it now, whichever gateway changed it last
+                shared.current().whenComplete((s, e) -> onLoop(r, () -> {
+                    if (e == null) {
+                        report(r, s);
+                    } else {
+                        failedShared(r, c, e);
+                    }
+                }));
+            }
             return;
         }
         ByteBuf d = r.data;
         long key1 = d.getLongLE(r.dataOffset);
+        long key2 = opcode == NvmOpcode.RESERVATION_RELEASE.code ? 0 : d.getLongLE(r.dataOffset + 8);
         int action = cdw10 & 7;
         boolean iekey = (cdw10 & 8) != 0;
         int rtype = cdw10 >>> 8 & 0xff;
         UUID host = c.hostId();
-        Reservations.Outcome o;
+        String hostNqn = c.hostNqn();
+        Function<Reservations, Reservations.Outcome> step;
         if (opcode == NvmOpcode.RESERVATION_REGISTER.code) {
-            o = res.register(host, c.hostNqn(), action, iekey, cdw10 >>> 30, key1, d.getLongLE(r.dataOffset + 8));
+            step = x -> x.register(host, hostNqn, action, iekey, cdw10 >>> 30, key1, key2);
         } else if (opcode == NvmOpcode.RESERVATION_ACQUIRE.code) {
-            o = res.acquire(host, c.hostNqn(), action, iekey, rtype, key1, d.getLongLE(r.dataOffset + 8));
-            if (action == Reservation.PREEMPT_AND_ABORT && !o.preempted().isEmpty()) {
-                // Commands of theirs not yet executing never will; those in a backend are waited
-                // for, so that once this completes nothing of the preempted hosts' can still land.
-                Reservations.Outcome done = o;
-                c.subsystem().drain(r.namespace, o.preempted(), () -> onLoop(r, () -> finish(r, c, res, done)));
-                return;
-            }
+            step = x -> x.acquire(host, hostNqn, action, iekey, rtype, key1, key2);
         } else {
-            o = res.release(host, c.hostNqn(), action, iekey, rtype, key1);
+            step = x -> x.release(host, hostNqn, action, iekey, rtype, key1);
+        }
+        if (shared == null) {
+            finishOrDrain(r, c, res, action, step.apply(res));
+        } else { // read, step and write on the cluster, off the loop; every gateway has it when this completes
+            shared.run(step).whenComplete((o, e) -> onLoop(r, () -> {
+                if (e == null) {
+                    finishOrDrain(r, c, res, action, o);
+                } else {
+                    failedShared(r, c, e);
+                }
+            }));
+        }
+    }
+
+    private static void finishOrDrain(Request r, Controller c, Reservations res, int action, Reservations.Outcome o) {
+        if (r.sqe.opcode() == NvmOpcode.RESERVATION_ACQUIRE.code && action == Reservation.PREEMPT_AND_ABORT
+                && !o.preempted().isEmpty()) {
+            // Commands of theirs not yet executing never will; those in a backend are waited
+            // for, so that once this completes nothing of the preempted hosts' can still land.
+            c.subsystem().drain(r.namespace, o.preempted(), () -> onLoop(r, () -> finish(r, c, res, o)));
+            return;
         }
         finish(r, c, res, o);
+    }
+
+    /** A shared reservation could not be read or changed: the host hears a path error and may try another gateway. */
+    private static void failedShared(Request r, Controller c, Throwable e) {
+        LOG.log(System.Logger.Level.WARNING, "reservation of namespace " + Integer.toUnsignedString(r.namespace.nsid())
+                + " of " + c.subsystem().nqn() + ": " + (e.getCause() != null ? e.getCause() : e).getMessage());
+        r.queue.complete(r, Status.ANA_INACCESSIBLE);
     }
 
     /**
@@ -155,8 +190,8 @@ final class ReservationCommands {
     /** The namespaces {@code nsid} names for the host (all it sees for FFFFFFFFh); null once answered with an error. */
     private static List<Namespace> namespaces(Request r, Controller c, int nsid) {
         Subsystem s = c.subsystem();
-        if (s.gateways()) {
-            r.queue.complete(r, Status.INVALID_FIELD); // no reservations where gateways serve it
+        if (!s.offersReservations(null)) {
+            r.queue.complete(r, Status.INVALID_FIELD); // no reservations where gateways serve it and do not share them
             return null;
         }
         if (nsid == 0xffffffff) {

@@ -1,5 +1,6 @@
 package io.nvmeof.target;
 
+import io.nvmeof.protocol.Status;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.HexFormat;
@@ -32,7 +33,15 @@ public final class ReservationStore {
         String describe();
     }
 
+    /** Shares the reservation of a namespace with other gateways, where it can be (see {@link #sharing}). */
+    @FunctionalInterface
+    interface Sharing {
+        /** The shared reservation of {@code ns}, or null where it is not shared (a file, RAM). */
+        SharedReservations open(Subsystem subsystem, Namespace ns) throws IOException;
+    }
+
     private final Map<String, Reservations> live = new ConcurrentHashMap<>();
+    private volatile Sharing sharing;
     private volatile Persistence persistence;
     private volatile Map<String, Reservations.State> kept = Map.of();
     private volatile ExecutorService writer;
@@ -56,6 +65,39 @@ public final class ReservationStore {
                 t.setDaemon(true);
                 return t;
             });
+        }
+    }
+
+    /** Whether reservations are shared with other gateways. */
+    boolean shares() {
+        return sharing != null;
+    }
+
+    /** Shares reservations through {@code s} from now on (a gateway group's), or not ({@code null}). */
+    void sharing(Sharing s) {
+        this.sharing = s;
+    }
+
+    /**
+     * Shares the reservation of {@code ns} if this target shares reservations and {@code ns} can;
+     * where it should and cannot (the cluster is away), the namespace refuses what a reservation
+     * decides rather than decide alone. Blocks on the cluster: never on an event loop.
+     */
+    void share(Subsystem subsystem, Namespace ns) {
+        Sharing s = sharing;
+        if (s == null || ns.shared() != null) {
+            return;
+        }
+        try {
+            SharedReservations shared = s.open(subsystem, ns);
+            if (shared != null) {
+                ns.shared(shared);
+            }
+        } catch (IOException | RuntimeException e) {
+            System.getLogger(ReservationStore.class.getName()).log(System.Logger.Level.ERROR, "reservation of namespace "
+                    + Integer.toUnsignedString(ns.nsid()) + " of " + subsystem.nqn() + " cannot be shared with the other"
+                    + " gateways: " + e.getMessage() + "; refusing what a reservation decides");
+            ns.reservations().unsure(Status.ANA_INACCESSIBLE);
         }
     }
 

@@ -210,6 +210,57 @@ public final class Reservations {
         return at != null && at > epoch;
     }
 
+    /** Where the state is kept in the cluster and the gateway cannot be sure it is current (its watch broke), or null. */
+    private volatile Status unsure;
+
+    /**
+     * Takes {@code s} as the state, as another gateway (or the cluster) has it: a reservation
+     * shared across gateways is stepped on the newest state there is.
+     */
+    synchronized void adopt(State s) {
+        state = s;
+    }
+
+    /**
+     * Hosts {@code hostIds} were preempted and aborted at another gateway: their commands accepted
+     * here before now must not reach the storage, as for a Preempt and Abort here.
+     */
+    synchronized void abortedElsewhere(Set<UUID> hostIds) {
+        long epoch = aborts + 1;
+        Map<UUID, Long> at = new HashMap<>(abortedAt);
+        for (UUID p : hostIds) {
+            at.put(p, epoch);
+        }
+        abortedAt = Map.copyOf(at);
+        aborts = epoch;
+    }
+
+    /** The abort marks now, to put back with {@link #restore} when a step's result is not kept. */
+    synchronized Object[] marks() {
+        return new Object[] {aborts, abortedAt};
+    }
+
+    /** Puts back the abort marks {@link #marks} took (a step lost the race to change the shared state). */
+    @SuppressWarnings("unchecked")
+    synchronized void restore(Object[] marks) {
+        aborts = (Long) marks[0];
+        abortedAt = (Map<UUID, Long>) marks[1];
+    }
+
+    /**
+     * While {@code status} is not null, a reserved namespace refuses the commands that a
+     * reservation decides (with that status, a path error), since this gateway cannot tell whether
+     * its view is current; a namespace with no reservation is not affected.
+     */
+    void unsure(Status status) {
+        this.unsure = status;
+    }
+
+    /** What {@link #unsure} set, or null. */
+    Status unsureStatus() {
+        return unsure;
+    }
+
     /** Set Features Reservation Persistence: turns PTPL on or off (Invalid Field for on, where it cannot be). */
     public synchronized Outcome persistence(boolean ptpl) {
         if (ptpl && !ptplCapable()) {
@@ -239,7 +290,14 @@ public final class Reservations {
         boolean write = !read && (opcode == NvmOpcode.FLUSH.code || opcode == NvmOpcode.WRITE.code
                 || opcode == NvmOpcode.WRITE_UNCORRECTABLE.code || opcode == NvmOpcode.WRITE_ZEROES.code
                 || opcode == NvmOpcode.DATASET_MANAGEMENT.code || opcode == NvmOpcode.COPY.code);
-        if (!read && !write || s.holds(hostId, hostNqn)) {
+        if (!read && !write) {
+            return null;
+        }
+        Status u = unsure;
+        if (u != null) {
+            return u;
+        }
+        if (s.holds(hostId, hostNqn)) {
             return null;
         }
         boolean registrant = s.registrant(hostId, hostNqn) != null;

@@ -105,6 +105,19 @@ public final class Subsystem implements AutoCloseable {
         return discovery;
     }
 
+    /**
+     * Whether reservations are offered: always where one target serves the subsystem; where
+     * gateways do, only where they share them through the cluster (the target is in a gateway
+     * group), and for namespace {@code ns} (null: any) only if its reservation is shared.
+     */
+    boolean offersReservations(Namespace ns) {
+        if (!gateways) {
+            return true;
+        }
+        ReservationStore store = reservationStore;
+        return store != null && store.shares() && (ns == null || ns.shared() != null);
+    }
+
     /** The target's reservations, set as the subsystem is added to it. */
     void reservationStore(ReservationStore store) {
         this.reservationStore = store;
@@ -142,6 +155,7 @@ public final class Subsystem implements AutoCloseable {
         ReservationStore store = reservationStore;
         if (store != null) {
             ns.reservations(store.of(ReservationStore.key(nqn, ns.nsid(), ns.nguid())));
+            store.share(this, ns);
         }
         if (namespaces.putIfAbsent(ns.nsid(), ns) != null) {
             throw new IllegalArgumentException("subsystem " + nqn + " already has nsid " + Integer.toUnsignedString(ns.nsid()));

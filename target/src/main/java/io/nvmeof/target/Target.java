@@ -3,6 +3,7 @@ package io.nvmeof.target;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.internal.PlatformDependent;
 import io.nvmeof.protocol.Nqn;
+import io.nvmeof.target.backend.RbdBackend;
 import io.nvmeof.target.backend.RbdCluster;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -361,6 +362,16 @@ public final class Target implements AutoCloseable {
         gatewayGroup = group;
         if (was != null && was != group) {
             was.close();
+        }
+        // reservations of the RBD namespaces the group serves live in the cluster, beside the images
+        reservationStore.sharing(group == null ? null : (subsystem, ns) -> ns.backend() instanceof RbdBackend rbd
+                ? SharedReservations.open(rbd.cluster(), group.config().pool(), subsystem, ns) : null);
+        if (group != null) {
+            for (Subsystem s : subsystems()) {
+                for (Namespace ns : s.namespaces().values()) {
+                    reservationStore.share(s, ns);
+                }
+            }
         }
     }
 

@@ -3,10 +3,10 @@ package io.nvmeof.target.backend;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
-import java.util.function.Consumer;
+import java.util.function.BiConsumer;
+import java.util.function.IntConsumer;
 import jnr.ffi.Pointer;
 import jnr.ffi.TypeAlias;
-import jnr.ffi.byref.IntByReference;
 import jnr.ffi.byref.NumberByReference;
 import jnr.ffi.byref.PointerByReference;
 
@@ -72,7 +72,13 @@ public final class RadosObject {
      * expected} (0: not there yet); false, changing nothing, if another changed it first.
      */
     public boolean compareAndSet(long expected, byte[] data) throws IOException {
-        byte[] next = ByteBuffer.allocate(HEADER + data.length).putLong(expected + 1).put(data).array();
+        byte[] bytes = ByteBuffer.allocate(HEADER + data.length).putLong(expected + 1).put(data).array();
+        // a write operation keeps its buffers' addresses until it runs: native memory that lives
+        // past that, not the copies jnr-ffi makes of arrays for the length of one call
+        Pointer next = Rbd.memory(bytes.length);
+        next.put(0, bytes, 0, bytes.length);
+        Pointer was = Rbd.memory(HEADER + Integer.BYTES);
+        was.put(0, ByteBuffer.allocate(HEADER).putLong(expected).array(), 0, HEADER); // big-endian, as the object has it
         Rbd.LibRados r = Rbd.rados();
         long op = r.rados_create_write_op();
         if (op == 0) {
@@ -82,10 +88,9 @@ public final class RadosObject {
             if (expected == 0) {
                 r.rados_write_op_create(op, 1, null);
             } else {
-                byte[] was = ByteBuffer.allocate(HEADER).putLong(expected).array();
-                r.rados_write_op_cmpext(op, was, HEADER, 0, new IntByReference());
+                r.rados_write_op_cmpext(op, was, HEADER, 0, was.slice(HEADER)); // the last 4 bytes: its result
             }
-            r.rados_write_op_write_full(op, next, next.length);
+            r.rados_write_op_write_full(op, next, bytes.length);
             int rc = r.rados_write_op_operate(op, io, oid, null, 0);
             if (rc == 0) {
                 return true;
@@ -120,12 +125,13 @@ public final class RadosObject {
     }
 
     /**
-     * Calls {@code listener} with the payload of every notify (on a librados thread: it must hand
-     * any work that blocks on the cluster to a thread of its own), and {@code broken} with the
-     * negated errno when the watch breaks (the client was cut off or fenced; watch again). The
-     * object must be there. Closing the watch ends it.
+     * Calls {@code listener} with the payload of every notify and the acknowledgement to run once
+     * it has taken it (exactly once, from any thread: the notifier waits for it), on a librados
+     * thread that it must not block; {@code broken} with the negated errno when the watch breaks
+     * (the client was cut off or fenced; watch again). The object must be there. Closing the
+     * watch ends it.
      */
-    public Watch watch(Consumer<byte[]> listener, Consumer<Integer> broken) throws IOException {
+    public Watch watch(BiConsumer<byte[], Runnable> listener, IntConsumer broken) throws IOException {
         return new Watch(listener, broken);
     }
 
@@ -136,18 +142,14 @@ public final class RadosObject {
         private final long cookie;
         private boolean closed;
 
-        private Watch(Consumer<byte[]> listener, Consumer<Integer> broken) throws IOException {
+        private Watch(BiConsumer<byte[], Runnable> listener, IntConsumer broken) throws IOException {
             Rbd.LibRados r = Rbd.rados();
             this.callback = (arg, notifyId, handle, notifierId, data, length) -> {
                 byte[] payload = new byte[(int) Math.max(0, Math.min(length, Integer.MAX_VALUE))];
                 if (payload.length > 0 && data != null) {
                     data.get(0, payload, 0, payload.length);
                 }
-                try {
-                    listener.accept(payload);
-                } finally {
-                    r.rados_notify_ack(io, oid, notifyId, handle, null, 0);
-                }
+                listener.accept(payload, () -> r.rados_notify_ack(io, oid, notifyId, handle, null, 0));
             };
             this.error = (arg, handle, err) -> broken.accept(err);
             long[] c = new long[1];

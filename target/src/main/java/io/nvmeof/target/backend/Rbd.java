@@ -71,10 +71,14 @@ public final class Rbd {
         /** exclusive 1: the operation fails with -EEXIST if the object is there. */
         void rados_write_op_create(long op, int exclusive, String category);
 
-        /** The object's bytes from {@code offset} must equal {@code buffer}, or the operation fails (rc below -4095). */
-        void rados_write_op_cmpext(long op, byte[] buffer, long length, long offset, IntByReference prval);
+        /**
+         * The object's bytes from {@code offset} must equal {@code buffer}, or the operation fails
+         * (rc below -4095). The operation keeps the pointers until it runs: native memory only.
+         */
+        void rados_write_op_cmpext(long op, Pointer buffer, long length, long offset, Pointer prval);
 
-        void rados_write_op_write_full(long op, byte[] buffer, long length);
+        /** The operation keeps the pointer until it runs: native memory only. */
+        void rados_write_op_write_full(long op, Pointer buffer, long length);
 
         int rados_write_op_operate(long op, long ioctx, String oid, Pointer mtime, int flags);
 

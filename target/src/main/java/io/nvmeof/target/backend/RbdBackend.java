@@ -56,6 +56,16 @@ public final class RbdBackend extends AbstractBackend {
         this.identity = identity;
     }
 
+    /** The cluster connection the image is open through. */
+    public RbdCluster cluster() {
+        return cluster;
+    }
+
+    /** The image's pool. */
+    public String pool() {
+        return pool;
+    }
+
     /**
      * Opens image {@code name} of {@code pool} through {@code cluster} (this backend holds that
      * reference from now on, and gives it up on a failure too). {@code blockSize} 0 is 512, as

@@ -109,7 +109,10 @@ class RadosObjectTest {
             BlockingQueue<byte[]> heard = new LinkedBlockingQueue<>();
             BlockingQueue<Integer> broken = new LinkedBlockingQueue<>();
             List<Long> micros = new ArrayList<>();
-            try (RadosObject.Watch w = atB.watch(heard::add, broken::add)) {
+            try (RadosObject.Watch w = atB.watch((payload, ack) -> {
+                heard.add(payload);
+                ack.run();
+            }, broken::add)) {
                 for (int i = 0; i < 30; i++) {
                     byte[] payload = bytes("change " + i);
                     long t0 = System.nanoTime();
