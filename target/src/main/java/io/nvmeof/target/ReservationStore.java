@@ -92,6 +92,9 @@ public final class ReservationStore {
             SharedReservations shared = s.open(subsystem, ns);
             if (shared != null) {
                 ns.shared(shared);
+                System.getLogger(ReservationStore.class.getName()).log(System.Logger.Level.INFO, "reservation of namespace "
+                        + Integer.toUnsignedString(ns.nsid()) + " of " + subsystem.nqn() + " shared with the other gateways"
+                        + " through " + shared.oid());
             }
         } catch (IOException | RuntimeException e) {
             System.getLogger(ReservationStore.class.getName()).log(System.Logger.Level.ERROR, "reservation of namespace "

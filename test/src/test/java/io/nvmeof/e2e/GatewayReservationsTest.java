@@ -15,6 +15,7 @@ import io.nvmeof.initiator.Nvmeof;
 import io.nvmeof.initiator.Reservations;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.target.backend.CephCluster;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,6 +23,11 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -44,15 +50,15 @@ class GatewayReservationsTest {
         CEPH.get().rbd("create", "--size", "8M", "rbd/resv");
         GroupGateway.Group group = new GroupGateway.Group(NQN, "resv", 3000, 2000, "a",
                 Map.of("a", "127.0.0.1", "b", "127.0.0.1"));
-        try (GroupGateway a = new GroupGateway(CEPH.dir(), group, "a", 1, CEPH.get(), "127.0.0.1", 0, List.of());
-             GroupGateway b = new GroupGateway(CEPH.dir(), group, "b", 2, CEPH.get(), "127.0.0.1", 0, List.of())) {
+        try (GroupGateway a = new GroupGateway(CEPH.dir(), group, "a", 1, CEPH.get(), "127.0.0.1", MultipathTest.freePort(), List.of());
+             GroupGateway b = new GroupGateway(CEPH.dir(), group, "b", 2, CEPH.get(), "127.0.0.1", MultipathTest.freePort(), List.of())) {
             a.start();
             b.start();
             a.awaitRole("owner", Duration.ofSeconds(30));
             b.awaitRole("standby", Duration.ofSeconds(30));
             UUID id1 = UUID.fromString("11111111-1111-4111-8111-111111111111");
             UUID id2 = UUID.fromString("22222222-2222-4222-8222-222222222222");
-            ConnectOptions o1 = ConnectOptions.defaults().ioQueues(1)
+            ConnectOptions o1 = ConnectOptions.defaults().ioQueues(1).reconnectDelay(Duration.ofSeconds(1))
                     .identity(HostIdentity.of("nqn.2014-08.org.nvmexpress:uuid:" + id1, id1));
             ConnectOptions o2 = ConnectOptions.defaults().ioQueues(1)
                     .identity(HostIdentity.of("nqn.2014-08.org.nvmexpress:uuid:" + id2, id2));
@@ -79,37 +85,92 @@ class GatewayReservationsTest {
                 assertTrue(r.registrants().stream().anyMatch(g -> g.hostId().equals(id1) && g.holds()), r.toString());
                 h1.write(0, block(1)); // the holder writes through its gateway
 
-                // host 2 preempts host 1 and aborts its commands, through the other gateway
+                // host 2 preempts host 1 and aborts its commands, through the other gateway, while host 1
+                // keeps 8 writes in flight through a over 64 blocks
+                AtomicBoolean writing = new AtomicBoolean(true);
+                AtomicLong landed = new AtomicLong();
+                AtomicLong refused = new AtomicLong();
+                List<CompletableFuture<Void>> writers = new ArrayList<>();
+                for (int w = 0; w < 8; w++) {
+                    int lane = w;
+                    CompletableFuture<Void> done = new CompletableFuture<>();
+                    writers.add(done);
+                    Thread t = new Thread(() -> {
+                        ByteBuffer mine = block(0x11);
+                        for (long i = 0; writing.get(); i++) {
+                            try {
+                                h1.write(((lane * 8 + i % 8) % 64) * 4096, mine.duplicate());
+                                landed.incrementAndGet();
+                            } catch (IOException e) {
+                                refused.incrementAndGet();
+                            }
+                        }
+                        done.complete(null);
+                    });
+                    t.start();
+                }
+                Awaitility.await("host 1 writing").atMost(Duration.ofSeconds(30)).until(() -> landed.get() > 100);
                 r2.preempt(0xB2, 0xA1, Reservations.Type.WRITE_EXCLUSIVE, true);
+                long landedAtPreempt = landed.get();
+                for (int blk = 0; blk < 64; blk++) { // host 2 writes every block host 1 was writing, after the preempt
+                    h2.write(blk * 4096L, block(2));
+                }
+                Awaitility.await("host 1's writes refused").atMost(Duration.ofSeconds(30)).until(() -> refused.get() > 50);
+                writing.set(false);
+                CompletableFuture.allOf(writers.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+                assertTrue(landed.get() <= landedAtPreempt + 8, "at most what was already in flight completed after the"
+                        + " preempt: " + landedAtPreempt + " then " + landed.get());
                 NvmeStatusException gone = assertThrows(NvmeStatusException.class, () -> h1.write(0, block(3)),
                         "host 1, preempted through b, writes through a");
                 assertEquals(Status.RESERVATION_CONFLICT.sc(), gone.status().sc(), gone.toString());
-                h2.write(0, block(2));
-                ByteBuffer got = ByteBuffer.allocateDirect(4096);
-                h1.read(0, got);
-                assertEquals(block(2), got.flip(), "the block holds host 2's write; host 1's refused one did not land");
+                for (int blk = 0; blk < 64; blk++) {
+                    ByteBuffer got = ByteBuffer.allocateDirect(4096);
+                    h1.read(blk * 4096L, got);
+                    assertEquals(block(2), got.flip(), "block " + blk + " holds host 2's write: none of host 1's landed"
+                            + " after the preempt and abort completed");
+                }
+                System.out.println("preempt and abort through b while host 1 wrote through a: " + landedAtPreempt
+                        + " writes of host 1's landed before it, " + (landed.get() - landedAtPreempt) + " completed"
+                        + " after (already past the check), " + refused.get() + " refused");
                 Reservations.Report afterPreempt = r1.report();
                 assertEquals(1, afterPreempt.registrants().size(), "a reports host 1 gone: " + afterPreempt);
                 assertTrue(afterPreempt.registrants().get(0).holds());
 
+                // the gateway host 1 reached it through dies: the reservation holds at the survivor, and
+                // at a again when it is back (a new process, reading the reservation from the cluster)
+                a.process.signal("KILL");
+                Reservations.Report afterKill = r2.report();
+                assertTrue(afterKill.registrants().stream().anyMatch(g -> g.hostId().equals(id2) && g.holds()),
+                        afterKill.toString());
+                a.start();
+                try (Controller again = Nvmeof.connect(a.process.uri(NQN), o1)) {
+                    Reservations.Report atA = again.namespace(1).reservations().report();
+                    assertEquals(Reservations.Type.WRITE_EXCLUSIVE, atA.type(), "a, restarted, reports it: " + atA);
+                    NvmeStatusException stillRefused = assertThrows(NvmeStatusException.class,
+                            () -> again.namespace(1).write(0, block(3)), "host 1 through a restarted gateway a");
+                    assertEquals(Status.RESERVATION_CONFLICT.sc(), stillRefused.status().sc());
+                }
+
                 r2.release(0xB2, Reservations.Type.WRITE_EXCLUSIVE);
-                assertNull(r1.report().type(), "released, as seen through a");
-                r1.register(0xA1);
-                r1.clear(0xA1);
-                assertEquals(0, r2.report().registrants().size(), "cleared through a, as seen through b");
-                h2.write(0, block(4));
+                try (Controller c1again = Nvmeof.connect(a.process.uri(NQN), o1)) {
+                    Reservations r1again = c1again.namespace(1).reservations();
+                    assertNull(r1again.report().type(), "released through b, as seen through a");
+                    r1again.register(0xA1);
+                    r1again.clear(0xA1);
+                    assertEquals(0, r2.report().registrants().size(), "cleared through a, as seen through b");
+                    h2.write(0, block(4));
 
                 // the cost: a Register and an Acquire here (shared through the cluster), and the time seen above
                 List<Long> register = new ArrayList<>();
                 List<Long> acquire = new ArrayList<>();
                 for (int i = 0; i < 20; i++) {
                     long s = System.nanoTime();
-                    r1.register(0x100 + i);
+                    r1again.register(0x100 + i);
                     register.add((System.nanoTime() - s) / 1000);
                     s = System.nanoTime();
-                    r1.acquire(0x100 + i, Reservations.Type.WRITE_EXCLUSIVE);
+                    r1again.acquire(0x100 + i, Reservations.Type.WRITE_EXCLUSIVE);
                     acquire.add((System.nanoTime() - s) / 1000);
-                    r1.clear(0x100 + i);
+                    r1again.clear(0x100 + i);
                 }
                 Collections.sort(register);
                 Collections.sort(acquire);
@@ -118,6 +179,7 @@ class GatewayReservationsTest {
                         + register.get(10) + " us (worst " + register.get(19) + "), Acquire median " + acquire.get(10)
                         + " us (worst " + acquire.get(19) + ")");
                 assertFalse(b.process.err().contains("did not take the change"), b.process.err());
+                }
             }
         }
     }
