@@ -17,6 +17,7 @@ import io.nvmeof.protocol.Status;
 import io.nvmeof.target.backend.CephCluster;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -174,13 +175,38 @@ class GatewayReservationsTest {
                 }
                 Collections.sort(register);
                 Collections.sort(acquire);
+                String local = oneProcess(CEPH.dir(), o1);
                 System.out.println("shared reservations across two gateways: a change at a refused host 2's next write"
                         + " at b within " + seenUs + " us of the Acquire starting; Register median "
                         + register.get(10) + " us (worst " + register.get(19) + "), Acquire median " + acquire.get(10)
-                        + " us (worst " + acquire.get(19) + ")");
+                        + " us (worst " + acquire.get(19) + "); " + local);
                 assertFalse(b.process.err().contains("did not take the change"), b.process.err());
                 }
             }
+        }
+    }
+
+    /** The same Registers and Acquires against a RAM namespace of one target process (the per-process table). */
+    private static String oneProcess(Path dir, ConnectOptions o) throws Exception {
+        try (TargetProcess t = TargetProcess.start(Fabric.TCP, dir, "--listen", "tcp://127.0.0.1:0", "--subsystem",
+                "nqn.2026-12.io.nvmeof:resv-local", "--namespace", "ram:4M");
+             Controller c = Nvmeof.connect(t.uri("nqn.2026-12.io.nvmeof:resv-local"), o)) {
+            Reservations r = c.namespace(1).reservations();
+            List<Long> register = new ArrayList<>();
+            List<Long> acquire = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                long s = System.nanoTime();
+                r.register(0x100 + i);
+                register.add((System.nanoTime() - s) / 1000);
+                s = System.nanoTime();
+                r.acquire(0x100 + i, Reservations.Type.WRITE_EXCLUSIVE);
+                acquire.add((System.nanoTime() - s) / 1000);
+                r.clear(0x100 + i);
+            }
+            Collections.sort(register);
+            Collections.sort(acquire);
+            return "one process, RAM namespace: Register median " + register.get(10) + " us, Acquire median "
+                    + acquire.get(10) + " us";
         }
     }
 
