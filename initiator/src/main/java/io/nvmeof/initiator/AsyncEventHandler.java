@@ -68,7 +68,10 @@ final class AsyncEventHandler {
                 return; // otherwise the queue went away; a reconnect posts a new one
             }
             int dw0 = (int) c.result();
-            controller.onControllerThread(() -> handle(dw0));
+            // handling reads log pages, waiting for them: not before a recovery under way is done
+            // (an event the new association reports at once would otherwise hold the thread the
+            // recovery's last step needs, and every command waiting for it, up to the loss timeout)
+            controller.onControllerThreadWhenLive(() -> handle(dw0));
             post(q);
         });
     }

@@ -115,6 +115,29 @@ public final class Controller implements AutoCloseable {
         }
     }
 
+    /**
+     * Runs {@code task} on the controller's thread once the association is live: at once if it
+     * is, otherwise once the recovery (which runs on that thread too) has brought it up. A task
+     * that waits there for an admin command must not run before: it would hold the thread the
+     * recovery needs (dropped once the controller is shut down or dead).
+     */
+    void onControllerThreadWhenLive(Runnable task) {
+        onControllerThread(() -> {
+            if (closed || state == ControllerState.DEAD) {
+                return;
+            }
+            if (state.recovering()) {
+                try {
+                    events.schedule(() -> onControllerThreadWhenLive(task), 20, TimeUnit.MILLISECONDS);
+                } catch (RejectedExecutionException e) {
+                    // closed meanwhile
+                }
+                return;
+            }
+            task.run();
+        });
+    }
+
     /** Connects to the subsystem {@code uri} names and brings the controller up. */
     public static Controller connect(NvmeofUri uri, ConnectOptions options) throws IOException {
         Controller c = new Controller(uri, options);

@@ -151,6 +151,11 @@ class GatewayReservationsTest {
                             () -> again.namespace(1).write(0, block(3)), "host 1 through a restarted gateway a");
                     assertEquals(Status.RESERVATION_CONFLICT.sc(), stillRefused.status().sc());
                 }
+                // and host 1's own controller, reconnected to the restarted a: the ANA change that a
+                // reports as it takes its group back arrives while that reconnect is finishing (this
+                // once held the controller's thread, and the commands waiting, up to the loss timeout)
+                Awaitility.await("host 1's controller, reconnected to a").atMost(Duration.ofSeconds(60))
+                        .ignoreExceptions().until(() -> r1.report().type() == Reservations.Type.WRITE_EXCLUSIVE);
 
                 r2.release(0xB2, Reservations.Type.WRITE_EXCLUSIVE);
                 try (Controller c1again = Nvmeof.connect(a.process.uri(NQN), o1)) {
