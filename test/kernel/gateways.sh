@@ -59,6 +59,15 @@ guest_ack() {
   fail "the guest did not answer: $(cat "$job/cmd.$n")"; return 1
 }
 guest() { guest_send "$@" && guest_post && guest_ack; }
+# await_load: waits until the guest's load runs (it prints LOAD-RUNNING), or the guest ends
+await_load() {
+  for _ in $(seq 6000); do
+    grep -q "^LOAD-RUNNING" "$job/out.log" 2>/dev/null && break
+    kill -0 "$guest" 2>/dev/null || break
+    sleep 0.2
+  done
+  grep -q "^LOAD-RUNNING" "$job/out.log" || fail "the guest did not start its load"
+}
 # now: the time, for an event about to happen
 now() { date +%s.%N; }
 declare -a results

@@ -114,12 +114,7 @@ ip netns exec "$lab-hosts" "$vm/run-guest.sh" --timeout 3000 --mem 2048 --job "$
   --env NQN="$NQN" --env PA=4420 --env PB=4420 --env DISCOVERY=0 --env KATO="$KATO" --env RECONNECT="$RECONNECT" \
   "$work/guest-multipath.sh" &
 guest=$!
-for _ in $(seq 6000); do
-  grep -q "^LOAD-RUNNING" "$job/out.log" 2>/dev/null && break
-  kill -0 "$guest" 2>/dev/null || break
-  sleep 0.2
-done
-grep -q "^LOAD-RUNNING" "$job/out.log" || fail "the guest did not start its load"
+await_load
 
 # back_to_a WHAT SINCE: A owns its group again (failback), the host sees it and uses it alone
 back_to_a() {

@@ -78,13 +78,7 @@ job=$work/job
   --env NQN="$NQN" --env PA="$PA" --env PB="$PB" --env KATO="$KATO" --env RECONNECT="$RECONNECT" \
   "$work/guest-multipath.sh" &
 guest=$!
-
-for _ in $(seq 6000); do
-  grep -q "^LOAD-RUNNING" "$job/out.log" 2>/dev/null && break
-  kill -0 "$guest" 2>/dev/null || break
-  sleep 0.2
-done
-grep -q "^LOAD-RUNNING" "$job/out.log" || { fail "the guest did not start its load"; }
+await_load
 scenario() {
   local r t rc
   guest paths 60 A=live/optimized B=live/non-optimized || return 1

@@ -222,10 +222,10 @@ public final class Reservations {
     }
 
     /**
-     * Hosts {@code hostIds} were preempted and aborted at another gateway: their commands accepted
-     * here before now must not reach the storage, as for a Preempt and Abort here.
+     * Hosts {@code hostIds} were preempted and aborted (here, or at another gateway): their
+     * commands accepted here before now must not reach the storage.
      */
-    synchronized void abortedElsewhere(Set<UUID> hostIds) {
+    synchronized void aborted(Set<UUID> hostIds) {
         long epoch = aborts + 1;
         Map<UUID, Long> at = new HashMap<>(abortedAt);
         for (UUID p : hostIds) {
@@ -480,13 +480,7 @@ public final class Reservations {
         }
         state = new State(s.generation + 1, type, holder, regs, s.ptpl);
         if (action == PREEMPT_AND_ABORT && !preempted.isEmpty()) {
-            long epoch = aborts + 1;
-            Map<UUID, Long> at = new HashMap<>(abortedAt);
-            for (UUID p : preempted) {
-                at.put(p, epoch);
-            }
-            abortedAt = Map.copyOf(at);
-            aborts = epoch;
+            aborted(preempted);
         }
         return new Outcome(Status.SUCCESS, notices, preempted, true);
     }

@@ -170,7 +170,7 @@ final class SharedReservations implements AutoCloseable {
         synchronized (res) {
             res.adopt(a.state);
             if (!a.preempted.isEmpty()) {
-                res.abortedElsewhere(a.preempted);
+                res.aborted(a.preempted);
             }
         }
         for (Reservations.Notice n : a.notices) {
