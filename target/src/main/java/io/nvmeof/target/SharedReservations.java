@@ -79,6 +79,9 @@ final class SharedReservations implements AutoCloseable {
         SharedReservations s = new SharedReservations(ns.reservations(), object, subsystem, ns);
         s.res.adopt(decode(object.read().data()));
         s.watch = object.watch(s::heard, s::broken);
+        // current now: a namespace object this one replaces (a rejoin's new client) may have left
+        // the reservation unsure as its watch broke
+        s.res.unsure(null);
         return s;
     }
 
@@ -185,11 +188,18 @@ final class SharedReservations implements AutoCloseable {
 
     /** The watch broke (the client was cut off or fenced): unsure until watched and read again. */
     private void broken(int err) {
+        if (closed) {
+            return; // this namespace object is gone; another watches for it
+        }
         LOG.log(System.Logger.Level.WARNING, "reservation of namespace {0} of {1}: the watch on {2} broke ({3}); refusing"
                 + " what a reservation decides until it is current again", Integer.toUnsignedString(ns.nsid()),
                 subsystem.nqn(), object.oid(), err);
         res.unsure(UNSURE);
-        applier.execute(this::rewatch);
+        try {
+            applier.execute(this::rewatch);
+        } catch (RuntimeException e) {
+            // closing meanwhile
+        }
     }
 
     private void rewatch() {

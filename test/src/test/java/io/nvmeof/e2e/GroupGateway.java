@@ -33,6 +33,8 @@ final class GroupGateway implements AutoCloseable {
     final Path config;
     final Path socket;
     final List<String> launcher;
+    /** JVM flags of the target process. */
+    List<String> jvmFlags = List.of();
     TargetProcess process;
 
     /**
@@ -64,7 +66,7 @@ final class GroupGateway implements AutoCloseable {
 
     void start() throws Exception {
         Files.deleteIfExists(socket);
-        process = TargetProcess.startIn(launcher, List.of(), Map.of(), Fabric.TCP, dir, "--config", config.toString(),
+        process = TargetProcess.startIn(launcher, jvmFlags, Map.of(), Fabric.TCP, dir, "--config", config.toString(),
                 "--rpc-socket", socket.toString());
         process.await("the management API", () -> process.out().contains("management API on"));
     }
