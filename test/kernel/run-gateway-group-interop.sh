@@ -27,7 +27,11 @@ for c in ceph-mon ceph-osd rbd ip socat; do
 done
 . "$top/test/kernel/trixie.sh"
 ROUNDS=${ROUNDS:-3}
-LEASE_MS=10000 FAILBACK_MS=${FAILBACK_MS:-5000}
+# the lease is the launcher's default (the settings table's, as --show-config prints it)
+LEASE_MS=$(java -jar "$jar" target --listen tcp://127.0.0.1:0 --subsystem nqn.2026-12.io.nvmeof:probe --namespace ram:1M \
+  --show-config 2>/dev/null | sed -n 's/.*"gateway_lease_ms" *: *\([0-9]*\).*/\1/p')
+[ -n "$LEASE_MS" ] || { echo "gateway group interop: no gateway_lease_ms in --show-config" >&2; exit 1; }
+FAILBACK_MS=${FAILBACK_MS:-5000}
 KATO=5 RECONNECT=1
 # bounds, in seconds: as part 9's for the paths (a kill resets the connections; a partition is
 # noticed by the keep-alive); failover within the lease + 2 s of the event; failback within the

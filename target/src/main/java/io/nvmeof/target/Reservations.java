@@ -235,16 +235,19 @@ public final class Reservations {
         aborts = epoch;
     }
 
+    /** The preempt-and-abort count and marks at one moment. */
+    record AbortMarks(long aborts, Map<UUID, Long> abortedAt) {
+    }
+
     /** The abort marks now, to put back with {@link #restore} when a step's result is not kept. */
-    synchronized Object[] marks() {
-        return new Object[] {aborts, abortedAt};
+    synchronized AbortMarks marks() {
+        return new AbortMarks(aborts, abortedAt);
     }
 
     /** Puts back the abort marks {@link #marks} took (a step lost the race to change the shared state). */
-    @SuppressWarnings("unchecked")
-    synchronized void restore(Object[] marks) {
-        aborts = (Long) marks[0];
-        abortedAt = (Map<UUID, Long>) marks[1];
+    synchronized void restore(AbortMarks marks) {
+        aborts = marks.aborts();
+        abortedAt = marks.abortedAt();
     }
 
     /**

@@ -130,7 +130,7 @@ final class SharedReservations implements AutoCloseable {
             byte[] announce;
             synchronized (res) {
                 res.adopt(decode(v.data()));
-                Object[] marks = res.marks();
+                Reservations.AbortMarks marks = res.marks();
                 o = step.apply(res);
                 if (!o.changed()) {
                     return o;
