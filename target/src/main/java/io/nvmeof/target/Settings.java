@@ -109,7 +109,7 @@ public final class Settings {
             "Time past KATO before a silent host's controller is torn down.");
 
     // ---- RDMA ----
-    public static final Setting<Boolean> RDMA_BUSY_POLL = bool("rdma_busy_poll", false, false,
+    public static final Setting<Boolean> RDMA_BUSY_POLL = bool("rdma_busy_poll", "rdma", false, false,
             "The verbs provider polls its completion queues instead of waiting for completion events.");
     public static final Setting<Long> RDMA_POOL_IDLE_MS = millis("rdma_pool_idle_ms", "rdma", 30_000, 1000, 3_600_000, false,
             "A slab of registered RDMA buffers unused this long is deregistered and freed.");
@@ -125,6 +125,10 @@ public final class Settings {
     public static final Setting<Long> RBD_OP_TIMEOUT_MS = millis("rbd_op_timeout_ms", "rbd", 20_000, 1000, 600_000,
             false, "An RBD I/O the cluster has not answered by then fails with Namespace Not Ready, which hosts retry"
                     + " (librados' rados_osd_op_timeout; below Linux's 30 s I/O timeout).");
+    public static final Setting<Boolean> SHARE_RESERVATIONS = bool("share_reservations", "rbd", false, false,
+            "Whether a gateway group keeps the reservations of its RBD namespaces in the cluster, so that they"
+                    + " hold across gateways (being built, issue 52: off, since a fenced gateway's rejoin can leave"
+                    + " host writes unanswered with it on).");
     public static final Setting<Long> GATEWAY_LEASE_MS = millis("gateway_lease_ms", "rbd", 10_000, 2000, 600_000,
             false, "How long a gateway group's lease on an ANA group lasts unrenewed: a gateway that dies, freezes or"
                     + " loses the cluster loses its groups to the others this long after its last renewal (it reports"
@@ -177,8 +181,8 @@ public final class Settings {
         }, v -> Long.toString(v), v -> v < min || v > max ? "must be " + min + ".." + max + ", not " + v : null);
     }
 
-    private static Setting<Boolean> bool(String key, boolean def, boolean reloads, String help) {
-        return row(key, "rdma", Boolean.class, "true or false", def, null, reloads, help, s -> {
+    private static Setting<Boolean> bool(String key, String group, boolean def, boolean reloads, String help) {
+        return row(key, group, Boolean.class, "true or false", def, null, reloads, help, s -> {
             if (!s.equals("true") && !s.equals("false")) {
                 throw new IllegalArgumentException("must be true or false, not '" + s + "'");
             }

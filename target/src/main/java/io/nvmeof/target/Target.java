@@ -366,7 +366,7 @@ public final class Target implements AutoCloseable {
         // Reservations of the RBD namespaces the group serves are to live in the cluster, beside the
         // images (SharedReservations). Not switched on yet: with it, a gateway's rejoin after it was
         // fenced left some of a host's writes unanswered (GatewayPartitionTest, issue 52).
-        if (group != null && SHARE_RESERVATIONS) {
+        if (group != null && options().get(Settings.SHARE_RESERVATIONS)) {
             reservationStore.sharing((subsystem, ns) -> ns.backend() instanceof RbdBackend rbd
                     ? SharedReservations.open(rbd.cluster(), group.config().pool(), subsystem, ns) : null);
             for (Subsystem s : subsystems()) {
@@ -376,9 +376,6 @@ public final class Target implements AutoCloseable {
             }
         }
     }
-
-    /** Whether a gateway group shares its RBD namespaces' reservations through the cluster (issue 52: not yet). */
-    static final boolean SHARE_RESERVATIONS = Boolean.getBoolean("nvmeof.shareReservations");
 
     /** This target's gateway group, or null. */
     public GatewayGroup gatewayGroup() {

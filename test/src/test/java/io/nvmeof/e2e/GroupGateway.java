@@ -33,8 +33,8 @@ final class GroupGateway implements AutoCloseable {
     final Path config;
     final Path socket;
     final List<String> launcher;
-    /** JVM flags of the target process. */
-    List<String> jvmFlags = List.of();
+    /** Settings of its configuration besides the lease and the op timeout ({@code "key": value, ...}, or empty). */
+    String settings = "";
     TargetProcess process;
 
     /**
@@ -66,7 +66,12 @@ final class GroupGateway implements AutoCloseable {
 
     void start() throws Exception {
         Files.deleteIfExists(socket);
-        process = TargetProcess.startIn(launcher, jvmFlags, Map.of(), Fabric.TCP, dir, "--config", config.toString(),
+        if (!settings.isEmpty()) { // written once the test has said
+            Files.writeString(config, Files.readString(config).replace("\"rbd_op_timeout_ms\": 3000", "\"rbd_op_timeout_ms\": 3000, "
+                    + settings));
+            settings = "";
+        }
+        process = TargetProcess.startIn(launcher, List.of(), Map.of(), Fabric.TCP, dir, "--config", config.toString(),
                 "--rpc-socket", socket.toString());
         process.await("the management API", () -> process.out().contains("management API on"));
     }
