@@ -549,11 +549,28 @@ public final class Multipath implements AutoCloseable {
         Controller c = p.controller;
         for (NamespaceDevice d : devices.values()) {
             try {
-                d.update(c.identifyNamespace(d.nsid()));
+                IdentifyNamespace ns = c.identifyNamespace(d.nsid());
+                if (ns.nsze() == 0 && otherLivePath(p)) {
+                    // inactive through this path only (a gateway between two steps of a change, say):
+                    // the set's size stays while another path serves it
+                    LOG.log(System.Logger.Level.DEBUG, "multipath: namespace {0} is inactive through {1}",
+                            Integer.toUnsignedString(d.nsid()), p.uri);
+                    continue;
+                }
+                d.update(ns);
             } catch (IOException e) {
                 LOG.log(System.Logger.Level.DEBUG, "multipath: refreshing namespace {0}: {1}", d.nsid(), e.getMessage());
             }
         }
+    }
+
+    private boolean otherLivePath(Path p) {
+        for (Path o : paths) {
+            if (o != p && o.live()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     static String anaName(int state) {

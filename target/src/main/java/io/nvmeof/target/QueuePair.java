@@ -710,7 +710,8 @@ final class QueuePair {
         try {
             transport.eventLoop().execute(() -> {
                 for (Request x : all) {
-                    if (x.namespace == ns && x.state == Request.State.EXECUTING && x.drain == null) {
+                    // by NSID: a namespace object being replaced may still run commands of it
+                    if (x.namespace != null && x.namespace.nsid() == ns.nsid() && x.state == Request.State.EXECUTING && x.drain == null) {
                         x.drain = d;
                         d.add();
                     }

@@ -212,6 +212,19 @@ public final class Reservations {
 
     /** Where the state is kept in the cluster and the gateway cannot be sure it is current (its watch broke), or null. */
     private volatile Status unsure;
+    /**
+     * What shares this reservation with other gateways now (the newest of a namespace's
+     * replacements), or null: one that was replaced no longer marks it unsure.
+     */
+    private volatile Object sharer;
+
+    void sharer(Object s) {
+        this.sharer = s;
+    }
+
+    Object sharer() {
+        return sharer;
+    }
 
     /**
      * Takes {@code s} as the state, as another gateway (or the cluster) has it: a reservation

@@ -125,10 +125,10 @@ public final class Settings {
     public static final Setting<Long> RBD_OP_TIMEOUT_MS = millis("rbd_op_timeout_ms", "rbd", 20_000, 1000, 600_000,
             false, "An RBD I/O the cluster has not answered by then fails with Namespace Not Ready, which hosts retry"
                     + " (librados' rados_osd_op_timeout; below Linux's 30 s I/O timeout).");
-    public static final Setting<Boolean> SHARE_RESERVATIONS = bool("share_reservations", "rbd", false, false,
+    public static final Setting<Boolean> SHARE_RESERVATIONS = bool("share_reservations", "rbd", true, false,
             "Whether a gateway group keeps the reservations of its RBD namespaces in the cluster, so that they"
-                    + " hold across gateways (being built, issue 52: off, since a fenced gateway's rejoin can leave"
-                    + " host writes unanswered with it on).");
+                    + " hold across gateways; off, each gateway keeps its own (as SPDK and nvmet do), and such"
+                    + " subsystems offer no reservations.");
     public static final Setting<Long> GATEWAY_LEASE_MS = millis("gateway_lease_ms", "rbd", 10_000, 2000, 600_000,
             false, "How long a gateway group's lease on an ANA group lasts unrenewed: a gateway that dies, freezes or"
                     + " loses the cluster loses its groups to the others this long after its last renewal (it reports"

@@ -80,7 +80,8 @@ final class SharedReservations implements AutoCloseable {
         s.res.adopt(decode(object.read().data()));
         s.watch = object.watch(s::heard, s::broken);
         // current now: a namespace object this one replaces (a rejoin's new client) may have left
-        // the reservation unsure as its watch broke
+        // the reservation unsure as its watch broke, and from now on that one leaves it alone
+        s.res.sharer(s);
         s.res.unsure(null);
         return s;
     }
@@ -161,6 +162,10 @@ final class SharedReservations implements AutoCloseable {
     }
 
     private void apply(byte[] payload, Runnable ack) {
+        if (!inCharge()) {
+            ack.run(); // the namespace object that replaced this one takes it
+            return;
+        }
         Announcement a;
         try {
             a = Announcement.decode(payload);
@@ -188,8 +193,8 @@ final class SharedReservations implements AutoCloseable {
 
     /** The watch broke (the client was cut off or fenced): unsure until watched and read again. */
     private void broken(int err) {
-        if (closed) {
-            return; // this namespace object is gone; another watches for it
+        if (!inCharge()) {
+            return; // this namespace object is gone or replaced; another watches for it
         }
         LOG.log(System.Logger.Level.WARNING, "reservation of namespace {0} of {1}: the watch on {2} broke ({3}); refusing"
                 + " what a reservation decides until it is current again", Integer.toUnsignedString(ns.nsid()),
@@ -202,8 +207,13 @@ final class SharedReservations implements AutoCloseable {
         }
     }
 
+    /** Whether this is what shares the reservation now: not closed, not replaced by a newer namespace object. */
+    private boolean inCharge() {
+        return !closed && res.sharer() == this;
+    }
+
     private void rewatch() {
-        while (!closed) {
+        while (inCharge()) {
             try {
                 RadosObject.Watch old = watch;
                 if (old != null) {
@@ -217,7 +227,9 @@ final class SharedReservations implements AutoCloseable {
                 synchronized (res) {
                     res.adopt(decode(object.read().data()));
                 }
-                res.unsure(null);
+                if (inCharge()) {
+                    res.unsure(null);
+                }
                 return;
             } catch (IOException | RuntimeException e) {
                 try {

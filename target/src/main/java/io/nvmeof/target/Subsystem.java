@@ -149,6 +149,30 @@ public final class Subsystem implements AutoCloseable {
 
     /** Attaches a namespace; connected hosts that asked for namespace notices get one. */
     public void addNamespace(Namespace ns) {
+        prepare(ns);
+        if (namespaces.putIfAbsent(ns.nsid(), ns) != null) {
+            throw new IllegalArgumentException("subsystem " + nqn + " already has nsid " + Integer.toUnsignedString(ns.nsid()));
+        }
+        attached(ns);
+    }
+
+    /**
+     * Puts {@code replacement} in place of the namespace with its NSID in one step, so that the
+     * NSID is never inactive in between (a host that identifies it meanwhile sees one or the
+     * other, never an empty namespace); then the old one retires (commands in flight finish) and
+     * hosts get one namespace notice. Adds it if there was none.
+     */
+    public void replaceNamespace(Namespace replacement) {
+        prepare(replacement);
+        Namespace old = namespaces.put(replacement.nsid(), replacement);
+        if (old != null) {
+            old.close();
+        }
+        attached(replacement);
+    }
+
+    /** What a namespace needs before hosts can reach it: its reservation (shared where it can be). */
+    private void prepare(Namespace ns) {
         if (discovery) {
             throw new IllegalArgumentException("the discovery subsystem has no namespaces");
         }
@@ -157,9 +181,10 @@ public final class Subsystem implements AutoCloseable {
             ns.reservations(store.of(ReservationStore.key(nqn, ns.nsid(), ns.nguid())));
             store.share(this, ns);
         }
-        if (namespaces.putIfAbsent(ns.nsid(), ns) != null) {
-            throw new IllegalArgumentException("subsystem " + nqn + " already has nsid " + Integer.toUnsignedString(ns.nsid()));
-        }
+    }
+
+    /** A namespace is in place: hosts are told, and a resize of its storage by others is watched for. */
+    private void attached(Namespace ns) {
         notifyNamespaceChanged(ns);
         try {
             ns.backend().watchStorageSize(() -> storageResized(ns));

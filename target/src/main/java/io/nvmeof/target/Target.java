@@ -363,9 +363,7 @@ public final class Target implements AutoCloseable {
         if (was != null && was != group) {
             was.close();
         }
-        // Reservations of the RBD namespaces the group serves are to live in the cluster, beside the
-        // images (SharedReservations). Not switched on yet: with it, a gateway's rejoin after it was
-        // fenced left some of a host's writes unanswered (GatewayPartitionTest, issue 52).
+        // reservations of the RBD namespaces the group serves live in the cluster, beside the images
         if (group != null && options().get(Settings.SHARE_RESERVATIONS)) {
             reservationStore.sharing((subsystem, ns) -> ns.backend() instanceof RbdBackend rbd
                     ? SharedReservations.open(rbd.cluster(), group.config().pool(), subsystem, ns) : null);

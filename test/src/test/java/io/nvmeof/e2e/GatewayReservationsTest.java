@@ -53,9 +53,6 @@ class GatewayReservationsTest {
                 Map.of("a", "127.0.0.1", "b", "127.0.0.1"));
         try (GroupGateway a = new GroupGateway(CEPH.dir(), group, "a", 1, CEPH.get(), "127.0.0.1", MultipathTest.freePort(), List.of());
              GroupGateway b = new GroupGateway(CEPH.dir(), group, "b", 2, CEPH.get(), "127.0.0.1", MultipathTest.freePort(), List.of())) {
-            // sharing is off by default until the rejoin interplay is fixed (Settings.SHARE_RESERVATIONS)
-            a.settings = "\"share_reservations\": true";
-            b.settings = "\"share_reservations\": true";
             a.start();
             b.start();
             a.awaitRole("owner", Duration.ofSeconds(30));

@@ -199,6 +199,33 @@ class MultipathTest {
         }
     }
 
+    /**
+     * A namespace that one gateway stops serving for a moment (between two steps of a change)
+     * is inactive through that path only: the device keeps its size, and I/O goes on through the
+     * other path without an error. (Before, the notice from that gateway made it a 0-byte device,
+     * and every write after failed at once.)
+     */
+    @Test
+    void aNamespaceInactiveThroughOnePathKeepsTheDevicesSize(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("shared.img");
+        int pa = freePort();
+        int pb = freePort();
+        try (Target a = gateway(file, pa, 1, "optimized"); Target b = gateway(file, pb, 1000, "non-optimized");
+                Multipath m = Nvmeof.connectMultipath(uri(pa, pb), options())) {
+            BlockDevice d = m.namespace(1);
+            Multipath.Path mb = m.paths().get(1);
+            long size = d.size();
+            assertTrue(size > 0);
+            assertTrue(b.subsystem(NQN).removeNamespace(1));
+            // B's notices come in order on one queue and are handled in order on the path's
+            // thread: once the ANA change after the removal is seen, the removal's is too
+            b.anaState(b.ports().get(0), 1, AnaState.INACCESSIBLE);
+            await("B's notices handled", () -> mb.anaState(1).equals("unknown"));
+            assertEquals(size, d.size(), "the namespace is still served through A");
+            io(d, 20, 7);
+        }
+    }
+
     static void awaitLive(Multipath.Path p) {
         await(p.uri() + " live and optimized", () -> p.state().equals("live") && p.anaState(1).equals("optimized"));
     }

@@ -310,9 +310,7 @@ public final class ConfigApplier {
      */
     private void replace(Subsystem sub, String nqn, NamespaceConfig n, List<Change> changes) {
         try {
-            Namespace replacement = namespace(nqn, n);
-            sub.removeNamespace(n.nsid());
-            sub.addNamespace(replacement);
+            sub.replaceNamespace(namespace(nqn, n));
             changes.add(Change.done(nqn + ": namespace " + Integer.toUnsignedString(n.nsid()) + " replaced"));
         } catch (IOException | RuntimeException e) {
             LOG.log(System.Logger.Level.ERROR, "keeping namespace " + n.nsid() + " of " + nqn + ": " + e.getMessage());

@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -48,6 +49,8 @@ public final class StampWriter {
     private volatile CountDownLatch idle;
     private volatile long lastCompletion = System.nanoTime();
     private final AtomicLong longestStall = new AtomicLong();
+    /** What the host knows of its paths, for a pause that does not end. */
+    private java.util.function.Supplier<String> paths = () -> "";
 
     private StampWriter(BlockDevice device, int qd) {
         this.device = device;
@@ -78,7 +81,13 @@ public final class StampWriter {
             long stamp = seq.incrementAndGet();
             Soak.fill(buf, block, TAG, stamp);
             buf.clear();
-            device.writeAsync(block * BS, buf).whenComplete((v, t) -> {
+            CompletableFuture<Void> f;
+            try {
+                f = device.writeAsync(block * BS, buf);
+            } catch (RuntimeException e) { // the device refused at once: a failed write, and this slot goes on
+                f = CompletableFuture.failedFuture(e);
+            }
+            f.whenComplete((v, t) -> {
                 long now = System.nanoTime();
                 longestStall.accumulateAndGet(now - lastCompletion, Math::max);
                 lastCompletion = now;
@@ -135,7 +144,7 @@ public final class StampWriter {
         idle = new CountDownLatch(slots.size());
         pausing = true;
         if (!idle.await(120, TimeUnit.SECONDS)) {
-            return "PAUSED FAILED: " + idle.getCount() + " writes still in flight after 120 s";
+            return "PAUSED FAILED: " + idle.getCount() + " writes still in flight after 120 s; " + paths.get();
         }
         return "PAUSED writes=" + writes.get() + " errors=" + errors.get() + " longest_stall_ms="
                 + TimeUnit.NANOSECONDS.toMillis(longestStall.get());
@@ -152,6 +161,15 @@ public final class StampWriter {
         return "VERIFY blocks=" + slots.size() * Soak.BLOCKS_PER_SLOT + " stale=" + stale + " corrupt=" + corrupt;
     }
 
+    /** Each path's state and namespace 1's ANA state through it, and the commands waiting for a path. */
+    private static String describe(Multipath mp) {
+        StringBuilder s = new StringBuilder();
+        for (Multipath.Path p : mp.paths()) {
+            s.append(s.length() == 0 ? "" : ", ").append(p).append(' ').append(p.anaState(1)).append(" inflight ").append(p.inflight());
+        }
+        return "paths [" + s + "], waiting for a path " + mp.waiting();
+    }
+
     public static void main(String[] args) throws Exception {
         Usage.check(args, 3, "usage: StampWriter URI QD KEEP_ALIVE_MS\n  writes stamped 4 KiB blocks through every path"
                 + " of URI, QD at a time; commands on stdin: status, pause, verify, resume, quit");
@@ -160,6 +178,7 @@ public final class StampWriter {
                 .reconnectDelay(Duration.ofSeconds(1)).controllerLossTimeout(Duration.ofSeconds(3600));
         try (Multipath mp = Nvmeof.connectMultipath(args[0], options)) {
             StampWriter w = new StampWriter(mp.namespace(1), qd);
+            w.paths = () -> describe(mp);
             if ((long) qd * Soak.BLOCKS_PER_SLOT * BS > w.device.size()) {
                 throw new IllegalArgumentException("QD " + qd + " needs " + (long) qd * Soak.BLOCKS_PER_SLOT * BS + " bytes");
             }
@@ -175,7 +194,7 @@ public final class StampWriter {
                         w.start();
                         yield "RESUMED";
                     }
-                    case "paths" -> "PATHS " + mp.paths();
+                    case "paths" -> "PATHS " + describe(mp);
                     case "quit" -> null;
                     default -> "UNKNOWN " + line;
                 };
