@@ -9,10 +9,18 @@
 #           /var/tmp/spdk; it needs 2 MiB hugepages, which this part sets up and puts back)
 #   part 3  our initiator, as two hosts, against Linux nvmet's reservations (a trixie guest with
 #           trixie-backports' kernel: nvmet has them since 6.13)
+#   part 4  reservations across the gateways of a gateway group over one RBD image (a one-node
+#           Ceph cluster, test/ceph/ceph-cluster.sh; gateways A and B as users start them): Linux
+#           6.12 as two hosts (two host NQNs and Host IDs, one controller through each gateway):
+#           nvme/054's sequence through A with every report read through A and through B, a
+#           conflict at the other gateway, preempt-and-abort while the preempted host writes
+#           through B (it stops, and nothing of it lands after), A killed (the reservation holds
+#           at B) and restarted, blkpr, release and clear seen from both; SPDK's reserve through
+#           each gateway. Needs Ceph's packages (ceph-mon, ceph-osd, rbd).
 # Needs root, QEMU, the built jar (mvn -DskipTests package); the guest images are built on first
 # use: $NVMF_VM_CACHE_TRIXIE (default /var/tmp/nvmf-vm-trixie) and $NVMF_VM_CACHE_BPO (default
 # /var/tmp/nvmf-vm-trixie-bpo: trixie with the backports kernel and util-linux-extra, for blkpr).
-# RESV_PARTS="1 2 3" chooses parts.
+# RESV_PARTS="1 2 3 4" chooses parts.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 vm=$top/test/vm
@@ -23,8 +31,8 @@ jar=$top/cli/build/nvmeof.jar
 TRIXIE=${NVMF_VM_CACHE_TRIXIE:-/var/tmp/nvmf-vm-trixie}
 BPO=${NVMF_VM_CACHE_BPO:-/var/tmp/nvmf-vm-trixie-bpo}
 SPDK_DIR=${SPDK_DIR:-/var/tmp/spdk}
-PARTS=${RESV_PARTS:-1 2 3}
-if [[ " $PARTS " == *" 1 "* ]] && [ ! -f "$TRIXIE/rootfs.ext4" ]; then
+PARTS=${RESV_PARTS:-1 2 3 4}
+if [[ " $PARTS " == *" 1 "* || " $PARTS " == *" 4 "* ]] && [ ! -f "$TRIXIE/rootfs.ext4" ]; then
   echo "== building the trixie guest image in $TRIXIE"
   NVMF_VM_CACHE=$TRIXIE "$vm/build-guest.sh" --suite trixie --java
 fi
@@ -50,6 +58,10 @@ ours_refused() {  # ours_refused STATUS ARGS...: the command fails with that sta
   if out=$(nvmeof "$@" "$URI" "${J[@]}" 2>&1); then fail "ours: $* succeeded; expected $want"; return 1; fi
   echo "$out" | grep -q "$want" && echo "   ours: $* -> $want" || { fail "ours: $*: $out (expected $want)"; return 1; }
 }
+
+# the report lines blktests' nvme/054 keeps (nvme-cli 2.x): one registrant's entry, the header
+entry() { printf 'regctlext[0] :\n  cntlid     : ffff\n  rcsts      : %s\n  rkey       : %s\n' "$1" "$2"; }
+head3() { printf 'gen       : %s\nrtype     : %s\nregctl    : %s\n' "$1" "$2" "$3"; }
 
 # ---- part 1: Linux 6.12 and our initiator, two hosts on our target ----
 if [[ " $PARTS " == *" 1 "* ]]; then
@@ -104,8 +116,6 @@ echo Clear; nvme resv-acquire "$DEV" --crkey=4 --rtype=1 --racqa=0; resv_report
 nvme resv-release "$DEV" --crkey=4 --rrela=1
 SH
 # what nvme/054 expects of nvme-cli 2.x (the report lines it keeps, and each command's success line)
-entry() { printf 'regctlext[0] :\n  cntlid     : ffff\n  rcsts      : %s\n  rkey       : %s\n' "$1" "$2"; }
-head3() { printf 'gen       : %s\nrtype     : %s\nregctl    : %s\n' "$1" "$2" "$3"; }
 {
   echo Register; head3 0 0 0; echo "NVME Reservation  success"; head3 1 0 1; entry 0 4
   echo Replace; echo "NVME Reservation  success"; head3 2 0 1; entry 0 5
@@ -249,6 +259,218 @@ echo "$r" | grep -q "rtype     : 2" && echo "$r" | grep -q "regctl    : 1" && ch
 theirs_ok resv-release --crkey 0xb --rrela 1
 ours_ok write -o 0 -d "$work/block"
 guest_stop "$work/njob"
+fi
+
+# ---- part 4: two Linux host identities through two gateways of a gateway group ----
+if [[ " $PARTS " == *" 4 "* ]]; then
+if ! command -v ceph-mon >/dev/null || ! command -v rbd >/dev/null; then
+  echo "== part 4 SKIPPED: no Ceph here (apt-get install ceph-mon ceph-osd ceph-common)"
+else
+NQN4=nqn.2026-12.io.nvmeof:gateway-reservations
+"$top/test/ceph/ceph-cluster.sh" start "$work/ceph" >"$work/ceph.env" || { fail "the Ceph cluster did not start"; exit 1; }
+. "$work/ceph.env"
+stop_ceph() { "$top/test/ceph/ceph-cluster.sh" stop "$work/ceph" >/dev/null 2>&1 || true; }
+trap 'stop_ceph; interop_end' EXIT
+rbd --conf "$CEPH_CONF" create --size 64M rbd/resv
+PA=$(free_port) PB=$(free_port)
+# gateway_config SELF PORT CNTLID_MIN CNTLID_MAX: the launcher's defaults, reservation sharing among them
+gateway_config() {
+  cat <<JSON
+{"rbd_clusters": [{"name": "lab", "conf": "$CEPH_CONF"}],
+ "gateway_group": {"name": "resv", "self": "$1", "cluster": "lab",
+                   "members": [{"name": "a", "address": "127.0.0.1:$PA"}, {"name": "b", "address": "127.0.0.1:$PB"}],
+                   "ana_groups": [{"grpid": 1, "preferred": "a"}]},
+ "ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": $2, "subsystems": ["$NQN4"]}],
+ "subsystems": [{"nqn": "$NQN4", "serial": "GWRESV1", "gateways": true, "cntlid_min": $3, "cntlid_max": $4,
+                 "namespaces": [{"nsid": 1, "backend": "rbd", "cluster": "lab", "pool": "rbd", "image": "resv",
+                                 "ana_grpid": 1}]}]}
+JSON
+}
+gateway_config a "$PA" 1 999 >"$work/a.json"
+gateway_config b "$PB" 1000 1999 >"$work/b.json"
+. "$top/test/kernel/gateways.sh"
+gw_listen[A]=127.0.0.1:$PA gw_listen[B]=127.0.0.1:$PB
+start_gateway A || exit 1
+io "$(sock A)" wait-role 60 owner "$(date +%s.%N)" >/dev/null || fail "gateway A did not take its group"
+start_gateway B || exit 1
+grep -h "shared with the other gateways" "$work"/a.1.err "$work"/b.1.err | sed 's/^/   /'
+H1=nqn.2026-12.io.nvmeof:linux-host-1 I1=0f1e2d3c-4b5a-4697-8877-665544332211
+H2=nqn.2026-12.io.nvmeof:linux-host-2 I2=a1b2c3d4-e5f6-4789-8abc-def012345678
+mkdir -p "$work/share4"
+cp "$BPO/rootfs/usr/sbin/blkpr" "$work/share4/" 2>/dev/null || true
+echo "== gateways A (127.0.0.1:$PA, owner) and B (127.0.0.1:$PB) over rbd/resv; booting Linux 6.12"
+NVMF_VM_CACHE=$TRIXIE guest_boot "$work/g4job" --timeout 2400 --mem 1024 --share "$work/share4" \
+  --gfwd "10.0.2.100:4420=$PA" --gfwd "10.0.2.101:4420=$PB" || exit 1
+# host 1 through A, host 2 through B; /tmp/c1 and /tmp/c2 name their controllers' character
+# devices (nvme-cli sends each command through that controller, so under that host's identity)
+gsh "modprobe nvme-tcp && nvme connect -t tcp -a 10.0.2.100 -s 4420 -n $NQN4 --hostnqn $H1 --hostid $I1 \
+  --ctrl-loss-tmo=-1 --reconnect-delay=1 >/dev/null && nvme connect -t tcp -a 10.0.2.101 -s 4420 -n $NQN4 \
+  --hostnqn $H2 --hostid $I2 --ctrl-loss-tmo=-1 --reconnect-delay=1 >/dev/null && for c in /sys/class/nvme/nvme*; do
+    case \$(cat \$c/address) in *traddr=10.0.2.100*) echo /dev/\${c##*/} >/tmp/c1 ;; *traddr=10.0.2.101*) echo /dev/\${c##*/} >/tmp/c2 ;; esac
+  done && . /job/lib.sh && nvme_dev $NQN4 >/tmp/dev && echo \$(cat /tmp/c1) \$(cat /tmp/c2) \$(cat /tmp/dev) \
+  \$(cat /sys/block/\$(basename \$(cat /tmp/dev))/queue/logical_block_size)" >"$work/connect4.txt" \
+  || { cat "$work/connect4.txt"; fail "Linux did not connect through both gateways"; exit 1; }
+read -r C1 C2 DEV4 LBS <"$work/connect4.txt"
+echo "   host 1 ($H1) through A: $C1; host 2 ($H2) through B: $C2; the multipath device $DEV4 ($LBS-byte blocks)"
+gsh "nvme list-subsys $DEV4; nvme id-ns $C1 -n 1 | grep -E '^(rescap|nmic)'; nvme id-ctrl $C2 | grep -E '^oncs'"
+I1_HEX=${I1//-/} I2_HEX=${I2//-/}
+cat >"$work/share4/lib4.sh" <<SH
+C1=\$(cat /tmp/c1) C2=\$(cat /tmp/c2) LBS=$LBS
+# report_via CTRL: the report with the extended data structure, through that controller
+report_via() { nvme resv-report "\$1" -n 1 --eds; }
+# write_via CTRL LBA FILE: one 4 KiB write through that controller
+write_via() { nvme write "\$1" -n 1 -s "\$2" -c \$((4096 / LBS - 1)) -z 4096 -d "\$3" >/dev/null 2>&1; }
+SH
+cat >"$work/share4/054.sh" <<'SH'
+. /mnt/share/lib4.sh
+# nvme/054's sequence as host 1 through A; each report read through $REPORT (A's or B's controller)
+REPORT=$(cat /tmp/c$1)
+DEV=$C1
+resv_report() { report_via "$REPORT" | grep -v hostid | grep -E "gen|rtype|regctl|regctlext|cntlid|rcsts|rkey"; }
+echo Register; resv_report; nvme resv-register "$DEV" -n 1 --nrkey=4 --rrega=0; resv_report
+echo Replace; nvme resv-register "$DEV" -n 1 --crkey=4 --nrkey=5 --rrega=2; resv_report
+echo Unregister; nvme resv-register "$DEV" -n 1 --crkey=5 --rrega=1; resv_report
+echo Acquire; nvme resv-register "$DEV" -n 1 --nrkey=4 --rrega=0; nvme resv-acquire "$DEV" -n 1 --crkey=4 --rtype=1 --racqa=0; resv_report
+echo Preempt; nvme resv-acquire "$DEV" -n 1 --crkey=4 --prkey=4 --rtype=2 --racqa=1; resv_report
+echo Release; nvme resv-release "$DEV" -n 1 --crkey=4 --rtype=2 --rrela=0; resv_report
+echo Clear; nvme resv-acquire "$DEV" -n 1 --crkey=4 --rtype=1 --racqa=0; resv_report
+nvme resv-release "$DEV" -n 1 --crkey=4 --rrela=1
+SH
+for via in 1 2; do
+  name=$([ $via = 1 ] && echo A || echo B)
+  echo "== nvme/054's sequence, host 1 through A, every report read through $name"
+  # a new generation each round: the expected counts start from this round's first report
+  gsh "bash /mnt/share/054.sh $via" >"$work/054.$via.out" || true
+  g0=$(sed -n '2s/^gen *: *//p' "$work/054.$via.out")
+  sed 's/^/   /' "$work/054.$via.out"
+  gen() { echo $((g0 + $1)); }
+  {
+    echo Register; head3 "$(gen 0)" 0 0; echo "NVME Reservation  success"; head3 "$(gen 1)" 0 1; entry 0 4
+    echo Replace; echo "NVME Reservation  success"; head3 "$(gen 2)" 0 1; entry 0 5
+    echo Unregister; echo "NVME Reservation  success"; head3 "$(gen 3)" 0 0
+    echo Acquire; echo "NVME Reservation  success"; echo "NVME Reservation Acquire success"; head3 "$(gen 4)" 1 1; entry 1 4
+    echo Preempt; echo "NVME Reservation Acquire success"; head3 "$(gen 5)" 2 1; entry 1 4
+    echo Release; echo "NVME Reservation Release success"; head3 "$(gen 5)" 0 1; entry 0 4
+    echo Clear; echo "NVME Reservation Acquire success"; head3 "$(gen 5)" 1 1; entry 1 4; echo "NVME Reservation Release success"
+  } >"$work/054.$via.expected"
+  if diff -u "$work/054.$via.expected" "$work/054.$via.out"; then check "nvme/054's sequence through A, reported through $name, as 054.out has it"
+  else fail "nvme/054's sequence reported through $name differs (above)"; fi
+done
+
+rep() { gsh ". /mnt/share/lib4.sh; report_via \$C$1"; }   # rep 1|2: the report through A (host 1) or B (host 2)
+echo "== two hosts, two gateways: host 1 holds Write Exclusive through A; host 2 is refused through B"
+gsh '. /mnt/share/lib4.sh; head -c 4096 /dev/urandom >/tmp/blk; nvme resv-register $C1 -n 1 --nrkey=0x1 --rrega=0 \
+  && nvme resv-acquire $C1 -n 1 --crkey=0x1 --rtype=1 --racqa=0 && nvme resv-register $C2 -n 1 --nrkey=0x2 --rrega=0' \
+  && check "host 1 registered and acquired Write Exclusive through A; host 2 registered through B" || fail "register/acquire"
+gsh '. /mnt/share/lib4.sh; out=$(nvme write $C2 -n 1 -s 0 -c $((4096 / LBS - 1)) -z 4096 -d /tmp/blk 2>&1); echo "$out"; echo "$out" | grep -qi "reservation conflict"' \
+  && check "host 2's write through B: Reservation Conflict" || fail "host 2 wrote through B under host 1's Write Exclusive"
+gsh '. /mnt/share/lib4.sh; ! nvme resv-acquire $C2 -n 1 --crkey=0x2 --rtype=1 --racqa=0' \
+  && check "host 2's Acquire through B: refused (host 1 holds it)" || fail "host 2 acquired through B"
+ra=$(rep 1); rb=$(rep 2)
+echo "$rb" | sed 's/^/   B: /'
+for r in "$ra" "$rb"; do
+  echo "$r" | grep -q "rtype     : 1" && echo "$r" | grep -q "regctl    : 2" && echo "$r" | grep -q "hostid     : $I1_HEX" \
+    && echo "$r" | grep -q "hostid     : $I2_HEX" || { fail "a report after both registered: $r"; break; }
+done
+[ "$ra" = "$rb" ] && check "the reports through A and through B are the same: type 1, two registrants by 128-bit host ID" \
+  || fail "the reports through A and B differ"
+
+echo "== preempt-and-abort while host 2 writes through B"
+gsh '. /mnt/share/lib4.sh; nvme resv-release $C1 -n 1 --crkey=0x1 --rtype=1 --rrela=0 && nvme resv-acquire $C1 -n 1 --crkey=0x1 --rtype=3 --racqa=0' \
+  && check "host 1 holds Write Exclusive - Registrants Only: host 2, a registrant, may write" || fail "acquire type 3"
+# four writers through B, each on its own 4 KiB blocks, each write a new stamp (writer, count)
+cat >"$work/share4/writer.sh" <<'SH'
+. /mnt/share/lib4.sh
+w=$1 i=0
+while :; do
+  i=$((i + 1))
+  printf "%-4096s" "writer $w stamp $i" >/tmp/s$w
+  write_via "$C2" $(((w * 64 + i % 16) * 4096 / LBS)) /tmp/s$w || break
+  echo $i >/tmp/w$w.ok
+done
+echo $i >/tmp/w$w.done
+SH
+gsh 'rm -f /tmp/w*.done /tmp/w*.ok; for w in 1 2 3 4; do setsid bash /mnt/share/writer.sh $w </dev/null >/dev/null 2>&1 & done
+  sleep 3; cat /tmp/w*.ok; [ $(ls /tmp/w*.ok | wc -l) = 4 ]' \
+  && check "host 2 writes through B (4 writers)" || fail "host 2's writers did not run"
+gsh '. /mnt/share/lib4.sh; nvme resv-acquire $C1 -n 1 --crkey=0x1 --prkey=0x2 --rtype=1 --racqa=2 \
+  && for w in 1 2 3 4; do dd if=$(cat /tmp/dev) bs=4096 skip=$((w * 64)) count=16 iflag=direct status=none; done | md5sum >/tmp/after.md5' \
+  && check "host 1 preempted and aborted host 2 through A" || fail "preempt-and-abort through A"
+if gsh -t 120 'for i in $(seq 600); do [ $(ls /tmp/w*.done 2>/dev/null | wc -l) = 4 ] && break; sleep 0.1; done; cat /tmp/w*.done; [ $(ls /tmp/w*.done | wc -l) = 4 ]'; then
+  check "host 2's four writers through B stopped at the preemption"
+else fail "host 2's writes through B went on after preempt-and-abort"; fi
+gsh 'sleep 2; for w in 1 2 3 4; do dd if=$(cat /tmp/dev) bs=4096 skip=$((w * 64)) count=16 iflag=direct status=none; done | md5sum | diff - /tmp/after.md5' \
+  && check "nothing of host 2's landed after the preempt-and-abort completed (host 2's blocks read the same then and later)" \
+  || fail "host 2's blocks changed after the preempt-and-abort completed"
+# the holder preempted a registrant: that one goes, the reservation stays as it was (type 3)
+r=$(rep 2)
+echo "$r" | grep -q "rtype     : 3" && echo "$r" | grep -q "regctl    : 1" && ! echo "$r" | grep -q "hostid     : $I2_HEX" \
+  && check "through B: host 1 alone, holding Write Exclusive - Registrants Only" || fail "the report through B after the preemption: $r"
+
+echo "== gateway A (host 1's) killed: the reservation holds at B"
+kill_gateway A
+io "$(sock B)" wait-role 60 owner "$(now)" >/dev/null || fail "B did not take over A's group"
+gsh '. /mnt/share/lib4.sh; ! write_via $C2 0 /tmp/blk' \
+  && check "with A dead, host 2 (no longer a registrant) is still refused a write through B" || fail "after A died, through B"
+r=$(rep 2)
+echo "$r" | grep -q "rtype     : 3" && echo "$r" | grep -q "regctl    : 1" && echo "$r" | grep -q "hostid     : $I1_HEX" \
+  && check "through B: host 1 still holds the reservation" || fail "the report through B with A dead: $r"
+start_gateway A || fail "gateway A did not restart"
+if gsh -t 120 'for i in $(seq 600); do [ "$(cat /sys/class/nvme/$(basename $(cat /tmp/c1))/state)" = live ] && break; sleep 0.2; done; . /mnt/share/lib4.sh; report_via $C1' >"$work/ra.txt"; then
+  [ "$(cat "$work/ra.txt")" = "$(rep 2)" ] && check "A restarted: host 1 reconnected, and its report through A is B's" \
+    || fail "after A's restart the reports differ: $(cat "$work/ra.txt")"
+else fail "host 1 did not reconnect to the restarted A"; fi
+
+echo "== release and clear, seen from both"
+gsh '. /mnt/share/lib4.sh; nvme resv-release $C1 -n 1 --crkey=0x1 --rtype=3 --rrela=0 && write_via $C2 0 /tmp/blk' \
+  && check "host 1 released through A: host 2 writes through B" || fail "release"
+gsh '. /mnt/share/lib4.sh; nvme resv-register $C2 -n 1 --nrkey=0x2 --rrega=0 && nvme resv-release $C2 -n 1 --crkey=0x2 --rrela=1' \
+  && check "host 2 registered and cleared through B" || fail "clear"
+ra=$(rep 1); rb=$(rep 2)
+[ "$ra" = "$rb" ] && echo "$ra" | grep -q "regctl    : 0" && check "through A and B: nothing registered" \
+  || fail "after the clear: A: $ra B: $rb"
+
+if [ -x "$work/share4/blkpr" ]; then
+  echo "== util-linux blkpr on the multipath device (host 1, through A, the optimized path once A has its group back)"
+  io "$(sock A)" wait-role 120 owner "$(now)" >/dev/null || fail "A did not take its group back"
+  gsh -t 120 "for i in \$(seq 600); do nvme list-subsys $DEV4 | grep -q '10.0.2.100.* live optimized' && break; sleep 0.2; done
+    nvme list-subsys $DEV4 | grep '10.0.2.100.* live optimized'" || fail "Linux does not see A optimized again"
+  Bk=/mnt/share/blkpr
+  gsh "$Bk -c register -k 0x3 $DEV4 && $Bk -c reserve -k 0x3 -t exclusive-access $DEV4" \
+    && check "blkpr register, reserve exclusive-access" || fail "blkpr register/reserve"
+  r=$(rep 2)
+  echo "$r" | grep -q "rtype     : 2" && echo "$r" | grep -q "rkey       : 3" && echo "$r" | grep -q "hostid     : $I1_HEX" \
+    && check "through B the report shows blkpr's reservation, by host 1" \
+    || fail "blkpr's reservation not in B's report: $r"
+  gsh '. /mnt/share/lib4.sh; ! write_via $C2 0 /tmp/blk' && check "host 2's write through B: refused" || fail "host 2 wrote under blkpr's reservation"
+  gsh "$Bk -c release -k 0x3 -t exclusive-access $DEV4 && $Bk -c clear -k 0x3 $DEV4" && check "blkpr release, clear" \
+    || fail "blkpr release/clear"
+  r=$(rep 2)
+  echo "$r" | grep -q "regctl    : 0" && check "through B: nothing registered after blkpr clear" || fail "after blkpr clear: $r"
+else
+  echo "== blkpr SKIPPED: not in $BPO (the backports guest image brings it)"
+fi
+gsh "nvme disconnect -n $NQN4" >/dev/null || true
+guest_stop "$work/g4job"
+
+if [ -x "$SPDK_DIR/test/nvme/reserve/reserve" ]; then
+  for g in A B; do
+    port=$([ $g = A ] && echo "$PA" || echo "$PB")
+    echo "== SPDK's test/nvme/reserve through gateway $g"
+    rc=0
+    spdk_run "$work/reserve.$g.out" "$SPDK_DIR/test/nvme/reserve/reserve" \
+      -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$port subnqn:$NQN4" || rc=$?
+    sed 's/^/   /' "$work/reserve.$g.out"
+    if [ $rc = 0 ] && grep -q "Reservations: *Supported" "$work/reserve.$g.out" && ! grep -q "Failed" "$work/reserve.$g.out"; then
+      check "SPDK's reserve passes through gateway $g"
+    else fail "SPDK's reserve through gateway $g (exit $rc)"; fi
+  done
+else
+  echo "== SPDK's reserve SKIPPED: no SPDK build at $SPDK_DIR (bench/spdk/build-spdk.sh builds one)"
+fi
+stop_gateways
+stop_ceph
+fi
 fi
 
 [ $status = 0 ] && echo "reservations interop: PASS" || echo "reservations interop: FAILED"
