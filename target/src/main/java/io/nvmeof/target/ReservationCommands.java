@@ -153,9 +153,11 @@ final class ReservationCommands {
         }
         Namespace ns = targets.get(0);
         Reservations res = ns.reservations();
-        Reservations.Outcome o = res.persistence((cdw11 & 1) != 0);
-        if (!o.changed()) {
-            r.queue.complete(r, o.status());
+        boolean ptpl = (cdw11 & 1) != 0;
+        SharedReservations shared = ns.shared();
+        Reservations.Outcome local = shared == null ? res.persistence(ptpl) : null;
+        if (local != null && !local.changed()) {
+            r.queue.complete(r, local.status());
             return;
         }
         r.namespace = ns;
@@ -164,7 +166,17 @@ final class ReservationCommands {
             r.queue.complete(r, Status.INVALID_NAMESPACE);
             return;
         }
-        finish(r, c, res, o);
+        if (shared == null) {
+            finish(r, c, res, local);
+        } else { // a step on the cluster's state, as every other reservation change there
+            shared.run(x -> x.persistence(ptpl)).whenComplete((o, e) -> onLoop(r, () -> {
+                if (e == null) {
+                    finish(r, c, res, o);
+                } else {
+                    failedShared(r, c, e);
+                }
+            }));
+        }
     }
 
     /** Get Features 82h and 83h: one namespace's mask or PTPL. */

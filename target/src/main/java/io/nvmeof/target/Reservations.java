@@ -183,9 +183,12 @@ public final class Reservations {
         return key;
     }
 
-    /** Whether Persist Through Power Loss can be set: where the target keeps reservations (RESCAP bit 0). */
+    /**
+     * Whether Persist Through Power Loss can be set (RESCAP bit 0): where the target keeps
+     * reservations, or where they live in the cluster (shared with other gateways).
+     */
     public boolean ptplCapable() {
-        return store != null ? store.persistent() : ptplCapable;
+        return sharer != null || (store != null ? store.persistent() : ptplCapable);
     }
 
     /** After a change: completes once the state is as durable as its PTPL asks. */

@@ -2,6 +2,7 @@ package io.nvmeof.target;
 
 import io.nvmeof.protocol.IdentifyController;
 import io.nvmeof.protocol.Nqn;
+import io.nvmeof.protocol.Status;
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
 import java.util.Collection;
@@ -14,6 +15,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CopyOnWriteArraySet;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * An NVM subsystem: its NQN, identity strings, namespaces, the hosts allowed in, and the
@@ -444,9 +446,32 @@ public final class Subsystem implements AutoCloseable {
             throw new IllegalArgumentException("no namespace " + Integer.toUnsignedString(nsid) + " in " + nqn);
         }
         Reservations res = ns.reservations();
-        Reservations.Cleared c = res.clearRegistrations(hostNqn, hostId);
-        if (c.removed().isEmpty()) {
-            return c.removed();
+        SharedReservations shared = ns.shared();
+        Reservations.Cleared c;
+        if (shared == null) {
+            c = res.clearRegistrations(hostNqn, hostId);
+        } else { // a step on the cluster's state: every gateway has it, and tells its hosts, when this returns
+            AtomicReference<Reservations.Cleared> last = new AtomicReference<>();
+            Reservations.Outcome o;
+            try {
+                o = shared.run(x -> {
+                    Reservations.Cleared step = x.clearRegistrations(hostNqn, hostId);
+                    last.set(step); // a lost race steps again: the last step is the kept one
+                    return new Reservations.Outcome(Status.SUCCESS, step.notices(), Set.of(), !step.removed().isEmpty());
+                }).join();
+            } catch (CompletionException e) {
+                throw new IOException("registrations of namespace " + Integer.toUnsignedString(nsid) + " of " + nqn
+                        + " not cleared: the cluster: " + e.getCause().getMessage(), e.getCause());
+            }
+            if (!o.status().isSuccess()) {
+                throw new IOException("registrations of namespace " + Integer.toUnsignedString(nsid) + " of " + nqn
+                        + " not cleared: this gateway is not sure of the reservation now (its watch on the cluster"
+                        + " broke); try another gateway of the group");
+            }
+            c = last.get();
+        }
+        if (c == null || c.removed().isEmpty()) {
+            return List.of();
         }
         LOG.log(System.Logger.Level.INFO, "{0}: namespace {1}: registrations cleared: {2}", nqn,
                 Integer.toUnsignedString(nsid), c.removed().stream().map(g -> g.hostNqn() + " (" + g.hostId() + ")").toList());

@@ -6,13 +6,17 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.nvmeof.initiator.BlockDevice;
+import io.nvmeof.initiator.Command;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.HostIdentity;
 import io.nvmeof.initiator.NvmeStatusException;
 import io.nvmeof.initiator.Nvmeof;
 import io.nvmeof.initiator.Reservations;
+import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.FeatureId;
 import io.nvmeof.protocol.Status;
 import io.nvmeof.target.backend.CephCluster;
 import java.io.IOException;
@@ -25,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -69,10 +74,20 @@ class GatewayReservationsTest {
                 BlockDevice h2 = c2.namespace(1);
                 Reservations r1 = h1.reservations();
                 Reservations r2 = h2.reservations();
+                List<Controller.AsyncEvent> events1 = new CopyOnWriteArrayList<>();
+                c1.onEvent(events1::add);
                 r1.register(0xA1);
                 r2.register(0xB2);
                 Reservations.Report seenAtB = r2.report();
                 assertEquals(2, seenAtB.registrants().size(), "b reports a's registration too: " + seenAtB);
+
+                // Set Features Reservation Persistence through a: b reports PTPL on (the reservation
+                // lives in the cluster, so each gateway offers it); and off again
+                for (boolean on : new boolean[] {true, false}) {
+                    c1.admin(Command.admin(AdminOpcode.SET_FEATURES, "Set Features 83h").nsid(1)
+                            .cdw(10, FeatureId.RESERVATION_PERSISTENCE).cdw(11, on ? 1 : 0));
+                    assertEquals(on, r2.report().ptpl(), "PTPL set to " + on + " through a, as b reports it");
+                }
 
                 long t0 = System.nanoTime();
                 r1.acquire(0xA1, Reservations.Type.WRITE_EXCLUSIVE);
@@ -111,6 +126,7 @@ class GatewayReservationsTest {
                     t.start();
                 }
                 Awaitility.await("host 1 writing").atMost(Duration.ofSeconds(30)).until(() -> landed.get() > 100);
+                events1.clear();
                 r2.preempt(0xB2, 0xA1, Reservations.Type.WRITE_EXCLUSIVE, true);
                 long landedAtPreempt = landed.get();
                 for (int blk = 0; blk < 64; blk++) { // host 2 writes every block host 1 was writing, after the preempt
@@ -133,6 +149,9 @@ class GatewayReservationsTest {
                 System.out.println("preempt and abort through b while host 1 wrote through a: " + landedAtPreempt
                         + " writes of host 1's landed before it, " + (landed.get() - landedAtPreempt) + " completed"
                         + " after (already past the check), " + refused.get() + " refused");
+                // host 1, preempted through b, hears of it through a: the reservation notice (log page 80h)
+                Awaitility.await("host 1's reservation notice through a").atMost(Duration.ofSeconds(10))
+                        .until(() -> events1.stream().anyMatch(e -> e.type() == 6 && e.logPage() == 0x80));
                 Reservations.Report afterPreempt = r1.report();
                 assertEquals(1, afterPreempt.registrants().size(), "a reports host 1 gone: " + afterPreempt);
                 assertTrue(afterPreempt.registrants().get(0).holds());
@@ -164,6 +183,18 @@ class GatewayReservationsTest {
                     r1again.register(0xA1);
                     r1again.clear(0xA1);
                     assertEquals(0, r2.report().registrants().size(), "cleared through a, as seen through b");
+                    h2.write(0, block(4));
+
+                    // the operator's clear_registrations at b removes host 1's registration made through a
+                    r1again.register(0xA2);
+                    r1again.acquire(0xA2, Reservations.Type.EXCLUSIVE_ACCESS);
+                    JsonNode cleared = ManagementApiTest.rpc(b.socket, "clear_registrations",
+                            "{\"nqn\": \"" + NQN + "\", \"nsid\": 1, \"host_id\": \"" + id1 + "\"}");
+                    assertTrue(cleared.has("result"), cleared.toString());
+                    Reservations.Report afterClear = r1again.report();
+                    assertEquals(0, afterClear.registrants().size(), "cleared by the operator at b, as a reports it: "
+                            + afterClear);
+                    assertNull(afterClear.type(), "its reservation went with it");
                     h2.write(0, block(4));
 
                 // the cost: a Register and an Acquire here (shared through the cluster), and the time seen above
