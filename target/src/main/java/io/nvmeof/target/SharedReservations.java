@@ -142,11 +142,14 @@ final class SharedReservations implements AutoCloseable {
                 }
                 announce = announcement(res.state(), o);
             }
-            int rc = object.notify(announce, NOTIFY_TIMEOUT_MS);
-            if (rc != 0) {
-                LOG.log(System.Logger.Level.WARNING, "reservation of namespace {0} of {1}: a gateway did not take the"
-                        + " change within {2} ms (rc {3}); it has lost its lease by now", Integer.toUnsignedString(ns.nsid()),
-                        subsystem.nqn(), NOTIFY_TIMEOUT_MS, rc);
+            RadosObject.Notified n = object.notify(announce, NOTIFY_TIMEOUT_MS);
+            if (!n.missed().isEmpty()) {
+                // a gateway that did not take the change may still act on the old state (frozen, cut
+                // off, a standby no lease fences): it is fenced before the change completes
+                List<String> fenced = object.fence(n.missed());
+                LOG.log(System.Logger.Level.WARNING, "reservation of namespace {0} of {1}: fenced {2} (client(s) {3}),"
+                        + " which did not take the change within {4} ms", Integer.toUnsignedString(ns.nsid()),
+                        subsystem.nqn(), fenced, n.missed(), NOTIFY_TIMEOUT_MS);
             }
             return o;
         }

@@ -222,6 +222,91 @@ class GatewayReservationsTest {
         }
     }
 
+    /**
+     * A gateway that does not take a change is fenced before the change completes. Gateway a is
+     * the standby (no lease, so nothing else would fence it) and is frozen (SIGSTOP) while host 1,
+     * a registrant under host 2's Write Exclusive - Registrants Only, writes through it; host 2
+     * preempts and aborts host 1 through b, the owner. b's notify waits out its timeout, b fences
+     * a's client, and only then does the Preempt and Abort complete; host 2 then writes every block
+     * host 1 was writing. Thawed, a can land nothing of what it held (its client is fenced), finds
+     * itself fenced and rejoins, and every block holds host 2's data.
+     */
+    @Test
+    void aGatewayThatDoesNotTakeAChangeIsFencedBeforeItCompletes() throws Exception {
+        CEPH.get().rbd("create", "--size", "8M", "rbd/silent");
+        GroupGateway.Group group = new GroupGateway.Group(NQN, "silent", 3000, 2000, "b",
+                Map.of("a", "127.0.0.1", "b", "127.0.0.1"));
+        try (GroupGateway a = new GroupGateway(CEPH.dir(), group, "a", 1, CEPH.get(), "127.0.0.1", MultipathTest.freePort(), List.of());
+             GroupGateway b = new GroupGateway(CEPH.dir(), group, "b", 2, CEPH.get(), "127.0.0.1", MultipathTest.freePort(), List.of())) {
+            b.start();
+            b.awaitRole("owner", Duration.ofSeconds(30));
+            a.start();
+            a.awaitRole("standby", Duration.ofSeconds(30));
+            String aClient = a.address();
+            UUID id1 = UUID.fromString("33333333-3333-4333-8333-333333333333");
+            UUID id2 = UUID.fromString("44444444-4444-4444-8444-444444444444");
+            ConnectOptions o1 = ConnectOptions.defaults().ioQueues(1).keepAlive(Duration.ofSeconds(1))
+                    .commandTimeout(Duration.ofSeconds(5)).reconnectDelay(Duration.ofSeconds(1))
+                    .controllerLossTimeout(Duration.ofSeconds(60))
+                    .identity(HostIdentity.of("nqn.2014-08.org.nvmexpress:uuid:" + id1, id1));
+            ConnectOptions o2 = ConnectOptions.defaults().ioQueues(1)
+                    .identity(HostIdentity.of("nqn.2014-08.org.nvmexpress:uuid:" + id2, id2));
+            try (Controller c1 = Nvmeof.connect(a.process.uri(NQN), o1);
+                 Controller c2 = Nvmeof.connect(b.process.uri(NQN), o2)) {
+                BlockDevice h1 = c1.namespace(1);
+                BlockDevice h2 = c2.namespace(1);
+                h1.reservations().register(0xC1);
+                h2.reservations().register(0xD2);
+                h2.reservations().acquire(0xD2, Reservations.Type.WRITE_EXCLUSIVE_REGISTRANTS_ONLY);
+                AtomicBoolean writing = new AtomicBoolean(true);
+                AtomicLong landed = new AtomicLong();
+                List<CompletableFuture<Void>> writers = new ArrayList<>();
+                for (int w = 0; w < 4; w++) {
+                    int lane = w;
+                    CompletableFuture<Void> done = new CompletableFuture<>();
+                    writers.add(done);
+                    Thread t = new Thread(() -> {
+                        ByteBuffer mine = block(0x11);
+                        for (long i = 0; writing.get(); i++) {
+                            try {
+                                h1.write(((lane * 8 + i % 8) % 32) * 4096, mine.duplicate());
+                                landed.incrementAndGet();
+                            } catch (IOException e) {
+                                // refused, timed out, or lost with a: what matters is what the blocks hold
+                            }
+                        }
+                        done.complete(null);
+                    });
+                    t.start();
+                }
+                Awaitility.await("host 1 writing through a").atMost(Duration.ofSeconds(30)).until(() -> landed.get() > 50);
+                a.process.signal("STOP");
+                long t0 = System.nanoTime();
+                h2.reservations().preempt(0xD2, 0xC1, Reservations.Type.WRITE_EXCLUSIVE, true);
+                long tookMs = (System.nanoTime() - t0) / 1_000_000;
+                assertTrue(CEPH.get().ceph("osd", "blocklist", "ls").contains(aClient),
+                        "a's client " + aClient + " is fenced when the Preempt and Abort completes");
+                for (int blk = 0; blk < 32; blk++) {
+                    h2.write(blk * 4096L, block(2));
+                }
+                a.process.signal("CONT");
+                Awaitility.await("a finds itself fenced and rejoins").atMost(Duration.ofSeconds(60)).ignoreExceptions()
+                        .until(() -> !aClient.equals(a.address()));
+                writing.set(false);
+                CompletableFuture.allOf(writers.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);
+                for (int blk = 0; blk < 32; blk++) {
+                    ByteBuffer got = ByteBuffer.allocateDirect(4096);
+                    h2.read(blk * 4096L, got);
+                    assertEquals(block(2), got.flip(), "block " + blk + " holds host 2's write: nothing host 1 sent"
+                            + " through the frozen gateway landed after the Preempt and Abort completed");
+                }
+                assertTrue(b.process.err().contains("which did not take the change"), b.process.err());
+                System.out.println("a frozen standby: the Preempt and Abort at b completed in " + tookMs + " ms (the"
+                        + " notify's timeout, then a fenced); host 1 had " + landed.get() + " writes acknowledged");
+            }
+        }
+    }
+
     /** The same Registers and Acquires against a RAM namespace of one target process (the per-process table). */
     private static String oneProcess(Path dir, ConnectOptions o) throws Exception {
         try (TargetProcess t = TargetProcess.start(Fabric.TCP, dir, "--listen", "tcp://127.0.0.1:0", "--subsystem",

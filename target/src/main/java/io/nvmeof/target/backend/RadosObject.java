@@ -2,7 +2,9 @@ package io.nvmeof.target.backend;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.function.BiConsumer;
 import java.util.function.IntConsumer;
 import jnr.ffi.Pointer;
@@ -105,27 +107,103 @@ public final class RadosObject {
     }
 
     /**
-     * Tells every watcher of the object {@code payload}, waiting up to {@code timeoutMs} for them
-     * to take it; returns the negated errno librados gave (0: every watcher acknowledged;
-     * -ETIMEDOUT: one did not in time, which a watcher that is gone does until its watch lapses).
+     * What a notify came to: librados' result (0: every watcher acknowledged; -ETIMEDOUT: some
+     * did not in time, which a watcher that is gone does until its watch lapses) and the global
+     * ids of the clients whose watches did not acknowledge.
      */
-    public int notify(byte[] payload, long timeoutMs) throws IOException {
+    public record Notified(int rc, List<Long> missed) {
+        public Notified {
+            missed = List.copyOf(missed);
+        }
+    }
+
+    /** Tells every watcher of the object {@code payload}, waiting up to {@code timeoutMs} for them to take it. */
+    public Notified notify(byte[] payload, long timeoutMs) throws IOException {
         Rbd.LibRados r = Rbd.rados();
         PointerByReference replies = new PointerByReference();
         NumberByReference length = new NumberByReference(TypeAlias.size_t);
         int rc = r.rados_notify2(io, oid, payload, payload.length, timeoutMs, replies, length);
         Pointer p = replies.getValue();
+        List<Long> missed = List.of();
         if (p != null && p.address() != 0) {
-            r.rados_buffer_free(p);
+            try {
+                long n = length.longValue();
+                byte[] b = new byte[(int) Math.max(0, Math.min(n, 1 << 20))];
+                p.get(0, b, 0, b.length);
+                missed = missed(b);
+            } finally {
+                r.rados_buffer_free(p);
+            }
         }
         if (rc < 0 && rc != -Rbd.ETIMEDOUT) {
             throw Rbd.error(oid + ": notifying its watchers", rc);
         }
-        return rc;
+        return new Notified(rc, missed);
     }
 
     /**
-     * Calls {@code listener} with the payload of every notify and the acknowledgement to run once
+     * The watchers a notify's reply names as not having acknowledged. The reply is the OSD's
+     * encoding (little-endian): the acknowledgements, a map from (global id, cookie) to the
+     * watcher's reply bytes (a 32-bit count, then per entry two 64-bit ids and a 32-bit length
+     * and the bytes); then the ones missed, a list of (global id, cookie).
+     */
+    static List<Long> missed(byte[] reply) throws IOException {
+        ByteBuffer b = ByteBuffer.wrap(reply).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        try {
+            for (long acks = Integer.toUnsignedLong(b.getInt()); acks > 0; acks--) {
+                b.getLong();
+                b.getLong();
+                int len = b.getInt();
+                if (len < 0 || len > b.remaining()) {
+                    throw new IOException("a notify reply whose acknowledgement claims " + Integer.toUnsignedString(len)
+                            + " bytes, past its end");
+                }
+                b.position(b.position() + len);
+            }
+            long n = Integer.toUnsignedLong(b.getInt());
+            if (n > b.remaining() / 16) {
+                throw new IOException("a notify reply that claims " + n + " missed watchers, past its end");
+            }
+            List<Long> missed = new ArrayList<>();
+            for (long i = 0; i < n; i++) {
+                missed.add(b.getLong());
+                b.getLong();
+            }
+            return missed;
+        } catch (java.nio.BufferUnderflowException e) {
+            throw new IOException("a notify reply of " + reply.length + " bytes that ends early", e);
+        }
+    }
+
+    /**
+     * Fences the clients {@code ids} that watch this object (found by the addresses their watches
+     * published): a blocklist entry for each, then the newest OSD map, so that none of them
+     * changes anything in the cluster from now on. Returns the addresses fenced.
+     *
+     * @throws IOException if a client's address is not published here, or the blocklist failed
+     */
+    public List<String> fence(List<Long> ids) throws IOException {
+        List<String> fenced = new ArrayList<>();
+        for (long id : ids) {
+            byte[] b = new byte[256];
+            int rc = Rbd.rados().rados_getxattr(io, oid, WATCHER + Long.toUnsignedString(id), b, b.length);
+            if (rc < 0) {
+                throw Rbd.error(oid + ": the address of watcher client." + Long.toUnsignedString(id), rc);
+            }
+            String address = new String(b, 0, rc, java.nio.charset.StandardCharsets.UTF_8);
+            cluster.blocklist(address, 0);
+            Rbd.rados().rados_rmxattr(io, oid, WATCHER + Long.toUnsignedString(id)); // gone for good
+            fenced.add(address);
+        }
+        return fenced;
+    }
+
+    /** The attribute under which a watching client publishes its address, by its global id. */
+    private static final String WATCHER = "watcher.";
+
+    /**
+     * Calls {@code listener} with the payload of every notify of another client (this client's
+     * own are acknowledged at once, unheard) and the acknowledgement to run once
      * it has taken it (exactly once, from any thread: the notifier waits for it), on a librados
      * thread that it must not block; {@code broken} with the negated errno when the watch breaks
      * (the client was cut off or fenced; watch again). The object must be there. Closing the
@@ -144,7 +222,12 @@ public final class RadosObject {
 
         private Watch(BiConsumer<byte[], Runnable> listener, IntConsumer broken) throws IOException {
             Rbd.LibRados r = Rbd.rados();
+            long self = cluster.instanceId();
             this.callback = (arg, notifyId, handle, notifierId, data, length) -> {
+                if (notifierId == self) { // this client's own notify: it knows
+                    r.rados_notify_ack(io, oid, notifyId, handle, null, 0);
+                    return;
+                }
                 byte[] payload = new byte[(int) Math.max(0, Math.min(length, Integer.MAX_VALUE))];
                 if (payload.length > 0 && data != null) {
                     data.get(0, payload, 0, payload.length);
@@ -152,8 +235,15 @@ public final class RadosObject {
                 listener.accept(payload, () -> r.rados_notify_ack(io, oid, notifyId, handle, null, 0));
             };
             this.error = (arg, handle, err) -> broken.accept(err);
+            // who watches, for a notifier that must fence a watcher that does not answer
+            byte[] address = cluster.address().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            int rc = r.rados_setxattr(io, oid, WATCHER + Long.toUnsignedString(cluster.instanceId()), address,
+                    address.length);
+            if (rc < 0) {
+                throw Rbd.error(oid + ": publishing this watcher's address", rc);
+            }
             long[] c = new long[1];
-            int rc = r.rados_watch2(io, oid, c, callback, error, 0);
+            rc = r.rados_watch2(io, oid, c, callback, error, 0);
             if (rc < 0) {
                 throw Rbd.error(oid + ": watching", rc);
             }
@@ -170,6 +260,8 @@ public final class RadosObject {
             Rbd.LibRados r = Rbd.rados();
             int rc = r.rados_unwatch2(io, cookie);
             r.rados_watch_flush(cluster.handle());
+            // its published address stays: another watch of this client (a namespace object that
+            // replaced this one) may still use it
             if (rc < 0 && rc != -Rbd.ENOENT && rc != -Rbd.EBLOCKLISTED) {
                 throw Rbd.error(oid + ": ending the watch", rc);
             }

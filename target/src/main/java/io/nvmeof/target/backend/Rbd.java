@@ -53,6 +53,11 @@ public final class Rbd {
 
         void rados_buffer_free(Pointer buffer);
 
+        /** This client's global id in the cluster ({@code client.ID}): what a notify's reply names watchers by. */
+        long rados_get_instance_id(long cluster);
+
+        int rados_rmxattr(long ioctx, String oid, String name);
+
         /** Waits until this client has the cluster's newest OSD map (after a blocklist, every OSD refuses the fenced client's operations from this one's next op on). */
         int rados_wait_for_latest_osdmap(long cluster);
 

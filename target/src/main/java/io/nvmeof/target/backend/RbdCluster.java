@@ -191,6 +191,11 @@ public final class RbdCluster implements AutoCloseable {
         }
     }
 
+    /** This client's global id in the cluster (its name is {@code client.ID}). */
+    public long instanceId() throws IOException {
+        return Rbd.rados().rados_get_instance_id(handle);
+    }
+
     /** The librados handle ({@code rados_t}), for calls of this package's neighbours. */
     long handle() {
         return handle;

@@ -3,6 +3,7 @@ package io.nvmeof.target.backend;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
@@ -98,6 +99,45 @@ class RadosObjectTest {
         }
     }
 
+    /**
+     * A watcher that does not acknowledge is named in the notify's result by its client's global
+     * id, and the notifier fences it by the address its watch published: that client's next
+     * operation fails as fenced. A client does not hear its own notifies.
+     */
+    @Test
+    void aWatcherThatDoesNotAnswerIsNamedAndFenced() throws Exception {
+        RbdCluster a = client();
+        RbdCluster b = client();
+        try {
+            RadosObject atA = new RadosObject(a, "rbd", "silent");
+            RadosObject atB = new RadosObject(b, "rbd", "silent");
+            assertTrue(atA.compareAndSet(0, bytes("v1")));
+            BlockingQueue<byte[]> heardAtA = new LinkedBlockingQueue<>();
+            BlockingQueue<byte[]> heardAtB = new LinkedBlockingQueue<>();
+            try (RadosObject.Watch own = atA.watch((payload, ack) -> {
+                heardAtA.add(payload);
+                ack.run();
+            }, err -> { });
+                 RadosObject.Watch silent = atB.watch((payload, ack) -> heardAtB.add(payload), err -> { })) {
+                long t0 = System.nanoTime();
+                RadosObject.Notified n = atA.notify(bytes("change"), 1_000);
+                long waited = (System.nanoTime() - t0) / 1_000_000;
+                assertEquals(-Rbd.ETIMEDOUT, n.rc(), "b never acknowledged");
+                assertEquals(List.of(b.instanceId()), n.missed(), "the notify names b's client, and only it");
+                assertTrue(waited >= 900, "it waited out its timeout: " + waited + " ms");
+                assertTrue(heardAtA.isEmpty(), "a does not hear its own notify");
+                assertEquals(1, heardAtB.size(), "b heard it and did not answer");
+                List<String> fenced = atA.fence(n.missed());
+                assertEquals(List.of(b.address()), fenced);
+                assertThrows(Rbd.Fenced.class, atB::read, "b, fenced, can do nothing in the cluster");
+                assertEquals(1, atA.read().version(), "a goes on");
+            }
+        } finally {
+            a.close();
+            b.close();
+        }
+    }
+
     @Test
     void aWatcherHearsWhatTheOtherClientNotifies() throws Exception {
         RbdCluster a = client();
@@ -116,14 +156,16 @@ class RadosObjectTest {
                 for (int i = 0; i < 30; i++) {
                     byte[] payload = bytes("change " + i);
                     long t0 = System.nanoTime();
-                    assertEquals(0, atA.notify(payload, 10_000), "every watcher acknowledged");
+                    RadosObject.Notified n = atA.notify(payload, 10_000);
+                    assertEquals(0, n.rc(), "every watcher acknowledged");
+                    assertEquals(List.of(), n.missed());
                     byte[] got = heard.poll(10, TimeUnit.SECONDS);
                     micros.add((System.nanoTime() - t0) / 1000);
                     assertArrayEquals(payload, got, "the watcher heard the payload");
                 }
             }
             assertTrue(broken.isEmpty(), "the watch did not break: " + broken);
-            assertEquals(0, atA.notify(bytes("after"), 2_000), "no watcher left to wait for");
+            assertEquals(0, atA.notify(bytes("after"), 2_000).rc(), "no watcher left to wait for");
             assertTrue(heard.isEmpty(), "a closed watch hears nothing");
             Collections.sort(micros);
             System.out.println("notify at one client, heard at the other (30): median " + micros.get(15) + " us, worst "
