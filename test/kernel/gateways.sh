@@ -25,6 +25,23 @@ start_gateway() {
   done
   echo "gateway $g did not start:"; cat "$work/$lc.$n.err"; return 1
 }
+# group_gateway_config SELF TRADDR PORT CNTLID_MIN CNTLID_MAX: the configuration of gateway SELF
+# (a or b) of gateway group $GW_GROUP over image $GW_IMAGE of pool rbd of the cluster $CEPH_CONF
+# names, serving $NQN (serial $GW_SERIAL) on TRADDR:PORT, ANA group 1 preferred on a; members a and
+# b at $GW_ADDR_A and $GW_ADDR_B (for people: get_gateway_group shows them); $GW_GROUP_EXTRA, if
+# set, adds fields to gateway_group (", \"failback_delay_ms\": 5000")
+group_gateway_config() {
+  cat <<JSON
+{"rbd_clusters": [{"name": "lab", "conf": "$CEPH_CONF"}],
+ "gateway_group": {"name": "$GW_GROUP", "self": "$1", "cluster": "lab",
+                   "members": [{"name": "a", "address": "$GW_ADDR_A"}, {"name": "b", "address": "$GW_ADDR_B"}],
+                   "ana_groups": [{"grpid": 1, "preferred": "a"}]${GW_GROUP_EXTRA:-}},
+ "ports": [{"portid": 1, "traddr": "$2", "trsvcid": $3, "subsystems": ["$NQN"]}],
+ "subsystems": [{"nqn": "$NQN", "serial": "$GW_SERIAL", "gateways": true, "cntlid_min": $4, "cntlid_max": $5,
+                 "namespaces": [{"nsid": 1, "backend": "rbd", "cluster": "lab", "pool": "rbd", "image": "$GW_IMAGE",
+                                 "ana_grpid": 1}]}]}
+JSON
+}
 sock() { echo "$work/$(echo "$1" | tr AB ab).sock"; }
 kill_gateway() { kill -KILL "${gpid[$1]}"; wait "${gpid[$1]}" 2>/dev/null || true; }
 # stop_gateways: SIGTERM to both, each held to a clean stop and no leaked buffer

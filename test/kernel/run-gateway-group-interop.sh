@@ -66,23 +66,12 @@ cephc() { ip netns exec "$lab-ceph" "$@" --conf "$CEPH_CONF"; }
 cephc rbd create --size 256M rbd/gw
 
 NQN=nqn.2026-12.io.nvmeof:gateway-group
-# gateway_config SELF ADDRESS CNTLID_MIN CNTLID_MAX
-gateway_config() {
-  cat <<JSON
-{"rbd_clusters": [{"name": "lab", "conf": "$CEPH_CONF"}],
- "gateway_group": {"name": "interop", "self": "$1", "cluster": "lab",
-                   "members": [{"name": "a", "address": "$addr_a"}, {"name": "b", "address": "$addr_b"}],
-                   "ana_groups": [{"grpid": 1, "preferred": "a"}], "failback_delay_ms": $FAILBACK_MS},
- "ports": [{"portid": 1, "traddr": "$2", "trsvcid": 4420, "subsystems": ["$NQN"]}],
- "subsystems": [{"nqn": "$NQN", "serial": "GWGROUP1", "gateways": true, "cntlid_min": $3, "cntlid_max": $4,
-                 "namespaces": [{"nsid": 1, "backend": "rbd", "cluster": "lab", "pool": "rbd", "image": "gw",
-                                 "ana_grpid": 1}]}]}
-JSON
-}
-gateway_config a "$addr_a" 1 999 >"$work/a.json"
-gateway_config b "$addr_b" 1000 1999 >"$work/b.json"
-
 . "$top/test/kernel/gateways.sh"
+GW_GROUP=interop GW_IMAGE=gw GW_SERIAL=GWGROUP1 GW_ADDR_A=$addr_a GW_ADDR_B=$addr_b
+GW_GROUP_EXTRA=", \"failback_delay_ms\": $FAILBACK_MS"
+group_gateway_config a "$addr_a" 4420 1 999 >"$work/a.json"
+group_gateway_config b "$addr_b" 4420 1000 1999 >"$work/b.json"
+
 gw_launch[A]="ip netns exec $lab-a" gw_launch[B]="ip netns exec $lab-b"
 gw_listen[A]=$addr_a:4420 gw_listen[B]=$addr_b:4420
 # lab_link cut|heal GATEWAY hosts|ceph (a script, so that `after` can run it)

@@ -273,22 +273,11 @@ stop_ceph() { "$top/test/ceph/ceph-cluster.sh" stop "$work/ceph" >/dev/null 2>&1
 trap 'stop_ceph; interop_end' EXIT
 rbd --conf "$CEPH_CONF" create --size 64M rbd/resv
 PA=$(free_port) PB=$(free_port)
-# gateway_config SELF PORT CNTLID_MIN CNTLID_MAX: the launcher's defaults, reservation sharing among them
-gateway_config() {
-  cat <<JSON
-{"rbd_clusters": [{"name": "lab", "conf": "$CEPH_CONF"}],
- "gateway_group": {"name": "resv", "self": "$1", "cluster": "lab",
-                   "members": [{"name": "a", "address": "127.0.0.1:$PA"}, {"name": "b", "address": "127.0.0.1:$PB"}],
-                   "ana_groups": [{"grpid": 1, "preferred": "a"}]},
- "ports": [{"portid": 1, "traddr": "127.0.0.1", "trsvcid": $2, "subsystems": ["$NQN4"]}],
- "subsystems": [{"nqn": "$NQN4", "serial": "GWRESV1", "gateways": true, "cntlid_min": $3, "cntlid_max": $4,
-                 "namespaces": [{"nsid": 1, "backend": "rbd", "cluster": "lab", "pool": "rbd", "image": "resv",
-                                 "ana_grpid": 1}]}]}
-JSON
-}
-gateway_config a "$PA" 1 999 >"$work/a.json"
-gateway_config b "$PB" 1000 1999 >"$work/b.json"
+# the launcher's defaults: reservation sharing among them
 . "$top/test/kernel/gateways.sh"
+NQN=$NQN4 GW_GROUP=resv GW_IMAGE=resv GW_SERIAL=GWRESV1 GW_ADDR_A=127.0.0.1:$PA GW_ADDR_B=127.0.0.1:$PB
+group_gateway_config a 127.0.0.1 "$PA" 1 999 >"$work/a.json"
+group_gateway_config b 127.0.0.1 "$PB" 1000 1999 >"$work/b.json"
 gw_listen[A]=127.0.0.1:$PA gw_listen[B]=127.0.0.1:$PB
 start_gateway A || exit 1
 io "$(sock A)" wait-role 60 owner "$(date +%s.%N)" >/dev/null || fail "gateway A did not take its group"

@@ -103,28 +103,9 @@ class GatewayReservationsTest {
 
                 // host 2 preempts host 1 and aborts its commands, through the other gateway, while host 1
                 // keeps 8 writes in flight through a over 64 blocks
-                AtomicBoolean writing = new AtomicBoolean(true);
-                AtomicLong landed = new AtomicLong();
-                AtomicLong refused = new AtomicLong();
-                List<CompletableFuture<Void>> writers = new ArrayList<>();
-                for (int w = 0; w < 8; w++) {
-                    int lane = w;
-                    CompletableFuture<Void> done = new CompletableFuture<>();
-                    writers.add(done);
-                    Thread t = new Thread(() -> {
-                        ByteBuffer mine = block(0x11);
-                        for (long i = 0; writing.get(); i++) {
-                            try {
-                                h1.write(((lane * 8 + i % 8) % 64) * 4096, mine.duplicate());
-                                landed.incrementAndGet();
-                            } catch (IOException e) {
-                                refused.incrementAndGet();
-                            }
-                        }
-                        done.complete(null);
-                    });
-                    t.start();
-                }
+                Writers writers = new Writers(h1, 8, 64);
+                AtomicLong landed = writers.landed;
+                AtomicLong refused = writers.refused;
                 Awaitility.await("host 1 writing").atMost(Duration.ofSeconds(30)).until(() -> landed.get() > 100);
                 events1.clear();
                 r2.preempt(0xB2, 0xA1, Reservations.Type.WRITE_EXCLUSIVE, true);
@@ -133,8 +114,7 @@ class GatewayReservationsTest {
                     h2.write(blk * 4096L, block(2));
                 }
                 Awaitility.await("host 1's writes refused").atMost(Duration.ofSeconds(30)).until(() -> refused.get() > 50);
-                writing.set(false);
-                CompletableFuture.allOf(writers.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+                writers.stop(Duration.ofSeconds(60));
                 assertTrue(landed.get() <= landedAtPreempt + 8, "at most what was already in flight completed after the"
                         + " preempt: " + landedAtPreempt + " then " + landed.get());
                 NvmeStatusException gone = assertThrows(NvmeStatusException.class, () -> h1.write(0, block(3)),
@@ -258,27 +238,9 @@ class GatewayReservationsTest {
                 h1.reservations().register(0xC1);
                 h2.reservations().register(0xD2);
                 h2.reservations().acquire(0xD2, Reservations.Type.WRITE_EXCLUSIVE_REGISTRANTS_ONLY);
-                AtomicBoolean writing = new AtomicBoolean(true);
-                AtomicLong landed = new AtomicLong();
-                List<CompletableFuture<Void>> writers = new ArrayList<>();
-                for (int w = 0; w < 4; w++) {
-                    int lane = w;
-                    CompletableFuture<Void> done = new CompletableFuture<>();
-                    writers.add(done);
-                    Thread t = new Thread(() -> {
-                        ByteBuffer mine = block(0x11);
-                        for (long i = 0; writing.get(); i++) {
-                            try {
-                                h1.write(((lane * 8 + i % 8) % 32) * 4096, mine.duplicate());
-                                landed.incrementAndGet();
-                            } catch (IOException e) {
-                                // refused, timed out, or lost with a: what matters is what the blocks hold
-                            }
-                        }
-                        done.complete(null);
-                    });
-                    t.start();
-                }
+                // refused, timed out, or lost with a: what matters is what the blocks hold
+                Writers writers = new Writers(h1, 4, 32);
+                AtomicLong landed = writers.landed;
                 Awaitility.await("host 1 writing through a").atMost(Duration.ofSeconds(30)).until(() -> landed.get() > 50);
                 a.process.signal("STOP");
                 long t0 = System.nanoTime();
@@ -292,8 +254,7 @@ class GatewayReservationsTest {
                 a.process.signal("CONT");
                 Awaitility.await("a finds itself fenced and rejoins").atMost(Duration.ofSeconds(60)).ignoreExceptions()
                         .until(() -> !aClient.equals(a.address()));
-                writing.set(false);
-                CompletableFuture.allOf(writers.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);
+                writers.stop(Duration.ofSeconds(120));
                 for (int blk = 0; blk < 32; blk++) {
                     ByteBuffer got = ByteBuffer.allocateDirect(4096);
                     h2.read(blk * 4096L, got);
@@ -304,6 +265,40 @@ class GatewayReservationsTest {
                 System.out.println("a frozen standby: the Preempt and Abort at b completed in " + tookMs + " ms (the"
                         + " notify's timeout, then a fenced); host 1 had " + landed.get() + " writes acknowledged");
             }
+        }
+    }
+
+    /** Threads that write 4 KiB blocks of 0x11 through one host until stopped, one lane of 8 blocks each, over {@code blocks}. */
+    private static final class Writers {
+        final AtomicBoolean writing = new AtomicBoolean(true);
+        final AtomicLong landed = new AtomicLong();
+        final AtomicLong refused = new AtomicLong();
+        final List<CompletableFuture<Void>> done = new ArrayList<>();
+
+        Writers(BlockDevice host, int lanes, int blocks) {
+            for (int w = 0; w < lanes; w++) {
+                int lane = w;
+                CompletableFuture<Void> f = new CompletableFuture<>();
+                done.add(f);
+                Thread t = new Thread(() -> {
+                    ByteBuffer mine = block(0x11);
+                    for (long i = 0; writing.get(); i++) {
+                        try {
+                            host.write(((lane * 8 + i % 8) % blocks) * 4096, mine.duplicate());
+                            landed.incrementAndGet();
+                        } catch (IOException e) {
+                            refused.incrementAndGet();
+                        }
+                    }
+                    f.complete(null);
+                });
+                t.start();
+            }
+        }
+
+        void stop(Duration within) throws Exception {
+            writing.set(false);
+            CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(within.toMillis(), TimeUnit.MILLISECONDS);
         }
     }
 
