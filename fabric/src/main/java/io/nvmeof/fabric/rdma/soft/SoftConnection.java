@@ -611,6 +611,12 @@ final class SoftConnection extends AbstractRdmaConnection {
         complete(id, WorkCompletion.SUCCESS, length, -1);
     }
 
+    /**
+     * Whether Netty may copy between addresses (sun.misc.Unsafe): not on JDK 24 and later unless
+     * the JVM allows Unsafe's memory access, where the copies go through ByteBuffer views instead.
+     */
+    private static final boolean UNSAFE_COPY = PlatformDependent.hasUnsafe();
+
     /** Copies out of registered memory, as the adapter's DMA would. */
     private static void copyOut(MemoryRegion mr, int offset, int length, ByteBuf out) {
         if (!SoftDomain.acquire(mr)) {
@@ -618,7 +624,7 @@ final class SoftConnection extends AbstractRdmaConnection {
         }
         try {
             out.ensureWritable(length);
-            if (out.hasMemoryAddress()) {
+            if (out.hasMemoryAddress() && UNSAFE_COPY) {
                 PlatformDependent.copyMemory(mr.address() + offset, out.memoryAddress() + out.writerIndex(), length);
                 out.writerIndex(out.writerIndex() + length);
             } else {
@@ -635,7 +641,7 @@ final class SoftConnection extends AbstractRdmaConnection {
             throw new IllegalStateException("region deregistered while in use: " + mr);
         }
         try {
-            if (in.hasMemoryAddress()) {
+            if (in.hasMemoryAddress() && UNSAFE_COPY) {
                 PlatformDependent.copyMemory(in.memoryAddress() + index, mr.address() + offset, length);
             } else {
                 in.getBytes(index, mr.buffer().duplicate().position(offset).limit(offset + length));
