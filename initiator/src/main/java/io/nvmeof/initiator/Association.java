@@ -131,11 +131,12 @@ final class Association {
             if (e.status().equals(Status.CONNECT_INVALID_HOST)) {
                 throw new NvmeStatusException("Connect to " + uri.subsystemNqn() + " as host " + id.hostNqn()
                         + " (host not allowed, or it has a TLS key and came without TLS or by another way than its admin"
-                        + " queue; the target's log says which)", e.status());
+                        + " queue; the target's log says which)", e.status(), true);
             }
             if (e.status().equals(Status.CONNECT_INVALID_PARAMETERS) && (cmd.result() & 0xffff) == ConnectData.SUBNQN_OFFSET) {
                 throw new NvmeStatusException("Connect to " + uri.subsystemNqn() + " (no such subsystem at "
-                        + uri.host() + ":" + uri.port() + ")", e.status());
+                        + uri.host() + ":" + uri.port() + "; nvmeof discover nvme+tcp://" + uri.host() + ":" + uri.port()
+                        + " lists the ones there)", e.status(), true);
             }
             throw e;
         }

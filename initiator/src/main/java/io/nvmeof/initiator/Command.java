@@ -175,7 +175,7 @@ public class Command extends CompletableFuture<Command> implements Runnable {
         if (s.isSuccess()) {
             complete(this);
         } else {
-            completeExceptionally(new NvmeStatusException(name, s));
+            completeExceptionally(new NvmeStatusException(name, s, sqe.opcode() == AdminOpcode.FABRICS.code));
         }
     }
 

@@ -11,6 +11,7 @@ import io.nvmeof.protocol.IdentifyNamespace;
 import io.nvmeof.protocol.LogPage;
 import io.nvmeof.protocol.Nqn;
 import io.nvmeof.protocol.Registers;
+import io.nvmeof.protocol.Status;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.InetSocketAddress;
@@ -609,7 +610,26 @@ public final class Controller implements AutoCloseable {
 
     /** A block device for namespace {@code nsid}; the same object each time, its size kept current. */
     public BlockDevice namespace(int nsid) throws IOException {
-        IdentifyNamespace ns = identifyNamespace(nsid);
+        if (isDiscovery()) {
+            throw new IllegalStateException(uri + " names no subsystem, so this is the discovery controller, which has"
+                    + " no namespaces: put the subsystem's NQN in the URI (nvme+tcp://HOST:PORT/NQN), or list the"
+                    + " subsystems there with Nvmeof.discover(\"" + uri + "\")");
+        }
+        if (nsid == 0 || nsid == -1) {
+            throw new IllegalArgumentException("NSID " + Integer.toUnsignedString(nsid) + " is not a namespace: NSIDs"
+                    + " of namespaces start at 1 (0 means none, 0xFFFFFFFF every namespace)");
+        }
+        IdentifyNamespace ns;
+        try {
+            ns = identifyNamespace(nsid);
+        } catch (NvmeStatusException e) {
+            if (e.status().sct() == Status.SCT_GENERIC && (e.status().sc() == Status.INVALID_NAMESPACE.sc()
+                    || e.status().sc() == Status.INVALID_FIELD.sc())) {
+                throw new IOException("no namespace " + Integer.toUnsignedString(nsid) + " in " + uri.subsystemNqn()
+                        + " (the controller refused to identify it: " + e.status() + ")", e);
+            }
+            throw e;
+        }
         int blockSize = checkedBlockSize(ns, "namespace " + Integer.toUnsignedString(nsid) + " of " + uri.subsystemNqn());
         NamespaceDevice d = devices.computeIfAbsent(nsid, n -> new NamespaceDevice(sink, n, ns.nsze(), blockSize,
                 maxTransferBytes(blockSize)));

@@ -8,7 +8,12 @@ public final class NvmeStatusException extends IOException {
     private final Status status;
 
     public NvmeStatusException(String command, Status status) {
-        super(command + " failed: " + status);
+        this(command, status, false);
+    }
+
+    /** {@code fabricsCommand}: the status is a Fabrics command's (its command-specific codes are named so). */
+    public NvmeStatusException(String command, Status status, boolean fabricsCommand) {
+        super(command + " failed: " + status.toString(fabricsCommand));
         this.status = status;
     }
 

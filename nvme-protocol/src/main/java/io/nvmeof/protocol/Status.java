@@ -180,4 +180,18 @@ public final class Status {
     public String toString() {
         return String.format("%s (SCT %#x SC %#04x%s%s)", name(), sct, sc, more ? " M" : "", dnr ? " DNR" : "");
     }
+
+    /**
+     * As {@link #toString()}, with the name a command-specific code has for the command that got
+     * it: codes 80h to 83h of SCT 1 mean one thing for a Fabrics command (Connect Invalid
+     * Parameters) and another for the others (Attempted Write to Read Only Range).
+     */
+    public String toString(boolean fabricsCommand) {
+        String n = name();
+        int slash = n.indexOf(" / ");
+        if (sct == SCT_COMMAND_SPECIFIC && slash > 0) {
+            n = fabricsCommand ? n.substring(0, slash) : n.substring(slash + 3);
+        }
+        return String.format("%s (SCT %#x SC %#04x%s%s)", n, sct, sc, more ? " M" : "", dnr ? " DNR" : "");
+    }
 }
