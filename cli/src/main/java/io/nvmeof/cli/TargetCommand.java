@@ -2,8 +2,11 @@ package io.nvmeof.cli;
 
 import io.nvmeof.daemon.Daemon;
 import io.nvmeof.daemon.StateStore;
+import io.nvmeof.daemon.config.Codecs;
 import io.nvmeof.daemon.config.ConfigLoader;
 import io.nvmeof.daemon.config.ConfigWriter;
+import io.nvmeof.daemon.config.Field;
+import io.nvmeof.daemon.config.Schemas;
 import io.nvmeof.daemon.config.TargetConfig.NamespaceConfig;
 import io.nvmeof.daemon.config.TargetConfig.PortConfig;
 import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
@@ -114,6 +117,12 @@ final class TargetCommand implements Callable<Integer> {
             }
             spec.addOption(b.build());
         }
+        Field<?> allowed = allowedPaths();
+        spec.addOption(CommandLine.Model.OptionSpec.builder(allowed.flagName()).type(List.class)
+                .auxiliaryTypes(String.class).arity("1")
+                .paramLabel("DIR").description("A directory under which the management API may add file and block"
+                        + " namespaces (" + allowed.help() + "). Repeatable; adds to management." + allowed.key()
+                        + " of --config. Default: none.").build());
         for (String t : TargetTransports.names()) {
             for (TargetTransport.PortOption o : TargetTransports.type(t).portOptions()) {
                 spec.addOption(CommandLine.Model.OptionSpec.builder("--" + o.name().replace('_', '-'))
@@ -276,9 +285,34 @@ final class TargetCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** {@code c} with the settings and the metrics address given by flags over its own. */
+    /** {@code c} with the settings, the metrics address and the allowed paths given by flags over its own. */
     private TargetConfig withFlags(TargetConfig c) {
         c = c.withSettings(withSettingFlags(c.settings()));
+        c = withAllowedPaths(c);
         return metrics == null ? c : c.withMetrics(MetricsServer.parse(metrics, "--metrics"));
+    }
+
+    /** The management API's allowed paths row, which the flag {@code --allowed-path} adds to. */
+    private static Field<?> allowedPaths() {
+        return Schemas.MANAGEMENT.field("allowed_paths");
+    }
+
+    /** {@code c} with the directories of every {@code --allowed-path} added to its management's allowed paths. */
+    private TargetConfig withAllowedPaths(TargetConfig c) {
+        CommandLine.ParseResult r = spec.commandLine().getParseResult();
+        String flag = allowedPaths().flagName();
+        if (r == null || !r.hasMatchedOption(flag)) {
+            return c;
+        }
+        List<Path> paths = new ArrayList<>(c.management().allowedPaths());
+        for (String dir : r.matchedOption(flag).<String>stringValues()) {
+            Path p = Codecs.DIRECTORY.read(com.fasterxml.jackson.databind.node.TextNode.valueOf(dir), flag, null);
+            if (!paths.contains(p)) {
+                paths.add(p);
+            }
+        }
+        TargetConfig.Management m = c.management();
+        return c.withManagement(new TargetConfig.Management(m.socket(), m.allowedUsers(), m.allowedGroups(), paths,
+                m.saveConfigDir()));
     }
 }

@@ -49,7 +49,8 @@ public final class NamespacePaths {
      */
     public Path resolve(String given) throws Refused {
         Refused refused = new Refused(given + " is not a file or device under management.allowed_paths " + allowed
-                + " that the target may serve");
+                + " that the target may serve (nvmeof target --allowed-path DIR, or management.allowed_paths in its"
+                + " configuration, allows a directory)");
         if (!given.startsWith("/")) {
             throw new Refused(given + " is not an absolute path");
         }

@@ -97,6 +97,42 @@ class ManagementApiTest {
         return s;
     }
 
+    /**
+     * A target started with flags alone (no configuration file), as the management guide's first
+     * commands have it: without {@code --allowed-path} a file namespace is refused with a message
+     * that names the flag; with it, the same command adds the namespace; the state directory
+     * stays refused even when it lies under an allowed path.
+     */
+    @Test
+    void allowedPathFlagLetsTheApiAddFileNamespaces() throws Exception {
+        Path volumes = Files.createDirectories(dir.resolve("vols"));
+        Path state = dir.resolve("vols/state");
+        String nqn = "nqn.2026-12.io.nvmeof:flags";
+        for (boolean allowed : new boolean[] {false, true}) {
+            List<String> args = new ArrayList<>(List.of("--listen", "tcp://127.0.0.1:0", "--subsystem", nqn, "--namespace",
+                    "ram:1M", "--rpc-socket", socket().toString(), "--state-dir", state.toString()));
+            if (allowed) {
+                args.addAll(List.of("--allowed-path", volumes.toString()));
+            }
+            try (TargetProcess t = TargetProcess.start(Fabric.TCP, dir, args.toArray(String[]::new))) {
+                t.await("the management API", () -> t.out().contains("management API on"));
+                TargetProcess.Run r = TargetProcess.cli(60, "ns", "add", "--socket", socket().toString(), "--subsystem",
+                        nqn, "file:" + volumes.resolve("v.img") + ",size=4M");
+                if (allowed) {
+                    assertEquals(0, r.exit(), r.err());
+                    assertTrue(r.out().contains("namespace 2 added"), r.out());
+                    r = TargetProcess.cli(60, "ns", "add", "--socket", socket().toString(), "--subsystem", nqn,
+                            "file:" + state.resolve("state.json"));
+                    assertEquals(1, r.exit(), "the state directory is never served: " + r.out());
+                } else {
+                    assertEquals(1, r.exit(), r.out());
+                    assertTrue(r.err().contains("is not a file or device under management.allowed_paths")
+                            && r.err().contains("--allowed-path DIR"), r.err());
+                }
+            }
+        }
+    }
+
     @Test
     void changesServeAtOnceSurviveARestartAndRacingCallsAndAReloadLoseNothing() throws Exception {
         Path config = config();

@@ -406,7 +406,7 @@ public final class Schemas {
                     "groups whose members (by primary group) may call it"),
             optional("allowed_paths", "allowedPaths", Codecs.list(Codecs.DIRECTORY), List.<Path>of(), IN_PLACE,
                     "directories under which it may add file and block namespaces (none: it may not)")
-                    .alwaysWritten(),
+                    .alwaysWritten().flag("--allowed-path"),
             optional("save_config_dir", "saveConfigDir", Codecs.ABSOLUTE_PATH, null, IN_PLACE,
                     "the one directory `save_config` writes into (default: the state directory's `saved/`); outside"
                             + " every allowed path")),
