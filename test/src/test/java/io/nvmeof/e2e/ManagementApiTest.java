@@ -133,6 +133,25 @@ class ManagementApiTest {
         }
     }
 
+    /** A reload that changes management.allowed_paths says so (it once said "no changes"), and the API takes it. */
+    @Test
+    void aReloadNamesAChangeOfTheAllowedPaths() throws Exception {
+        Path config = config();
+        Path more = Files.createDirectories(dir.resolve("more"));
+        try (TargetProcess t = start(config)) {
+            Files.writeString(config, Files.readString(config).replace("\"allowed_paths\": [\"",
+                    "\"allowed_paths\": [\"" + more + "\", \""));
+            t.signal("HUP");
+            t.await("the reload", () -> t.out().contains("nvmeof target reloaded"));
+            assertTrue(t.out().contains("management.allowed_paths now [\"" + more + "\","), t.out());
+            TargetProcess.Run r = TargetProcess.cli(60, "subsystem", "add", "--socket", socket().toString(), B);
+            assertEquals(0, r.exit(), r.err());
+            r = TargetProcess.cli(60, "ns", "add", "--socket", socket().toString(), "--subsystem", B,
+                    "file:" + more.resolve("m.img") + ",size=1M");
+            assertEquals(0, r.exit(), "a file under the newly allowed directory: " + r.err());
+        }
+    }
+
     @Test
     void changesServeAtOnceSurviveARestartAndRacingCallsAndAReloadLoseNothing() throws Exception {
         Path config = config();

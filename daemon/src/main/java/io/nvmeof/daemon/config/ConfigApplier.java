@@ -97,6 +97,32 @@ public final class ConfigApplier {
         }
     }
 
+    /**
+     * The management API's rows that changed (the daemon takes them as it serves each call: who
+     * may call, which paths it may add), each named with its new value, so that a reload says so.
+     */
+    private static void management(TargetConfig.Management was, TargetConfig.Management now, List<Change> changes) {
+        if (was.equals(now)) {
+            return;
+        }
+        com.fasterxml.jackson.databind.node.ObjectNode before = Schemas.MANAGEMENT.write(was);
+        com.fasterxml.jackson.databind.node.ObjectNode after = Schemas.MANAGEMENT.write(now);
+        for (Field<?> f : Schemas.MANAGEMENT.fields()) {
+            com.fasterxml.jackson.databind.JsonNode b = before.get(f.key());
+            com.fasterxml.jackson.databind.JsonNode a = after.get(f.key());
+            if (java.util.Objects.equals(a, b)) {
+                continue;
+            }
+            if (f.apply() == Field.Apply.RESTART) {
+                changes.add(new Change(Change.Kind.AT_NEXT_START, "management." + f.key() + " changes only at a restart:"
+                        + " kept " + (b == null ? "unset" : b)));
+            } else {
+                changes.add(Change.done("management." + f.key() + " now " + (a == null ? "unset" : a) + " (was "
+                        + (b == null ? "unset" : b) + ")"));
+            }
+        }
+    }
+
     public synchronized Changes apply(TargetConfig next) throws IOException {
         applying = next;
         try {
@@ -197,6 +223,9 @@ public final class ConfigApplier {
                 changes.add(new Change(Change.Kind.AT_NEXT_START, s.key() + " changes only at a restart: kept "
                         + s.formatObject(target.options().get(s))));
             }
+        }
+        if (!first) {
+            management(current.management(), next.management(), changes);
         }
         current = next;
         Changes c = new Changes(changes);
