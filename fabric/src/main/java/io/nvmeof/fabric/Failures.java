@@ -1,8 +1,13 @@
 package io.nvmeof.fabric;
 
 import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.nio.file.Path;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 
@@ -19,18 +24,45 @@ public final class Failures {
             c = c.getCause();
         }
         if (c instanceof NoSuchFileException f) {
-            return "no such file: " + f.getFile();
+            return f.getFile() + ": no such file or directory" + missingDirectory(f.getFile());
         }
         if (c instanceof AccessDeniedException f) {
-            return "permission denied: " + f.getFile();
+            return f.getFile() + ": permission denied";
         }
-        if (c instanceof FileSystemException f && f.getReason() != null) {
-            return f.getFile() + ": " + f.getReason();
+        if (c instanceof FileAlreadyExistsException f) {
+            return f.getFile() + ": already exists";
+        }
+        if (c instanceof NotDirectoryException f) {
+            return f.getFile() + ": not a directory";
+        }
+        if (c instanceof FileSystemException f) {
+            return f.getFile() + ": " + (f.getReason() != null ? f.getReason() : c.getClass().getSimpleName());
+        }
+        if (c instanceof java.net.BindException || c.getMessage() != null && c.getMessage().contains("Address already in use")) {
+            return c.getMessage().replace('\n', ' ') + " (another process listens there, or the port is this one's twice)";
         }
         String m = c.getMessage();
         if (m == null || m.isBlank()) {
             m = c.getClass().getSimpleName();
         }
         return m.replace('\n', ' ');
+    }
+
+    /** " (DIR does not exist)" for the nearest missing directory above {@code file}, or "" where its directory is there. */
+    private static String missingDirectory(String file) {
+        if (file == null) {
+            return "";
+        }
+        try {
+            Path dir = Path.of(file).toAbsolutePath().getParent();
+            Path missing = null;
+            while (dir != null && !Files.isDirectory(dir)) {
+                missing = dir;
+                dir = dir.getParent();
+            }
+            return missing == null ? "" : " (" + missing + " does not exist)";
+        } catch (InvalidPathException e) {
+            return "";
+        }
     }
 }

@@ -10,6 +10,7 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.nvmeof.fabric.EventLoops;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 
 /** An NVMe/TCP port of the target: accepts connections, one queue each. */
@@ -24,7 +25,7 @@ public final class TcpListener implements PortListener {
     }
 
     /** Binds {@code address} (port 0 picks a free one) and serves {@code target} on it. */
-    public static TcpListener bind(Target target, EventLoopGroup group, Port port) throws InterruptedException {
+    public static TcpListener bind(Target target, EventLoopGroup group, Port port) throws IOException, InterruptedException {
         InetSocketAddress address = port.address();
         ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
         ServerBootstrap b = new ServerBootstrap()
@@ -57,7 +58,15 @@ public final class TcpListener implements PortListener {
                         ch.pipeline().addLast("nvme-tcp", new TcpQueue(target, port, slot));
                     }
                 });
-        Channel server = b.bind(address).sync().channel();
+        Channel server;
+        try {
+            server = b.bind(address).sync().channel();
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) { // Netty's native bind error names no address
+            throw new IOException("port " + port.id() + ": cannot listen on tcp://" + address.getHostString() + ":"
+                    + address.getPort() + ": " + io.nvmeof.fabric.Failures.describe(e), e);
+        }
         return new TcpListener(server, connections);
     }
 

@@ -16,7 +16,7 @@ public final class TcpTransport implements TargetTransport {
     }
 
     @Override
-    public PortListener listen(Port port) throws InterruptedException {
+    public PortListener listen(Port port) throws java.io.IOException, InterruptedException {
         return TcpListener.bind(target, group, port);
     }
 

@@ -297,7 +297,28 @@ abstract class CliSuite {
         assertOneLineError(TargetProcess.cli(30, "write", target.uri(NQN), "--offset", "100", "--input",
                 small.toString()), 1, "not a multiple of the block size");
         assertOneLineError(TargetProcess.cli(30, "write", target.uri(NQN), "--offset", "0", "--input",
-                dir.resolve("missing.bin").toString()), 1, "no such file: ");
+                dir.resolve("missing.bin").toString()), 1, "no such file or directory");
+        // operating-system errors name the object and the cause
+        Path nowhere = dir.resolve("no-dir");
+        assertOneLineError(TargetProcess.cli(30, "read", target.uri(NQN), "--offset", "0", "--length", "4096", "--output",
+                nowhere.resolve("out.bin").toString()), 1, nowhere.resolve("out.bin") + ": no such file or directory ("
+                + nowhere + " does not exist)");
+        TargetProcess.Run os = TargetProcess.cli(30, "target", "--listen", fabric().listen(), "--subsystem", NQN,
+                "--namespace", "file:" + nowhere.resolve("x.img") + ",size=1M");
+        assertEquals(1, os.exit(), os.err());
+        assertTrue(os.err().contains(nowhere.resolve("x.img") + ": no such file or directory (" + nowhere
+                + " does not exist)"), os.err());
+        os = TargetProcess.cli(30, "target", "--config", nowhere.resolve("target.json").toString());
+        assertEquals(1, os.exit(), os.err());
+        assertTrue(os.err().contains("cannot read the configuration: " + nowhere.resolve("target.json")
+                + ": no such file or directory"), os.err());
+        if (!fabric().rdma()) {
+            os = TargetProcess.cli(30, "target", "--listen", "tcp://127.0.0.1:" + target.port, "--subsystem", NQN,
+                    "--namespace", "ram:1M");
+            assertEquals(1, os.exit(), os.err());
+            assertTrue(os.err().contains("cannot listen on tcp://127.0.0.1:" + target.port + ": ")
+                    && os.err().contains("Address already in use"), os.err());
+        }
         assertOneLineError(TargetProcess.cli(30, "target", "--listen", fabric().listen(), "--subsystem", NQN,
                 "--namespace", "ram:huge"), 1, "ram size 'huge'");
         assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--rw", "sideways"), 1, "--rw 'sideways'");

@@ -70,7 +70,7 @@ class PluggableTransportTest {
         public TargetTransport create(Target target, EventLoopGroup group) {
             return new TargetTransport() {
                 @Override
-                public PortListener listen(Port port) throws InterruptedException {
+                public PortListener listen(Port port) throws java.io.IOException, InterruptedException {
                     targetQueuesOpened.incrementAndGet();
                     return TcpListener.bind(target, group, port);
                 }

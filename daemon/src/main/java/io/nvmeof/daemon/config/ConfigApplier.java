@@ -417,7 +417,7 @@ public final class ConfigApplier {
             changes.add(Change.done(nqn + ": namespace " + Integer.toUnsignedString(n.nsid()) + " added"));
         } catch (IOException | RuntimeException e) {
             String what = nqn + " namespace " + Integer.toUnsignedString(n.nsid()) + " (" + n.backend()
-                    + (n.path() != null ? " " + n.path() : "") + "): " + e.getMessage();
+                    + (n.path() != null ? " " + n.path() : "") + "): " + io.nvmeof.fabric.Failures.describe(e);
             // a cluster out of reach fails its RBD namespaces, not the start: the target serves the
             // rest, and the next reload or change opens them again
             if (strict && !n.backend().equals("rbd")) {

@@ -61,7 +61,7 @@ public final class ConfigLoader {
         try {
             text = Files.readString(file);
         } catch (IOException e) {
-            throw new IOException("cannot read config " + file + ": " + e.getMessage(), e);
+            throw new IOException("cannot read the configuration: " + io.nvmeof.fabric.Failures.describe(e), e);
         }
         return parse(text, file);
     }
