@@ -1,5 +1,6 @@
 package io.nvmeof.cli;
 
+import io.nvmeof.daemon.Signals;
 import io.nvmeof.fabric.Sizes;
 import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.ConnectOptions;
@@ -21,6 +22,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -277,6 +279,15 @@ final class BenchCommand extends ConnectedCommand {
         out.flush();
     }
 
+    /** The run was ended by a signal after its report: the command exits 130, as a shell's Ctrl-C does. */
+    static final class Interrupted extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Interrupted() {
+            super("interrupted", null, false, false);
+        }
+    }
+
     /** One job per device (each its own connection or file handle, and thread), then the report. */
     private void runJobs(List<BlockDevice> devices, PrintWriter out) throws Exception {
         ExecutorService threads = Executors.newFixedThreadPool(numjobs);
@@ -306,6 +317,15 @@ final class BenchCommand extends ConnectedCommand {
             if (plotLog != null) {
                 benches.forEach(b -> b.logTo(plotLog));
             }
+            // Ctrl-C (or SIGTERM) ends the run as its time would: the report of what ran, marked, then exit 130
+            AtomicBoolean interrupted = new AtomicBoolean();
+            Signals.onTermination(() -> {
+                if (interrupted.compareAndSet(false, true)) {
+                    spec.commandLine().getErr().println("bench: terminating on signal (the report of what ran follows)");
+                    spec.commandLine().getErr().flush();
+                }
+                benches.forEach(Bench::stop);
+            });
             List<Future<Bench.Result>> running = new ArrayList<>();
             for (Bench b : benches) {
                 running.add(threads.submit(() -> b.run(rampTime, seconds, progress)));
@@ -335,11 +355,19 @@ final class BenchCommand extends ConnectedCommand {
                 results = List.of(Bench.Result.merge(results));
             }
             if (output.json()) {
-                BenchReport.json(out, name, results, uri, job.rwmixread(), output.jsonPlus());
+                BenchReport.json(out, name, results, uri, job.rwmixread(), output.jsonPlus(), interrupted.get());
             } else {
                 for (Bench.Result r : results) {
                     BenchReport.text(out, name, r);
                 }
+                if (interrupted.get()) {
+                    out.printf(java.util.Locale.ROOT, "interrupted: %.1f s of the %.0f s asked for ran%n",
+                            results.get(0).elapsedNanos() / 1e9, seconds);
+                }
+            }
+            out.flush();
+            if (interrupted.get()) {
+                throw new Interrupted();
             }
             if (job.verify() != null) {
                 long checked = 0;

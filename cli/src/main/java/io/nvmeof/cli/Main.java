@@ -55,6 +55,9 @@ public final class Main implements Runnable {
             return 2;
         });
         cl.setExecutionExceptionHandler((ex, c, parseResult) -> {
+            if (ex instanceof BenchCommand.Interrupted) {
+                return 130; // its report is out; a shell's Ctrl-C status
+            }
             PrintWriter err = c.getErr();
             err.println("nvmeof: " + describe(ex));
             err.flush();

@@ -391,6 +391,14 @@ public final class Bench {
         return split != null ? split.pick(write) : blockSize;
     }
 
+    /**
+     * Ends the run now, as its time running out would (fio on SIGINT): no new I/O is issued, what
+     * is in flight completes, and {@link #run} returns what was measured until now.
+     */
+    public void stop() {
+        stopAt = System.nanoTime();
+    }
+
     /** Runs for {@code seconds}; prints a progress line a second to {@code progress} if not null. */
     public Result run(double seconds, PrintWriter progress) throws Exception {
         return run(0, seconds, progress);

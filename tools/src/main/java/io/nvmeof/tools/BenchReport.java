@@ -115,11 +115,20 @@ public final class BenchReport {
      * {@code bins}, fio's json+ (the completion latency bins too).
      */
     public static void json(PrintWriter out, String jobName, List<Bench.Result> results, String uri, int rwmixread, boolean bins) {
+        json(out, jobName, results, uri, rwmixread, bins, false);
+    }
+
+    /** The same; {@code interrupted}: a signal ended the run early (said at the top, {@code "interrupted": true}). */
+    public static void json(PrintWriter out, String jobName, List<Bench.Result> results, String uri, int rwmixread, boolean bins,
+                            boolean interrupted) {
         ObjectMapper m = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         ObjectNode root = m.createObjectNode();
         root.put("fio version", "nvmeof-java");
         root.put("timestamp", System.currentTimeMillis() / 1000);
         root.put("time", new Date().toString());
+        if (interrupted) {
+            root.put("interrupted", true);
+        }
         ObjectNode options = root.putObject("global options");
         options.put("filename", uri);
         ArrayNode jobs = root.putArray("jobs");
