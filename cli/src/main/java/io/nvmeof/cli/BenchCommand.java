@@ -95,13 +95,23 @@ final class BenchCommand extends ConnectedCommand {
     @Option(names = "--iodepth", defaultValue = "32", description = "I/Os in flight (default: ${DEFAULT-VALUE}).")
     int iodepth;
 
-    @Option(names = "--runtime", description = "Seconds to run (default: 5).")
+    @Option(names = "--runtime", paramLabel = "TIME", converter = FioValues.Seconds.class,
+            description = "How long to run: seconds, or with fio's units (500ms, 10s, 2m, 1h) (default: 5).")
     Double runtime;
 
-    @Option(names = {"--ramp_time", "--ramp-time"}, defaultValue = "0", paramLabel = "SECONDS",
+    @Option(names = {"--ramp_time", "--ramp-time"}, defaultValue = "0", paramLabel = "TIME", converter = FioValues.Seconds.class,
             description = "Run the load this long before measuring, as fio's ramp_time: nothing of it is counted,"
-                    + " and the JIT has compiled the I/O path when measuring starts (default: ${DEFAULT-VALUE}).")
+                    + " and the JIT has compiled the I/O path when measuring starts (seconds or fio's units; default:"
+                    + " ${DEFAULT-VALUE}).")
     double rampTime;
+
+    @Option(names = "--time_based", description = "fio's: run for --runtime. Every run here is, unless --io_size or"
+            + " --number_ios bound it (which this then refuses).")
+    boolean timeBased;
+
+    @Option(names = "--ioengine", paramLabel = "ENGINE", description = "fio's: nvmeof (this command's own engine, the"
+            + " only one; a local disk or file it reads and writes directly). Another is refused.")
+    String ioengine;
 
     @Option(names = "--size", description = "Use only SIZE bytes of the namespace (from --offset).")
     String size;
@@ -181,6 +191,15 @@ final class BenchCommand extends ConnectedCommand {
         BlockSizes split = bssplit != null ? BlockSizes.parse(bssplit) : null;
         job = new Bench.Job(pattern, rwmixread, blockSize, iodepth, start, span, limit, numberIos != null ? numberIos : 0,
                 rateIops, theta, verify, split);
+        if (timeBased && (limit > 0 || numberIos != null)) {
+            throw new IllegalArgumentException("--time_based with --io_size or --number_ios: this bench does not repeat"
+                    + " a bounded run until --runtime; give one or the other");
+        }
+        if (ioengine != null && !ioengine.equals("nvmeof")) {
+            throw new IllegalArgumentException("--ioengine=" + ioengine + ": nvmeof bench runs its own engine (NVMe-oF,"
+                    + " or a local disk or file read directly with --direct=1); leave --ioengine out, or use fio for "
+                    + ioengine);
+        }
         seconds = runtime != null ? runtime : limit > 0 || numberIos != null ? 86400 : 5;
         output.json();
         if (seconds <= 0 || seconds > 86400) {

@@ -15,10 +15,12 @@ import picocli.CommandLine.Option;
 @Command(name = "read", mixinStandardHelpOptions = true,
         description = "Copy a byte range of a remote namespace into a local file.")
 final class ReadCommand extends ConnectedCommand {
-    @Option(names = {"-o", "--offset"}, required = true, description = "Byte offset (any; reads whole blocks around it).")
+    @Option(names = {"-o", "--offset"}, required = true, converter = FioValues.Size.class,
+            description = "Byte offset (any; reads whole blocks around it); suffixes as --size takes them (4k, 1M).")
     long offset;
 
-    @Option(names = {"-l", "--length"}, required = true, description = "Bytes to read.")
+    @Option(names = {"-l", "--length"}, required = true, converter = FioValues.Size.class,
+            description = "Bytes to read; suffixes too (4k, 255M).")
     long length;
 
     @Option(names = {"-d", "--output"}, required = true, description = "File to write (created or truncated).")

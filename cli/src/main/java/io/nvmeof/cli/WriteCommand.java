@@ -16,7 +16,8 @@ import picocli.CommandLine.Option;
 @Command(name = "write", mixinStandardHelpOptions = true,
         description = "Copy a local file onto a remote namespace at a byte offset.")
 final class WriteCommand extends ConnectedCommand {
-    @Option(names = {"-o", "--offset"}, required = true, description = "Byte offset; a multiple of the block size.")
+    @Option(names = {"-o", "--offset"}, required = true, converter = FioValues.Size.class,
+            description = "Byte offset; a multiple of the block size; suffixes too (4k, 1M).")
     long offset;
 
     @Option(names = {"-d", "--input"}, required = true, description = "File to read from.")

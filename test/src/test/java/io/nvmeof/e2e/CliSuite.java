@@ -298,6 +298,21 @@ abstract class CliSuite {
                 small.toString()), 1, "not a multiple of the block size");
         assertOneLineError(TargetProcess.cli(30, "write", target.uri(NQN), "--offset", "0", "--input",
                 dir.resolve("missing.bin").toString()), 1, "no such file or directory");
+        // fio's spellings: times with units, --time_based, --ioengine (ours only), sizes with suffixes
+        TargetProcess.Run fio = TargetProcess.cli(60, "bench", target.uri(NQN), "--runtime", "300ms", "--time_based",
+                "--ioengine", "nvmeof", "--output-format", "json");
+        assertEquals(0, fio.exit(), fio.err());
+        long ms = new com.fasterxml.jackson.databind.ObjectMapper().readTree(fio.out()).path("jobs").get(0).path("read")
+                .path("runtime").asLong();
+        assertTrue(ms >= 250 && ms < 2000, "--runtime 300ms ran " + ms + " ms");
+        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--runtime", "5x"), 2, "unknown time unit 'x'");
+        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--ioengine", "libaio"), 1,
+                "--ioengine=libaio: nvmeof bench runs its own engine");
+        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--size", "1T"), 1, "goes past the end of the device");
+        TargetProcess.Run sized = TargetProcess.cli(30, "read", target.uri(NQN), "--offset", "8k", "--length", "4k",
+                "--output", dir.resolve("sized.bin").toString());
+        assertEquals(0, sized.exit(), sized.err());
+        assertEquals(4096, Files.size(dir.resolve("sized.bin")));
         // operating-system errors name the object and the cause
         Path nowhere = dir.resolve("no-dir");
         assertOneLineError(TargetProcess.cli(30, "read", target.uri(NQN), "--offset", "0", "--length", "4096", "--output",

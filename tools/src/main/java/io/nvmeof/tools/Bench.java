@@ -292,6 +292,10 @@ public final class Bench {
             return t;
         }) : null;
         long room = device.size() - offset;
+        if (job.size() > room) {
+            throw new IllegalArgumentException("--size " + job.size() + " from --offset " + offset + " goes past the end of"
+                    + " the device (" + device.size() + " bytes)");
+        }
         this.span = Math.min(job.size() <= 0 ? room : job.size(), room) / unit * unit;
         if (this.span < blockSize) {
             throw new IllegalArgumentException("the device (or --size past --offset) is smaller than one " + blockSize
