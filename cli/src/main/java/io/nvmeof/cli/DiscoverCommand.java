@@ -27,7 +27,13 @@ final class DiscoverCommand implements Callable<Integer> {
     @Option(names = "--rdma-provider", paramLabel = "verbs|disni|soft", description = "RDMA provider (default: verbs).")
     String rdmaProvider;
 
-    @Option(names = {"-a", "--traddr"}, required = true, description = "Transport address of the discovery service.")
+    @CommandLine.Parameters(index = "0", arity = "0..1", paramLabel = "URI", description = "The discovery service as the"
+            + " other commands take a target: nvme+tcp://HOST[:PORT] (default port 8009) or nvme+rdma://HOST[:PORT];"
+            + " instead of -t, -a and -s.")
+    String uri;
+
+    @Option(names = {"-a", "--traddr"}, description = "Transport address of the discovery service (nvme-cli's form;"
+            + " or give a URI).")
     String traddr;
 
     @Option(names = {"-s", "--trsvcid"}, description = "Transport service id, the port (default: 8009 for tcp, 4420 for rdma).")
@@ -42,10 +48,21 @@ final class DiscoverCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         boolean json = output.json();
-        String host = traddr.contains(":") ? "[" + traddr + "]" : traddr;
+        String where;
+        if (uri != null) {
+            if (traddr != null || trsvcid != null) {
+                throw new IllegalArgumentException("give the discovery service as a URI or with -a/-s, not both");
+            }
+            where = uri;
+        } else if (traddr != null) {
+            String host = traddr.contains(":") ? "[" + traddr + "]" : traddr;
+            where = "nvme+" + transport + "://" + host + (trsvcid != null ? ":" + trsvcid : "")
+                    + (rdmaProvider != null ? "/?provider=" + rdmaProvider : "");
+        } else {
+            throw new IllegalArgumentException("which discovery service? give a URI (nvme+tcp://HOST[:PORT]) or -a ADDRESS");
+        }
         // the transport checks its own parameters and picks the discovery port when none is given
-        Discovery.Log log = Nvmeof.discover("nvme+" + transport + "://" + host + (trsvcid != null ? ":" + trsvcid : "")
-                + (rdmaProvider != null ? "/?provider=" + rdmaProvider : ""), connection.toOptions());
+        Discovery.Log log = Nvmeof.discover(where, connection.toOptions());
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
             ObjectMapper m = new ObjectMapper();

@@ -374,6 +374,12 @@ abstract class CliSuite {
             assertEquals("rdma-cm", rec.get("rdma_cms").asText());
         }
         assertEquals(target.uri(NQN), rec.get("uri").asText(), "each entry's URI connects");
+        // the discovery service as a URI, as every other command takes a target
+        String discoveryUri = target.uri(NQN).replace("/" + NQN, "/");
+        TargetProcess.Run byUri = TargetProcess.cli(60, "discover", discoveryUri);
+        assertEquals(0, byUri.exit(), byUri.err());
+        assertEquals(d.out(), byUri.out(), "discover URI lists what discover -a -s does");
+        assertOneLineError(TargetProcess.cli(30, "discover"), 1, "which discovery service?");
 
         JsonNode ctrl = new ObjectMapper().readTree(TargetProcess.cli(60, "id-ctrl", target.uri(NQN), "-o", "json").out());
         assertEquals(NQN, ctrl.get("subnqn").asText());
