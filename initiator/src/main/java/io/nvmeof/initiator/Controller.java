@@ -555,7 +555,7 @@ public final class Controller implements AutoCloseable {
                 c = c.getCause();
             }
             if (c instanceof NvmeStatusException s) {
-                throw new NvmeStatusException(what, s.status());
+                throw new NvmeStatusException(what, s.status(), s.fabricsCommand());
             }
             if (c instanceof IOException io) {
                 throw new IOException(io.getMessage(), io);

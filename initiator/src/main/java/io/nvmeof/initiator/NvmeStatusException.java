@@ -15,6 +15,14 @@ public final class NvmeStatusException extends IOException {
     public NvmeStatusException(String command, Status status, boolean fabricsCommand) {
         super(command + " failed: " + status.toString(fabricsCommand));
         this.status = status;
+        this.fabricsCommand = fabricsCommand;
+    }
+
+    private final boolean fabricsCommand;
+
+    /** Whether the status is a Fabrics command's (for a message that names the command anew). */
+    boolean fabricsCommand() {
+        return fabricsCommand;
     }
 
     public Status status() {
