@@ -238,20 +238,46 @@ final class Association {
         }
     }
 
-    /** Closes every connection of the association (they may be dead already); waits up to 5 s. */
-    void tearDown() {
+    /** The controller's Command Quiesce Time in milliseconds (0: it reports none). */
+    int cqtMillis() {
+        return identify == null ? 0 : identify.cqt();
+    }
+
+    /**
+     * Closes every connection of the association (they may be dead already); waits up to 5 s.
+     * Where the controller reports a CQT, each connection ends with this side's FIN and the
+     * controller's answering close (up to {@code confirmMillis}), and the result is when the
+     * last of them came: the controller had noticed the loss of every queue by then (NVMe/TCP
+     * only; 0 if any queue was not seen so).
+     */
+    long tearDown(long confirmMillis) {
         stopKeepAlive();
-        List<CompletableFuture<Void>> closing = new ArrayList<>();
+        boolean confirm = cqtMillis() > 0 && confirmMillis > 0;
+        List<CompletableFuture<Long>> closing = new ArrayList<>();
         for (HostQueue q : ioQueues) {
-            closing.add(q.close());
+            closing.add(confirm ? q.closeConfirmed(confirmMillis) : q.close().thenApply(v -> 0L));
         }
-        closing.add(admin.close());
+        closing.add(confirm ? admin.closeConfirmed(confirmMillis) : admin.close().thenApply(v -> 0L));
         try {
-            CompletableFuture.allOf(closing.toArray(new CompletableFuture[0])).get(5, TimeUnit.SECONDS);
+            CompletableFuture.allOf(closing.toArray(new CompletableFuture[0]))
+                    .get(Math.max(5000, confirmMillis + 1000), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            return 0;
         } catch (ExecutionException | TimeoutException e) {
             LOG.log(System.Logger.Level.DEBUG, "closing queues: " + e);
+            return 0;
         }
+        long last = 0;
+        for (CompletableFuture<Long> f : closing) {
+            long at = f.join();
+            if (at == 0) {
+                return 0;
+            }
+            if (last == 0 || at - last > 0) {
+                last = at;
+            }
+        }
+        return last;
     }
 }

@@ -56,6 +56,9 @@ public final class Controller implements AutoCloseable {
     private final List<Command> parked = new ArrayList<>();
     private final AtomicInteger reconnects = new AtomicInteger();
     private long lostAtNanos;
+    /** The lost association's CQT, and when it was seen to close every connection (0: it was not). */
+    private long cqtNanos;
+    private long quiescingSinceNanos;
     private Throwable lossCause;
     private int failedAttempts; // reconnect attempts failed since the loss: each doubles the wait for the next
     /** Namespaces handed out, kept current by namespace-change events. */
@@ -278,7 +281,12 @@ public final class Controller implements AutoCloseable {
 
     /** RESETTING: the old association goes; CONNECTING: the first attempt after the reconnect delay. */
     private void reset() {
-        tearDown();
+        Association old = live;
+        long confirmed = tearDown(options.keepAlive.toMillis());
+        synchronized (this) {
+            cqtNanos = old == null ? 0 : TimeUnit.MILLISECONDS.toNanos(old.cqtMillis());
+            quiescingSinceNanos = confirmed;
+        }
         synchronized (this) {
             if (closed || state != ControllerState.RESETTING) {
                 return;
@@ -331,13 +339,17 @@ public final class Controller implements AutoCloseable {
             return;
         }
         // Writes from the old association may still be on their way inside the target until
-        // it notices the loss (KATO): wait that long before resubmitting, so an old write
-        // cannot land after a newer one.
+        // it notices the loss and stops them: wait that long before resubmitting, so an old
+        // write cannot land after a newer one. A controller that reports a Command Quiesce
+        // Time and was seen to close every connection has stopped them CQT after the last
+        // close; otherwise it notices within KATO of the loss, then takes CQT (TP4129).
         // (With none waiting, nothing is resubmitted: a multipath set's commands went elsewhere.)
-        long quiet = lostAtNanos + options.keepAlive.toNanos() - System.nanoTime();
+        long quiet;
         boolean waiting;
         synchronized (this) {
             waiting = !parked.isEmpty();
+            quiet = (quiescingSinceNanos != 0 ? quiescingSinceNanos : lostAtNanos + options.keepAlive.toNanos())
+                    + cqtNanos - System.nanoTime();
         }
         if (quiet > 0 && waiting) {
             try {
@@ -387,10 +399,13 @@ public final class Controller implements AutoCloseable {
 
     /** Closes every connection of the live association (they may be dead already). */
     private void tearDown() {
+        tearDown(0);
+    }
+
+    /** Ends the live association; returns when the controller was seen to notice, or 0 ({@link Association#tearDown}). */
+    private long tearDown(long confirmMillis) {
         Association a = live;
-        if (a != null) {
-            a.tearDown();
-        }
+        return a != null ? a.tearDown(confirmMillis) : 0;
     }
 
     /** Sends an I/O command to a queue of the live association, or parks it while reconnecting. */

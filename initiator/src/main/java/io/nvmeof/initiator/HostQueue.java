@@ -112,6 +112,18 @@ abstract class HostQueue implements Queue {
         return ended;
     }
 
+    /**
+     * Ends the connection and says whether the controller was seen to end it: the {@link
+     * System#nanoTime} at which its end came, or 0 if this side ended it first or the
+     * controller did not answer within {@code boundMillis}. A controller that reports a
+     * Command Quiesce Time has stopped the connection's commands by that moment plus CQT.
+     * This transport cannot tell (0), as over NVMe/RDMA, where either side's disconnect
+     * reaches both.
+     */
+    CompletableFuture<Long> closeConfirmed(long boundMillis) {
+        return close().thenApply(v -> 0L);
+    }
+
     /** Starts the periodic timeout check (on the queue's loop, once it is known). */
     protected void startTimeoutChecks(EventLoop loop) {
         long period = Math.max(TimeUnit.NANOSECONDS.toMillis(commandTimeoutNanos) / 10, 20);

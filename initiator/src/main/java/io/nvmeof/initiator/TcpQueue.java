@@ -10,6 +10,8 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.socket.DuplexChannel;
+import io.netty.util.concurrent.ScheduledFuture;
 import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.fabric.tcp.PduException;
 import io.nvmeof.fabric.tcp.PduReader;
@@ -34,6 +36,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -66,6 +69,10 @@ final class TcpQueue extends HostQueue {
     private ChannelHandlerContext ctx;
     private Channel channel;
     private boolean initialized;
+    /** This side ended the connection (a close, an error it found): the controller's end then proves nothing. */
+    private volatile boolean closedByUs;
+    /** When the controller's end of the connection came (its FIN, after ours or on its own), or 0. */
+    private volatile long peerClosedAtNanos;
     private boolean flushScheduled;
     private final Runnable flushTask = () -> {
         flushScheduled = false;
@@ -188,9 +195,43 @@ final class TcpQueue extends HostQueue {
         }
     }
 
+    /**
+     * A command timed out: this side sends its FIN and the controller, seeing the connection
+     * end, closes its side, which tells this side when it noticed ({@link #closeConfirmed});
+     * one that does not within the connect timeout is cut off.
+     */
     @Override
     protected void resetConnection() {
+        halfClose(connectTimeoutMillis);
+    }
+
+    /** On the loop: sends this side's FIN unless the connection is ending already; cuts it off after {@code boundMillis}. */
+    private void halfClose(long boundMillis) {
+        if (channel.isActive() && !closedByUs && channel instanceof DuplexChannel) {
+            ((DuplexChannel) channel).shutdownOutput();
+            ScheduledFuture<?> cut = channel.eventLoop().schedule(this::closeNow, boundMillis, TimeUnit.MILLISECONDS);
+            ended.whenComplete((v, e) -> cut.cancel(false));
+        } else {
+            closeNow();
+        }
+    }
+
+    private void closeNow() {
+        if (channel.isActive()) {
+            closedByUs = true;
+        }
         channel.close();
+    }
+
+    @Override
+    CompletableFuture<Long> closeConfirmed(long boundMillis) {
+        CompletableFuture<Long> result = ended.thenApply(v -> closedByUs ? 0L : peerClosedAtNanos);
+        try {
+            channel.eventLoop().execute(() -> halfClose(boundMillis));
+        } catch (RejectedExecutionException e) {
+            channel.close(); // the loop is gone, and the connection with it
+        }
+        return result;
     }
 
     // ---- receive ----
@@ -338,6 +379,9 @@ final class TcpQueue extends HostQueue {
     @Override
     public CompletableFuture<Void> close() {
         CompletableFuture<Void> done = new CompletableFuture<>();
+        if (channel.isActive()) {
+            closedByUs = true;
+        }
         channel.close().addListener(f -> done.complete(null));
         return done;
     }
@@ -384,7 +428,7 @@ final class TcpQueue extends HostQueue {
                 if (!ready.isDone()) {
                     ready.completeExceptionally(new IOException("no ICResp from " + ctx.channel().remoteAddress()
                             + " within " + connectTimeoutMillis + " ms"));
-                    ctx.close();
+                    closeNow();
                 }
             }, connectTimeoutMillis, TimeUnit.MILLISECONDS);
             startTimeoutChecks(ctx.channel().eventLoop());
@@ -462,11 +506,15 @@ final class TcpQueue extends HostQueue {
         @Override
         protected void sendTermination(ChannelHandlerContext ctx, PduException e, ByteBuf header) {
             fail(new IOException("protocol error on queue " + qid + ": " + e.status() + ": " + e.getMessage()));
+            closedByUs = true;
             writeTermination(ctx, PduType.H2C_TERM_REQ, e, header);
         }
 
         @Override
         public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+            if (!closedByUs && peerClosedAtNanos == 0) {
+                peerClosedAtNanos = System.nanoTime();
+            }
             connectionEnded(new IOException("connection of queue " + qid + " to " + ctx.channel().remoteAddress()
                     + " closed"));
             super.channelInactive(ctx);
@@ -476,7 +524,8 @@ final class TcpQueue extends HostQueue {
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             LOG.log(System.Logger.Level.DEBUG, "queue " + qid + " failed", cause);
             fail(cause instanceof IOException ? cause : new IOException(cause.toString(), cause));
-            ctx.close();
+            // a reset proves nothing of the controller: a firewall that forgot the connection sends one too
+            closeNow();
         }
     }
 }

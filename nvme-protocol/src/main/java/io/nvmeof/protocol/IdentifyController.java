@@ -36,6 +36,7 @@ public final class IdentifyController extends Flyweight {
     public static final int ANACAP_OFFSET = 343;
     public static final int ANAGRPMAX_OFFSET = 344;
     public static final int NANAGRPID_OFFSET = 348;
+    public static final int CQT_OFFSET = 386;
     public static final int SQES_OFFSET = 512;
     public static final int CQES_OFFSET = 513;
     public static final int MAXCMD_OFFSET = 514;
@@ -128,6 +129,12 @@ public final class IdentifyController extends Flyweight {
     public IdentifyController anagrpmax(int v) { put32(ANAGRPMAX_OFFSET, v); return this; }
     public int nanagrpid() { return i32(NANAGRPID_OFFSET); }
     public IdentifyController nanagrpid(int v) { put32(NANAGRPID_OFFSET, v); return this; }
+    /**
+     * CQT (NVMe 2.0 and later): the most milliseconds the controller takes to stop every command of
+     * an association after it notices the association's loss; 0 means not reported.
+     */
+    public int cqt() { return u16(CQT_OFFSET); }
+    public IdentifyController cqt(int v) { put16(CQT_OFFSET, v); return this; }
     /** MNAN: the most namespaces the NVM subsystem has (sizes a host's ANA log buffer). */
     public int mnan() { return i32(MNAN_OFFSET); }
     public IdentifyController mnan(int v) { put32(MNAN_OFFSET, v); return this; }

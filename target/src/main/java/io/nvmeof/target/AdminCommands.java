@@ -191,6 +191,7 @@ final class AdminCommands {
                 // every ANA state reported; groups 1..128 (nvmet's); MNAN sizes the host's ANA log buffer
                 .anatt(Target.ANA_TRANSITION_SECONDS).anacap(0x1f).anagrpmax(Port.MAX_ANA_GROUP)
                 .nanagrpid(Port.MAX_ANA_GROUP).mnan(Target.MAX_NSID)
+                .cqt((int) t.tuning().commandQuiesceTimeMillis()) // QueuePair.closed() holds to it
                 .controllerType(IdentifyController.CNTRLTYPE_IO)
                 .acl(3).aerl(AER_LIMIT - 1).frmw(1 << 1 | 1) // one slot, slot 1 read-only
                 .lpa(1 | 1 << 1 | 1 << 2).elpe(Controller.ERROR_LOG_ENTRIES - 1).kas(10) // SMART per namespace // effects log, extended Get Log Page; keep alive in 1 s steps

@@ -56,6 +56,8 @@ final class QueuePair {
     private int sqhd;
     private Controller controller;
     private boolean closed;
+    /** {@link #closed} for the I/O executor: a command queued there when the connection ended never starts. */
+    private volatile boolean ended;
     /** Fused Compare and Write pairing on this queue. */
     private final FusedCommands fused = new FusedCommands(this);
     /** In-band authentication of this queue: set at Connect when the host must authenticate, or when it starts to. */
@@ -158,6 +160,11 @@ final class QueuePair {
 
     public boolean isClosed() {
         return closed;
+    }
+
+    /** Whether the connection has ended, from any thread. */
+    boolean ended() {
+        return ended;
     }
 
     /** A free request, or null if the host has more commands in flight than its queue size allows. */
@@ -764,6 +771,7 @@ final class QueuePair {
             return;
         }
         closed = true;
+        ended = true;
         notPending();
         h2cWaiting.clear();
         if (auth != null) {
@@ -784,6 +792,42 @@ final class QueuePair {
             c.queueClosed(this);
         }
         LOG.log(System.Logger.Level.DEBUG, "queue {0} from {1} closed", qid, transport.peer());
+        watchQuiesce();
+    }
+
+    /**
+     * CQT (Identify Controller) promises a host that an ended connection's commands are out of the
+     * backend within it: nothing new starts (a closed queue takes no command, and one waiting for
+     * the I/O executor is dropped there), and those already in a backend are counted now and
+     * again at CQT, and a teardown that overran is logged for the operator to raise the setting.
+     */
+    private void watchQuiesce() {
+        long cqt = target.tuning().commandQuiesceTimeMillis();
+        if (cqt == 0 || executing() == 0) {
+            return;
+        }
+        try {
+            transport.eventLoop().schedule(() -> {
+                int left = executing();
+                if (left > 0) {
+                    LOG.log(System.Logger.Level.WARNING, "queue {0} from {1}: {2} commands still in the backend {3} ms"
+                            + " after the connection ended, past the Command Quiesce Time hosts were promised; raise "
+                            + Settings.COMMAND_QUIESCE_TIME_MS.key() + " for this storage", qid, transport.peer(), left, cqt);
+                }
+            }, cqt, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            // the event loops are gone, and the commands with them
+        }
+    }
+
+    private int executing() {
+        int n = 0;
+        for (Request r : all) {
+            if (r.state == Request.State.EXECUTING) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /** Ends the connection from the core's side (controller teardown, keep-alive expiry). */

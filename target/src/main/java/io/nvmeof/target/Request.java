@@ -220,9 +220,9 @@ final class Request implements Runnable, KernelQueue.Completion, RbdAio.Done {
             queue.ioFinished(this);
         } else {
             Controller c = queue.controller();
-            if (c != null && c.destroyed() && partner == null) {
-                // its controller is gone (keep-alive expiry, say): the host may have retried the
-                // command on another path, so it must not reach the storage now
+            if ((queue.ended() || c != null && c.destroyed()) && partner == null) {
+                // its connection or controller is gone (keep-alive expiry, say): the host may have
+                // retried the command on another path, so it must not reach the storage now (CQT)
                 status = Status.ABORTED_SQ_DELETION;
             } else if (preemptedAndAborted()) {
                 status = Status.PREEMPT_ABORTED; // queued for the backend when its host was preempted

@@ -105,6 +105,11 @@ public final class Settings {
             "A write whose data the host owes after an R2T fails with Data Transfer Error after this long.");
     public static final Setting<Long> MIN_KEEP_ALIVE_MS = millis("min_keep_alive_ms", "timeouts", 1000, 100, 3_600_000, true,
             "The least KATO granted to a host that asks for one.");
+    public static final Setting<Long> COMMAND_QUIESCE_TIME_MS = millis("command_quiesce_time_ms", "timeouts", 1000, 0, 65_535,
+            true, "Reported to hosts as CQT: once a connection ends, its commands not yet started never start, and a"
+            + " command already in a backend is expected to finish within this; a teardown that takes longer is logged."
+            + " A host that sees the target close the connection then resubmits after CQT instead of the keep-alive"
+            + " timeout. 0 reports none.");
     public static final Setting<Long> KEEP_ALIVE_GRACE_MS = millis("keep_alive_grace_ms", "timeouts", 2000, 0, 600_000, true,
             "Time past KATO before a silent host's controller is torn down.");
 

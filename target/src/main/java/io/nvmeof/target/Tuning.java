@@ -119,6 +119,11 @@ final class Tuning {
         return options.get(Settings.CONNECT_TIMEOUT_MS);
     }
 
+    /** CQT: the most milliseconds an ended connection's commands take to leave the backend. */
+    long commandQuiesceTimeMillis() {
+        return options.get(Settings.COMMAND_QUIESCE_TIME_MS);
+    }
+
     int maxControllersPerHost() {
         return options.get(Settings.MAX_CONTROLLERS_PER_HOST);
     }
