@@ -370,6 +370,7 @@ final class BenchCommand extends ConnectedCommand {
                 BenchPlot.svg(plot, name + ": " + job.pattern().fioName + ", bs=" + job.bsText() + ", iodepth="
                         + job.iodepth() + (numjobs > 1 ? ", " + numjobs + " jobs" : ""), plotLog.windows());
             }
+            List<Bench.Result> eachJob = results;
             if (groupReporting && results.size() > 1) {
                 results = List.of(Bench.Result.merge(results));
             }
@@ -379,6 +380,7 @@ final class BenchCommand extends ConnectedCommand {
                 for (Bench.Result r : results) {
                     BenchReport.text(out, name, r);
                 }
+                BenchReport.groupStatus(out, eachJob);
                 if (interrupted.get()) {
                     out.printf(java.util.Locale.ROOT, "interrupted: %.1f s of the %.0f s asked for ran%n",
                             results.get(0).elapsedNanos() / 1e9, seconds);

@@ -88,6 +88,111 @@ class BenchFeaturesTest {
         assertEquals(3000, n.get("read").get("total_ios").asLong());
     }
 
+    /** Every key path of a JSON object, below {@code at}; the values of option maps, percentiles and bins are data. */
+    static void paths(JsonNode n, String at, java.util.Set<String> out) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            String p = at + "/" + e.getKey();
+            out.add(p);
+            if (e.getValue().isObject() && !List.of("job options", "percentile", "bins").contains(e.getKey())) {
+                paths(e.getValue(), p, out);
+            }
+        }
+    }
+
+    /**
+     * fio's JSON as fio 3.x writes it: every key fio's own run writes (fio's null engine as the
+     * oracle) is in ours, fio's json+ tool reads ours and validates what it wrote against it, and
+     * the bandwidth and IOPS samples agree with each other and with the run.
+     */
+    @Test
+    void fiosOwnToolsReadOurJson() throws Exception {
+        Path fio = Path.of("/usr/bin/fio");
+        Path clat2csv = Path.of("/usr/bin/fio_jsonplus_clat2csv");
+        Assumptions.assumeTrue(Files.isExecutable(fio) && Files.isExecutable(clat2csv),
+                "skipped: Debian's fio package (fio, fio_jsonplus_clat2csv) is not installed here");
+        TargetProcess.Run ours = TargetProcess.cli(60, "bench", target.uri(NQN), "--rw", "randrw", "--bs", "4k",
+                "--iodepth", "4", "--runtime", "3", "-o", "json+");
+        JsonNode j = job(ours);
+        Path oursFile = dir.resolve("ours.json");
+        Files.writeString(oursFile, ours.out());
+
+        Process p = new ProcessBuilder(fio.toString(), "--name=oracle", "--ioengine=null", "--size=16m", "--rw=randrw",
+                "--bs=4k", "--runtime=1", "--time_based", "--output-format=json+").redirectErrorStream(false).start();
+        String fioOut = new String(p.getInputStream().readAllBytes());
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0, "fio's own run: " + fioOut);
+        JsonNode oracle = json.readTree(fioOut);
+        java.util.Set<String> want = new java.util.TreeSet<>();
+        java.util.Set<String> have = new java.util.TreeSet<>();
+        paths(oracle.get("jobs").get(0), "", want);
+        paths(j, "", have);
+        want.removeAll(have);
+        assertTrue(want.isEmpty(), "keys fio writes and we do not: " + want);
+        for (String k : List.of("fio version", "timestamp", "timestamp_ms", "time", "jobs")) {
+            assertTrue(json.readTree(ours.out()).has(k), k);
+        }
+
+        // the tool writes its CSV, then checks it against our JSON
+        Path stub = dir.resolve("clat.csv");
+        for (boolean validate : new boolean[] {false, true}) {
+            ProcessBuilder b = validate ? new ProcessBuilder(clat2csv.toString(), "--validate", oursFile.toString(), stub.toString())
+                    : new ProcessBuilder(clat2csv.toString(), oursFile.toString(), stub.toString());
+            Process t = b.redirectErrorStream(true).start();
+            String tOut = new String(t.getInputStream().readAllBytes());
+            assertTrue(t.waitFor(60, TimeUnit.SECONDS) && t.exitValue() == 0, "fio_jsonplus_clat2csv: " + tOut);
+            assertTrue(tOut.contains(validate ? "validated" : "generated"), tOut);
+        }
+        List<String> csv = Files.readAllLines(dir.resolve("clat_job0.csv"));
+        assertTrue(csv.size() > 10, "latency rows: " + csv.size());
+
+        for (String d : new String[] {"read", "write"}) {
+            JsonNode x = j.get(d);
+            long samples = x.get("bw_samples").asLong();
+            // a sample every 500 ms of the 3 s run
+            assertTrue(samples >= 5 && samples <= 7, d + ": " + samples + " samples");
+            assertEquals(samples, x.get("iops_samples").asLong());
+            double mean = x.get("bw_mean").asDouble();
+            assertTrue(x.get("bw_min").asDouble() <= mean + 1 && mean <= x.get("bw_max").asDouble() + 1, d + ": " + x);
+            // 4 KiB each: KiB/s is four times I/Os per second, sample by sample
+            assertEquals(4 * x.get("iops_mean").asDouble(), mean, mean * 0.001 + 1, d);
+            // the samples' mean is the run's bandwidth, give or take the edges of the run
+            assertEquals(x.get("bw").asDouble(), mean, x.get("bw").asDouble() * 0.25, d);
+            assertEquals(100.0, x.get("bw_agg").asDouble(), 0.01, d + ": one job has all of the bandwidth");
+        }
+        assertTrue(j.get("usr_cpu").asDouble() > 0, "the run cost CPU: " + j.get("usr_cpu"));
+        assertTrue(j.get("ctx").asLong() > 0, "context switches: " + j.get("ctx"));
+        double buckets = 0;
+        for (String u : List.of("latency_ns", "latency_us", "latency_ms")) {
+            for (Iterator<JsonNode> it = j.get(u).elements(); it.hasNext(); ) {
+                buckets += it.next().asDouble();
+            }
+        }
+        assertEquals(100.0, buckets, 0.01, "every I/O in one latency bucket");
+        assertEquals(0, j.get("trim").get("total_ios").asLong());
+    }
+
+    /** Several jobs without --group_reporting: each job's report, then fio's total of them all. */
+    @Test
+    void severalJobsEndWithTheirTotal() throws Exception {
+        TargetProcess.Run r = TargetProcess.cli(60, "bench", target.uri(NQN), "--rw", "randread", "--bs", "4k",
+                "--iodepth", "2", "--numjobs", "2", "--runtime", "1");
+        assertEquals(0, r.exit(), r.err());
+        java.util.regex.Matcher each = java.util.regex.Pattern.compile("read: IOPS=\\S+, BW=\\S+ \\(\\S+\\)\\(([0-9.]+)MiB/(\\d+)msec\\)")
+                .matcher(r.out());
+        double mib = 0;
+        int jobs = 0;
+        while (each.find()) {
+            mib += Double.parseDouble(each.group(1));
+            jobs++;
+        }
+        assertEquals(2, jobs, r.out());
+        java.util.regex.Matcher total = java.util.regex.Pattern.compile(
+                "Run status group 0 \\(all jobs\\):\\n   READ: bw=\\S+ \\(\\S+\\), \\S+-\\S+ \\(\\S+\\), io=([0-9.]+)(MiB|GiB) ").matcher(r.out());
+        assertTrue(total.find(), r.out());
+        double io = Double.parseDouble(total.group(1)) * (total.group(2).equals("GiB") ? 1024 : 1);
+        assertEquals(mib, io, mib * 0.01 + 1, "the total is the jobs' sum: " + r.out());
+    }
+
     @Test
     void fioLogsAndPlots() throws Exception {
         String each = dir.resolve("each").toString();

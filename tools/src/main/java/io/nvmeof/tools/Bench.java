@@ -88,7 +88,7 @@ public final class Bench {
     }
 
     /** One direction's share of a run. */
-    public record Direction(long ios, long bytes, Histogram latency) {
+    public record Direction(long ios, long bytes, Histogram latency, BenchSamples samples) {
         double iops(long elapsedNanos) {
             return ios * 1e9 / elapsedNanos;
         }
@@ -115,7 +115,7 @@ public final class Bench {
      * by the I/Os in flight as each was submitted, in {@link #DEPTH_LEVELS} buckets.
      */
     public record Result(Pattern pattern, String bs, int iodepth, long elapsedNanos, Direction read, Direction write,
-                  long[] depthLevels) {
+                  long[] depthLevels, ProcessUsage usage) {
         long ios() {
             return read.ios() + write.ios();
         }
@@ -153,8 +153,11 @@ public final class Bench {
                     levels[i] += r.depthLevels()[i];
                 }
             }
-            return new Result(first.pattern(), first.bs(), depth, elapsed, new Direction(rIos, rBytes, rl),
-                    new Direction(wIos, wBytes, wl), levels);
+            // one process ran them all: its usage is each job's
+            return new Result(first.pattern(), first.bs(), depth, elapsed,
+                    new Direction(rIos, rBytes, rl, BenchSamples.merge(all.stream().map(r -> r.read().samples()).toList())),
+                    new Direction(wIos, wBytes, wl, BenchSamples.merge(all.stream().map(r -> r.write().samples()).toList())),
+                    levels, first.usage());
         }
 
         /** The latencies of both directions together. */
@@ -438,8 +441,31 @@ public final class Bench {
         long lastReport = begin;
         long lastCount = 0;
         long start = measureFrom;
-        while (!drained.await(200, TimeUnit.MILLISECONDS)) {
+        // fio's bandwidth and IOPS samples, a period at a time from the start of the measured part
+        BenchSamples.Collector readSamples = new BenchSamples.Collector();
+        BenchSamples.Collector writeSamples = new BenchSamples.Collector();
+        long nextSample = measureFrom;
+        long sampledAt = 0;
+        ProcessUsage usageFrom = rampSeconds > 0 ? null : ProcessUsage.now();
+        while (!drained.await(Math.max(1, Math.min(200_000_000L, nextSample - System.nanoTime())), TimeUnit.NANOSECONDS)) {
             long now = System.nanoTime();
+            if (now - nextSample >= 0 && now - stopAt <= 0) {
+                if (sampledAt == 0) {
+                    readSamples.start(now, reads.get(), readBytes.sum());
+                    writeSamples.start(now, writes.get(), writeBytes.sum());
+                    if (usageFrom == null) {
+                        usageFrom = ProcessUsage.now();
+                    }
+                } else {
+                    readSamples.sample(now, reads.get(), readBytes.sum());
+                    writeSamples.sample(now, writes.get(), writeBytes.sum());
+                }
+                sampledAt = now;
+                nextSample += BenchSamples.PERIOD_NANOS;
+                if (nextSample - now <= 0) {
+                    nextSample = now + BenchSamples.PERIOD_NANOS; // a late wake-up: the next period from now
+                }
+            }
             if (progress != null && now - lastReport >= 1_000_000_000L) {
                 long c = all.get();
                 double iops = (c - lastCount) * 1e9 / (now - lastReport);
@@ -453,6 +479,12 @@ public final class Bench {
             }
         }
         long elapsed = Math.max(1, System.nanoTime() - start);
+        // the run's last period, if most of it ran (fio's last sample, at the end of its runtime)
+        long last = Math.min(System.nanoTime(), stopAt);
+        if (sampledAt != 0 && last - sampledAt >= BenchSamples.PERIOD_NANOS / 2) {
+            readSamples.sample(last, reads.get(), readBytes.sum());
+            writeSamples.sample(last, writes.get(), writeBytes.sum());
+        }
         if (pacer != null) {
             pacer.shutdownNow();
         }
@@ -472,9 +504,16 @@ public final class Bench {
         for (int i = 0; i < levels.length; i++) {
             levels[i] = depthLevels[i].sum();
         }
+        ProcessUsage usage = usageFrom == null ? ProcessUsage.NONE : ProcessUsage.now().since(usageFrom);
         return new Result(pattern, bsText, iodepth, elapsed,
-                new Direction(reads.get(), readBytes.sum(), readLatency.getIntervalHistogram()),
-                new Direction(writes.get(), writeBytes.sum(), writeLatency.getIntervalHistogram()), levels);
+                new Direction(reads.get(), readBytes.sum(), readLatency.getIntervalHistogram(), sampled(readSamples, reads.get())),
+                new Direction(writes.get(), writeBytes.sum(), writeLatency.getIntervalHistogram(), sampled(writeSamples, writes.get())),
+                levels, usage);
+    }
+
+    /** A direction that did no I/O has no samples (fio's bw_samples 0). */
+    private static BenchSamples sampled(BenchSamples.Collector c, long ios) {
+        return ios == 0 ? BenchSamples.NONE : c.done();
     }
 
     /**

@@ -51,8 +51,78 @@ public final class BenchReport {
             out.printf(Locale.ROOT, "    lat percentiles (usec): 50.00th=[%.1f], 90.00th=[%.1f], 99.00th=[%.1f], 99.90th=[%.1f], 99.99th=[%.1f]%n",
                     h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(90) / 1e3, h.getValueAtPercentile(99) / 1e3,
                     h.getValueAtPercentile(99.9) / 1e3, h.getValueAtPercentile(99.99) / 1e3);
+            BenchSamples sm = d.samples();
+            if (sm.count() > 0) {
+                double[] kib = sm.kibPerSecond();
+                double[] iops = sm.iops();
+                out.printf(Locale.ROOT, "   bw (  KiB/s): min=%d, max=%d, avg=%.2f, stdev=%.2f, samples=%d%n",
+                        Math.round(BenchSamples.min(kib)), Math.round(BenchSamples.max(kib)), BenchSamples.mean(kib),
+                        BenchSamples.stddev(kib), sm.count());
+                out.printf(Locale.ROOT, "   iops        : min=%d, max=%d, avg=%.2f, stdev=%.2f, samples=%d%n",
+                        Math.round(BenchSamples.min(iops)), Math.round(BenchSamples.max(iops)), BenchSamples.mean(iops),
+                        BenchSamples.stddev(iops), sm.count());
+            }
+        }
+        ProcessUsage u = r.usage();
+        out.printf(Locale.ROOT, "  cpu          : usr=%.2f%%, sys=%.2f%%, ctx=%d, majf=%d, minf=%d%n",
+                u.userPercent(r.elapsedNanos()), u.systemPercent(r.elapsedNanos()), u.contextSwitches(), u.majorFaults(),
+                u.minorFaults());
+        out.flush();
+    }
+
+    /**
+     * fio's closing block, "Run status group 0 (all jobs)": per direction, the bandwidth of all
+     * jobs together (their bytes over the longest run), each job's lowest and highest, the bytes
+     * moved and the shortest and longest run.
+     */
+    public static void groupStatus(PrintWriter out, List<Bench.Result> jobs) {
+        out.println();
+        out.println("Run status group 0 (all jobs):");
+        for (boolean write : new boolean[] {false, true}) {
+            long bytes = 0;
+            long longest = 0;
+            long shortest = Long.MAX_VALUE;
+            double min = Double.MAX_VALUE;
+            double max = 0;
+            for (Bench.Result r : jobs) {
+                Bench.Direction d = write ? r.write() : r.read();
+                if (d.ios() == 0) {
+                    continue;
+                }
+                bytes += d.bytes();
+                longest = Math.max(longest, r.elapsedNanos());
+                shortest = Math.min(shortest, r.elapsedNanos());
+                double bps = d.bytesPerSecond(r.elapsedNanos());
+                min = Math.min(min, bps);
+                max = Math.max(max, bps);
+            }
+            if (bytes == 0) {
+                continue;
+            }
+            double all = bytes * 1e9 / longest;
+            out.printf(Locale.ROOT, "  %s: bw=%s (%s), %s-%s (%s-%s), io=%s (%s), run=%d-%dmsec%n", write ? "WRITE" : " READ",
+                    binary(all) + "/s", decimal(all) + "/s", binary(min) + "/s", binary(max) + "/s", decimal(min) + "/s",
+                    decimal(max) + "/s", binary(bytes), decimal(bytes), shortest / 1_000_000, longest / 1_000_000);
         }
         out.flush();
+    }
+
+    /** fio's sizes: KiB, MiB or GiB with up to four digits. */
+    private static String binary(double v) {
+        return scaled(v, 1024, new String[] {"B", "KiB", "MiB", "GiB", "TiB"});
+    }
+
+    private static String decimal(double v) {
+        return scaled(v, 1000, new String[] {"B", "kB", "MB", "GB", "TB"});
+    }
+
+    private static String scaled(double v, double base, String[] units) {
+        int u = 0;
+        while (v >= 10_000 && u < units.length - 1) {
+            v /= base;
+            u++;
+        }
+        return String.format(Locale.ROOT, v >= 100 || u == 0 ? "%.0f%s" : "%.1f%s", v, units[u]);
     }
 
     private static ObjectNode latency(ObjectMapper m, Histogram h, boolean withPercentiles) {
@@ -83,7 +153,13 @@ public final class BenchReport {
         return n;
     }
 
-    private static ObjectNode direction(ObjectMapper m, Bench.Result r, Bench.Direction d, boolean bins) {
+    /** A direction this tool never drives (fio's trim here): fio's object, all zero. */
+    private static ObjectNode idle(ObjectMapper m) {
+        return direction(m, new Bench.Result(null, "", 0, 1, null, null, new long[0], ProcessUsage.NONE),
+                new Bench.Direction(0, 0, new Histogram(3), BenchSamples.NONE), false, 0);
+    }
+
+    private static ObjectNode direction(ObjectMapper m, Bench.Result r, Bench.Direction d, boolean bins, double aggKib) {
         ObjectNode n = m.createObjectNode();
         boolean active = d.ios() > 0;
         Histogram h = d.latency();
@@ -103,7 +179,56 @@ public final class BenchReport {
         n.set("slat_ns", latency(m, new Histogram(3), false));
         n.set("clat_ns", latency(m, h, true, bins));
         n.set("lat_ns", latency(m, h, true));
+        // fio's samples of bandwidth (KiB/s) and IOPS, a value every 500 ms
+        BenchSamples sm = d.samples();
+        n.put("bw_min", Math.round(BenchSamples.min(sm.kibPerSecond())));
+        n.put("bw_max", Math.round(BenchSamples.max(sm.kibPerSecond())));
+        n.put("bw_agg", aggKib > 0 && active ? 100.0 * (bps / 1024) / aggKib : 0.0);
+        n.put("bw_mean", BenchSamples.mean(sm.kibPerSecond()));
+        n.put("bw_dev", BenchSamples.stddev(sm.kibPerSecond()));
+        n.put("bw_samples", sm.count());
+        n.put("iops_min", Math.round(BenchSamples.min(sm.iops())));
+        n.put("iops_max", Math.round(BenchSamples.max(sm.iops())));
+        n.put("iops_mean", BenchSamples.mean(sm.iops()));
+        n.put("iops_stddev", BenchSamples.stddev(sm.iops()));
+        n.put("iops_samples", sm.count());
         return n;
+    }
+
+    /** fio's latency_ns, latency_us and latency_ms: the share of I/Os whose latency is below each bound (and above the one before). */
+    private static void latencyBuckets(ObjectNode job, Histogram h) {
+        long[] bounds = {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000};
+        String[] units = {"latency_ns", "latency_us", "latency_ms"};
+        long[] scale = {1, 1000, 1_000_000};
+        double total = h.getTotalCount();
+        for (int u = 0; u < units.length; u++) {
+            ObjectNode o = job.putObject(units[u]);
+            long lower = u == 0 ? 0 : 1000 * scale[u - 1];
+            long[] all = u == 2 ? new long[] {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000} : bounds;
+            for (long b : all) {
+                long upper = b * scale[u];
+                o.put(Long.toString(b), share(h, lower, upper, total));
+                lower = upper;
+            }
+            if (u == 2) {
+                o.put(">=2000", share(h, lower, Long.MAX_VALUE, total));
+            }
+        }
+    }
+
+    /** Percent of the histogram's values in [lower, upper) nanoseconds. */
+    private static double share(Histogram h, long lower, long upper, double total) {
+        if (total == 0) {
+            return 0.0;
+        }
+        long n = 0;
+        for (HistogramIterationValue v : h.recordedValues()) {
+            long x = v.getValueIteratedTo();
+            if (x >= lower && x < upper) {
+                n += v.getCountAddedInThisIterationStep();
+            }
+        }
+        return 100.0 * n / total;
     }
 
     public static void json(PrintWriter out, String jobName, Bench.Result r, String uri) {
@@ -124,7 +249,9 @@ public final class BenchReport {
         ObjectMapper m = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         ObjectNode root = m.createObjectNode();
         root.put("fio version", "nvmeof-java");
-        root.put("timestamp", System.currentTimeMillis() / 1000);
+        long nowMs = System.currentTimeMillis();
+        root.put("timestamp", nowMs / 1000);
+        root.put("timestamp_ms", nowMs);
         root.put("time", new Date().toString());
         if (interrupted) {
             root.put("interrupted", true);
@@ -132,17 +259,26 @@ public final class BenchReport {
         ObjectNode options = root.putObject("global options");
         options.put("filename", uri);
         ArrayNode jobs = root.putArray("jobs");
+        // each job's share of the bandwidth of all (fio's bw_agg, of its group)
+        double readKib = 0;
+        double writeKib = 0;
         for (Bench.Result r : results) {
-            job(jobs.addObject(), jobName, r, rwmixread, m, bins);
+            readKib += r.read().bytesPerSecond(r.elapsedNanos()) / 1024;
+            writeKib += r.write().bytesPerSecond(r.elapsedNanos()) / 1024;
+        }
+        for (Bench.Result r : results) {
+            job(jobs.addObject(), jobName, r, rwmixread, m, bins, readKib, writeKib);
         }
         out.println(root.toPrettyString());
         out.flush();
     }
 
-    private static void job(ObjectNode job, String jobName, Bench.Result r, int rwmixread, ObjectMapper m, boolean bins) {
+    private static void job(ObjectNode job, String jobName, Bench.Result r, int rwmixread, ObjectMapper m, boolean bins,
+                            double readKib, double writeKib) {
         job.put("jobname", jobName);
         job.put("groupid", 0);
         job.put("error", 0);
+        job.put("eta", 0);
         ObjectNode jo = job.putObject("job options");
         jo.put("rw", r.pattern().fioName);
         if (r.pattern().mixed) {
@@ -151,9 +287,20 @@ public final class BenchReport {
         jo.put(r.bs().matches("\\d+") ? "bs" : "bssplit", r.bs());
         jo.put("iodepth", Integer.toString(r.iodepth()));
         job.put("elapsed", Math.max(1, r.elapsedNanos() / 1_000_000_000L));
+        job.set("read", direction(m, r, r.read(), bins, readKib));
+        job.set("write", direction(m, r, r.write(), bins, writeKib));
+        job.set("trim", idle(m));
+        ObjectNode sync = job.putObject("sync");
+        sync.put("total_ios", 0);
+        sync.set("lat_ns", latency(m, new Histogram(3), false));
         job.put("job_runtime", r.elapsedNanos() / 1_000_000);
-        job.set("read", direction(m, r, r.read(), bins));
-        job.set("write", direction(m, r, r.write(), bins));
+        // the whole process's CPU (one JVM runs every job), as a share of one core over the run
+        ProcessUsage u = r.usage();
+        job.put("usr_cpu", u.userPercent(r.elapsedNanos()));
+        job.put("sys_cpu", u.systemPercent(r.elapsedNanos()));
+        job.put("ctx", u.contextSwitches());
+        job.put("majf", u.majorFaults());
+        job.put("minf", u.minorFaults());
         // fio's iodepth_level: percentages of submissions by the I/Os in flight
         ObjectNode levels = job.putObject("iodepth_level");
         long total = 0;
@@ -164,5 +311,17 @@ public final class BenchReport {
             String key = i == Bench.DEPTH_LEVELS.length - 1 ? ">=" + Bench.DEPTH_LEVELS[i] : Integer.toString(Bench.DEPTH_LEVELS[i]);
             levels.put(key, total == 0 ? 0.0 : 100.0 * r.depthLevels()[i] / total);
         }
+        // each submission and each completion is handled one I/O at a time: all in fio's "4" (1 to 4 per call)
+        for (String k : new String[] {"iodepth_submit", "iodepth_complete"}) {
+            ObjectNode o = job.putObject(k);
+            for (String b : new String[] {"0", "4", "8", "16", "32", "64", ">=64"}) {
+                o.put(b, b.equals("4") && total > 0 ? 100.0 : 0.0);
+            }
+        }
+        latencyBuckets(job, r.latency());
+        job.put("latency_depth", r.iodepth());
+        job.put("latency_target", 0);
+        job.put("latency_percentile", 100.0);
+        job.put("latency_window", 0);
     }
 }
