@@ -25,7 +25,9 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 /** {@code nvmeof bench URI --rw randread --bs 4k --iodepth 32 --runtime 5}: fio-style load. */
 @Command(name = "bench", mixinStandardHelpOptions = true,
@@ -34,6 +36,21 @@ import picocli.CommandLine.Option;
                     + " a thread per slot of --iodepth, O_DIRECT with --direct=1): one tool for a disk local and"
                     + " over the fabric."})
 final class BenchCommand extends ConnectedCommand {
+    @Parameters(index = "0", arity = "0..1", paramLabel = "URI|PATH", description = ConnectionOptions.URI_HELP
+            + "; or a local block device or file (or give it with --filename)")
+    void uri(String given) {
+        uri = given;
+    }
+
+    @Option(names = "--filename", paramLabel = "PATH|URI", description = "fio's: what to measure, instead of the"
+            + " positional parameter (a local block device or file, or a URI).")
+    String filename;
+
+    @Option(names = "--percentile_list", paramLabel = "P:P:...", description = "fio's: the latency percentiles to"
+            + " report, separated by ':' (each 0..100, at most 20), e.g. 99:99.9:99.99.")
+    String percentileList;
+    private double[] percentiles;
+
     @Option(names = "--rw", defaultValue = "randread", description = "read, write, randread, randwrite, rw (readwrite)"
             + " or randrw (default: ${DEFAULT-VALUE}).")
     String rw;
@@ -99,6 +116,11 @@ final class BenchCommand extends ConnectedCommand {
             description = "How long to run: seconds, or with fio's units (500ms, 10s, 2m, 1h) (default: 5).")
     Double runtime;
 
+    @Option(names = "--timeout", paramLabel = "TIME", converter = FioValues.Seconds.class,
+            description = "fio's other name for --runtime. (The command timeout of the other commands is --io-timeout"
+                    + " here too.)")
+    Double timeout;
+
     @Option(names = {"--ramp_time", "--ramp-time"}, defaultValue = "0", paramLabel = "TIME", converter = FioValues.Seconds.class,
             description = "Run the load this long before measuring, as fio's ramp_time: nothing of it is counted,"
                     + " and the JIT has compiled the I/O path when measuring starts (seconds or fio's units; default:"
@@ -148,6 +170,17 @@ final class BenchCommand extends ConnectedCommand {
 
     @Override
     void checkOptions() {
+        if (filename != null && uri != null && !filename.equals(uri)) {
+            throw new IllegalArgumentException("--filename " + filename + " and " + uri + ": give what to measure once");
+        }
+        if (filename != null) {
+            uri = filename;
+        }
+        if (uri == null) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "Missing what to measure: a URI or a local device or file, or --filename");
+        }
+        percentiles = percentileList != null ? BenchReport.percentiles(percentileList) : null;
         Bench.Pattern pattern = Bench.Pattern.parse(rw);
         int blockSize = (int) Sizes.parse(bs, "--bs");
         long span = size != null ? Sizes.parse(size, "--size") : 0;
@@ -200,7 +233,12 @@ final class BenchCommand extends ConnectedCommand {
                     + " or a local disk or file read directly with --direct=1); leave --ioengine out, or use fio for "
                     + ioengine);
         }
-        seconds = runtime != null ? runtime : limit > 0 || numberIos != null ? 86400 : 5;
+        if (runtime != null && timeout != null && !runtime.equals(timeout)) {
+            throw new IllegalArgumentException("--runtime " + runtime + " and --timeout " + timeout + ": in bench both"
+                    + " are the runtime, as in fio; give one (the command timeout is --io-timeout)");
+        }
+        Double asked = runtime != null ? runtime : timeout;
+        seconds = asked != null ? asked : limit > 0 || numberIos != null ? 86400 : 5;
         output.json();
         if (seconds <= 0 || seconds > 86400) {
             throw new IllegalArgumentException("--runtime must be between 0 and 86400 seconds");
@@ -375,10 +413,11 @@ final class BenchCommand extends ConnectedCommand {
                 results = List.of(Bench.Result.merge(results));
             }
             if (output.json()) {
-                BenchReport.json(out, name, results, uri, job.rwmixread(), output.jsonPlus(), interrupted.get());
+                BenchReport.json(out, name, results, uri, job.rwmixread(), output.jsonPlus(), interrupted.get(),
+                        percentiles != null ? percentiles : BenchReport.PERCENTILES);
             } else {
                 for (Bench.Result r : results) {
-                    BenchReport.text(out, name, r);
+                    BenchReport.text(out, name, r, percentiles);
                 }
                 BenchReport.groupStatus(out, eachJob);
                 if (interrupted.get()) {

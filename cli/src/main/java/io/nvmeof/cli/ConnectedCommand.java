@@ -20,8 +20,16 @@ abstract class ConnectedCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "URI", description = ConnectionOptions.URI_HELP)
+    /** The target (a URI; bench also takes a local path): given by the subclass's positional parameter. */
     String uri;
+
+    /** A command whose one positional parameter, required, is the target's URI. */
+    abstract static class WithUri extends ConnectedCommand {
+        @Parameters(index = "0", paramLabel = "URI", description = ConnectionOptions.URI_HELP)
+        void uri(String given) {
+            uri = given;
+        }
+    }
 
     @Mixin
     ConnectionOptions connection;

@@ -9,11 +9,13 @@ import io.nvmeof.initiator.Multipath;
 import io.nvmeof.protocol.auth.DhGroup;
 import io.nvmeof.protocol.auth.DhchapKey;
 import io.nvmeof.protocol.tls.TlsPsk;
+import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import picocli.CommandLine;
 import picocli.CommandLine.Option;
 
 /** Host-side options shared by every command that connects (names as in nvme-cli). */
@@ -41,11 +43,34 @@ final class ConnectionOptions {
     @Option(names = {"-G", "--data-digest"}, description = "Enable the NVMe/TCP data digest.")
     boolean dataDigest;
 
-    @Option(names = "--timeout", description = "Command timeout in seconds (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--io-timeout", paramLabel = "SECONDS", description = "Command timeout in seconds: a command not"
+            + " answered by then is aborted, and the association reset if the abort fails (default: ${DEFAULT-VALUE}).")
     int timeoutSeconds = 30;
 
+    /**
+     * {@code --timeout}, the old name of {@code --io-timeout}, on a command that connects: kept,
+     * with a warning, until the next release. Not on {@code bench}, where {@code --timeout} is
+     * fio's (the runtime).
+     */
+    void addDeprecatedTimeout(CommandLine.Model.CommandSpec spec) {
+        spec.addOption(CommandLine.Model.OptionSpec.builder("--timeout").paramLabel("SECONDS").type(Integer.class)
+                .description("The old name of --io-timeout, until the next release.")
+                .setter(new CommandLine.Model.ISetter() {
+                    @Override
+                    public <T> T set(T value) {
+                        if (value != null) {
+                            timeoutSeconds = (Integer) value;
+                            PrintWriter err = spec.commandLine().getErr();
+                            err.println("nvmeof: --timeout is now --io-timeout; the old name goes in the next release");
+                            err.flush();
+                        }
+                        return null;
+                    }
+                }).build());
+    }
+
     @Option(names = "--connect-timeout", paramLabel = "SECONDS", description = "How long setting up a queue's connection"
-            + " (TCP, TLS handshake, ICReq/ICResp, RDMA CM) may take (default: 10, or --timeout if less). A slow link or"
+            + " (TCP, TLS handshake, ICReq/ICResp, RDMA CM) may take (default: 10, or --io-timeout if less). A slow link or"
             + " an emulated machine may need more.")
     Integer connectTimeoutSeconds;
 

@@ -15,7 +15,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "copy", mixinStandardHelpOptions = true,
         description = "Copy block ranges within a remote namespace (NVMe Copy: no data crosses the network).")
-final class CopyCommand extends ConnectedCommand {
+final class CopyCommand extends ConnectedCommand.WithUri {
     @Option(names = {"-n", "--namespace-id"}, description = "NSID (default: the URI's, or the first active one).")
     Integer nsid;
 

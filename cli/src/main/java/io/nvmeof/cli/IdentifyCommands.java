@@ -113,7 +113,7 @@ final class IdentifyCommands {
     }
 
     /** What the identify commands share: a URI, an output format, the host options, one connection. */
-    abstract static class Connected extends ConnectedCommand {
+    abstract static class Connected extends ConnectedCommand.WithUri {
         @Mixin
         OutputFormat output;
 

@@ -47,6 +47,14 @@ public final class Main implements Runnable {
 
     static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new Main());
+        for (CommandLine sub : cl.getSubcommands().values()) {
+            Object c = sub.getCommand();
+            ConnectionOptions o = c instanceof BenchCommand ? null : c instanceof ConnectedCommand cc ? cc.connection
+                    : c instanceof DiscoverCommand d ? d.connection : null;
+            if (o != null && sub.getCommandSpec().findOption("--timeout") == null) {
+                o.addDeprecatedTimeout(sub.getCommandSpec());
+            }
+        }
         cl.setParameterExceptionHandler((ex, a) -> {
             PrintWriter err = ex.getCommandLine().getErr();
             err.println("nvmeof: " + ex.getMessage() + " (see '" + ex.getCommandLine().getCommandSpec().qualifiedName()

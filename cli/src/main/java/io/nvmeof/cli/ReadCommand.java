@@ -14,7 +14,7 @@ import picocli.CommandLine.Option;
 /** {@code nvmeof read URI --offset N --length N --output FILE}. */
 @Command(name = "read", mixinStandardHelpOptions = true,
         description = "Copy a byte range of a remote namespace into a local file.")
-final class ReadCommand extends ConnectedCommand {
+final class ReadCommand extends ConnectedCommand.WithUri {
     @Option(names = {"-o", "--offset"}, required = true, converter = FioValues.Size.class,
             description = "Byte offset (any; reads whole blocks around it); suffixes as --size takes them (4k, 1M).")
     long offset;

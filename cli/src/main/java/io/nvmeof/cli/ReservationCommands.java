@@ -24,7 +24,7 @@ final class ReservationCommands {
     }
 
     /** What the four share: the namespace, through one controller or every path. */
-    abstract static class ResvCommand extends ConnectedCommand {
+    abstract static class ResvCommand extends ConnectedCommand.WithUri {
         @Option(names = {"-n", "--namespace-id"}, description = "NSID (default: the URI's, or the first active one).")
         Integer nsid;
 

@@ -15,7 +15,7 @@ import picocli.CommandLine.Option;
 /** {@code nvmeof write URI --offset N --input FILE}. */
 @Command(name = "write", mixinStandardHelpOptions = true,
         description = "Copy a local file onto a remote namespace at a byte offset.")
-final class WriteCommand extends ConnectedCommand {
+final class WriteCommand extends ConnectedCommand.WithUri {
     @Option(names = {"-o", "--offset"}, required = true, converter = FioValues.Size.class,
             description = "Byte offset; a multiple of the block size; suffixes too (4k, 1M).")
     long offset;

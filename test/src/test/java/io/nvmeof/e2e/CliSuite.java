@@ -11,6 +11,7 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
@@ -309,6 +310,33 @@ abstract class CliSuite {
         assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--ioengine", "libaio"), 1,
                 "--ioengine=libaio: nvmeof bench runs its own engine");
         assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--size", "1T"), 1, "goes past the end of the device");
+        // fio's --timeout is the runtime, --filename what to measure, --percentile_list the percentiles reported
+        TargetProcess.Run named = TargetProcess.cli(60, "bench", "--filename", target.uri(NQN), "--timeout", "300ms",
+                "--percentile_list", "50:99.9:99.999", "--output-format", "json");
+        assertEquals(0, named.exit(), named.err());
+        com.fasterxml.jackson.databind.JsonNode read = new com.fasterxml.jackson.databind.ObjectMapper().readTree(named.out())
+                .path("jobs").get(0).path("read");
+        ms = read.path("runtime").asLong();
+        assertTrue(ms >= 250 && ms < 2000, "--timeout 300ms ran " + ms + " ms");
+        List<String> keys = new java.util.ArrayList<>();
+        read.path("clat_ns").path("percentile").fieldNames().forEachRemaining(keys::add);
+        assertEquals(List.of("50.000000", "99.900000", "99.999000"), keys);
+        TargetProcess.Run text = TargetProcess.cli(60, "bench", target.uri(NQN), "--runtime", "300ms", "--percentile_list",
+                "90:99.999");
+        assertEquals(0, text.exit(), text.err());
+        assertTrue(text.out().contains("lat percentiles (usec): 90.00th=[") && text.out().contains(", 99.999th=["), text.out());
+        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--percentile_list", "50:101"), 1,
+                "--percentile_list: 101 is not between 0 and 100");
+        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--runtime", "1", "--timeout", "2"), 1,
+                "in bench both are the runtime, as in fio");
+        assertOneLineError(TargetProcess.cli(30, "bench"), 2, "Missing what to measure");
+        // the command timeout is --io-timeout everywhere; --timeout, its old name, still works outside bench, with a warning
+        TargetProcess.Run io = TargetProcess.cli(30, "id-ctrl", target.uri(NQN), "--io-timeout", "5");
+        assertEquals(0, io.exit(), io.err());
+        TargetProcess.Run old = TargetProcess.cli(30, "id-ctrl", target.uri(NQN), "--timeout", "5");
+        assertEquals(0, old.exit(), old.err());
+        assertTrue(old.err().contains("--timeout is now --io-timeout; the old name goes in the next release"), old.err());
+        assertTrue(io.out().contains(NQN) && old.out().contains(NQN), io.out() + old.out());
         TargetProcess.Run sized = TargetProcess.cli(30, "read", target.uri(NQN), "--offset", "8k", "--length", "4k",
                 "--output", dir.resolve("sized.bin").toString());
         assertEquals(0, sized.exit(), sized.err());

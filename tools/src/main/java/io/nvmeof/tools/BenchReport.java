@@ -14,7 +14,33 @@ import org.HdrHistogram.HistogramIterationValue;
 /** Prints bench results the way fio does: its text summary, or its JSON layout. */
 public final class BenchReport {
     /** fio's default completion-latency percentiles. */
-    static final double[] PERCENTILES = {1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99};
+    public static final double[] PERCENTILES = {1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99};
+    /** The text report's percentiles unless told. */
+    private static final double[] TEXT_PERCENTILES = {50, 90, 99, 99.9, 99.99};
+    /** fio's limit on percentile_list's length. */
+    public static final int MAX_PERCENTILES = 20;
+
+    /** fio's percentile_list ("99:99.9:99.99"): each 0..100, at most 20; throws naming the option. */
+    public static double[] percentiles(String list) {
+        String[] parts = list.split(":");
+        if (parts.length > MAX_PERCENTILES) {
+            throw new IllegalArgumentException("--percentile_list takes at most " + MAX_PERCENTILES + " values, as fio's: "
+                    + parts.length + " given");
+        }
+        double[] out = new double[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            try {
+                out[i] = Double.parseDouble(parts[i].trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("--percentile_list: '" + parts[i] + "' is not a number (give"
+                        + " percentiles separated by ':', as 99:99.9:99.99)");
+            }
+            if (!(out[i] >= 0 && out[i] <= 100)) {
+                throw new IllegalArgumentException("--percentile_list: " + parts[i] + " is not between 0 and 100");
+            }
+        }
+        return out;
+    }
 
     private BenchReport() {
     }
@@ -30,6 +56,11 @@ public final class BenchReport {
     }
 
     public static void text(PrintWriter out, String jobName, Bench.Result r) {
+        text(out, jobName, r, null);
+    }
+
+    /** The same, with the latency percentiles {@code percentiles} (fio's percentile_list) instead of the usual five. */
+    public static void text(PrintWriter out, String jobName, Bench.Result r, double[] percentiles) {
         out.printf(Locale.ROOT, "%s: (rw=%s, bs=%s, iodepth=%d)%n", jobName, r.pattern().fioName, r.bs(), r.iodepth());
         // each direction that did I/O (a run that did none shows its pattern's own direction)
         boolean none = r.ios() == 0;
@@ -48,9 +79,16 @@ public final class BenchReport {
             }
             out.printf(Locale.ROOT, "    lat (usec): min=%.1f, max=%.1f, avg=%.2f, stdev=%.2f%n", h.getMinValue() / 1e3,
                     h.getMaxValue() / 1e3, h.getMean() / 1e3, h.getStdDeviation() / 1e3);
-            out.printf(Locale.ROOT, "    lat percentiles (usec): 50.00th=[%.1f], 90.00th=[%.1f], 99.00th=[%.1f], 99.90th=[%.1f], 99.99th=[%.1f]%n",
-                    h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(90) / 1e3, h.getValueAtPercentile(99) / 1e3,
-                    h.getValueAtPercentile(99.9) / 1e3, h.getValueAtPercentile(99.99) / 1e3);
+            StringBuilder p = new StringBuilder("    lat percentiles (usec):");
+            String sep = " ";
+            for (double q : percentiles != null ? percentiles : TEXT_PERCENTILES) {
+                // two decimals as fio, more where the percentile has them (99.999th)
+                String name = Math.abs(q * 100 - Math.rint(q * 100)) < 1e-9 ? String.format(Locale.ROOT, "%.2f", q)
+                        : java.math.BigDecimal.valueOf(q).stripTrailingZeros().toPlainString();
+                p.append(String.format(Locale.ROOT, "%s%sth=[%.1f]", sep, name, h.getValueAtPercentile(q) / 1e3));
+                sep = ", ";
+            }
+            out.println(p);
             BenchSamples sm = d.samples();
             if (sm.count() > 0) {
                 double[] kib = sm.kibPerSecond();
@@ -125,12 +163,12 @@ public final class BenchReport {
         return String.format(Locale.ROOT, v >= 100 || u == 0 ? "%.0f%s" : "%.1f%s", v, units[u]);
     }
 
-    private static ObjectNode latency(ObjectMapper m, Histogram h, boolean withPercentiles) {
-        return latency(m, h, withPercentiles, false);
+    private static ObjectNode latency(ObjectMapper m, Histogram h, double[] percentiles) {
+        return latency(m, h, percentiles, false);
     }
 
     /** fio's latency object; with {@code bins} (json+) every latency seen, in ns, and how often. */
-    private static ObjectNode latency(ObjectMapper m, Histogram h, boolean withPercentiles, boolean bins) {
+    private static ObjectNode latency(ObjectMapper m, Histogram h, double[] percentiles, boolean bins) {
         ObjectNode n = m.createObjectNode();
         boolean any = h.getTotalCount() > 0;
         n.put("min", any ? h.getMinValue() : 0);
@@ -138,9 +176,9 @@ public final class BenchReport {
         n.put("mean", any ? h.getMean() : 0.0);
         n.put("stddev", any ? h.getStdDeviation() : 0.0);
         n.put("N", h.getTotalCount());
-        if (withPercentiles && any) {
+        if (percentiles != null && any) {
             ObjectNode p = n.putObject("percentile");
-            for (double q : PERCENTILES) {
+            for (double q : percentiles) {
                 p.put(String.format(Locale.ROOT, "%.6f", q), h.getValueAtPercentile(q));
             }
         }
@@ -156,10 +194,11 @@ public final class BenchReport {
     /** A direction this tool never drives (fio's trim here): fio's object, all zero. */
     private static ObjectNode idle(ObjectMapper m) {
         return direction(m, new Bench.Result(null, "", 0, 1, null, null, new long[0], ProcessUsage.NONE),
-                new Bench.Direction(0, 0, new Histogram(3), BenchSamples.NONE), false, 0);
+                new Bench.Direction(0, 0, new Histogram(3), BenchSamples.NONE), false, 0, PERCENTILES);
     }
 
-    private static ObjectNode direction(ObjectMapper m, Bench.Result r, Bench.Direction d, boolean bins, double aggKib) {
+    private static ObjectNode direction(ObjectMapper m, Bench.Result r, Bench.Direction d, boolean bins, double aggKib,
+                                        double[] percentiles) {
         ObjectNode n = m.createObjectNode();
         boolean active = d.ios() > 0;
         Histogram h = d.latency();
@@ -176,9 +215,9 @@ public final class BenchReport {
         n.put("total_ios", ios);
         n.put("short_ios", 0);
         n.put("drop_ios", 0);
-        n.set("slat_ns", latency(m, new Histogram(3), false));
-        n.set("clat_ns", latency(m, h, true, bins));
-        n.set("lat_ns", latency(m, h, true));
+        n.set("slat_ns", latency(m, new Histogram(3), null));
+        n.set("clat_ns", latency(m, h, percentiles, bins));
+        n.set("lat_ns", latency(m, h, percentiles));
         // fio's samples of bandwidth (KiB/s) and IOPS, a value every 500 ms
         BenchSamples sm = d.samples();
         n.put("bw_min", Math.round(BenchSamples.min(sm.kibPerSecond())));
@@ -246,6 +285,12 @@ public final class BenchReport {
     /** The same; {@code interrupted}: a signal ended the run early (said at the top, {@code "interrupted": true}). */
     public static void json(PrintWriter out, String jobName, List<Bench.Result> results, String uri, int rwmixread, boolean bins,
                             boolean interrupted) {
+        json(out, jobName, results, uri, rwmixread, bins, interrupted, PERCENTILES);
+    }
+
+    /** The same, with the latency percentiles {@code percentiles} (fio's percentile_list). */
+    public static void json(PrintWriter out, String jobName, List<Bench.Result> results, String uri, int rwmixread, boolean bins,
+                            boolean interrupted, double[] percentiles) {
         ObjectMapper m = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         ObjectNode root = m.createObjectNode();
         root.put("fio version", "nvmeof-java");
@@ -267,14 +312,14 @@ public final class BenchReport {
             writeKib += r.write().bytesPerSecond(r.elapsedNanos()) / 1024;
         }
         for (Bench.Result r : results) {
-            job(jobs.addObject(), jobName, r, rwmixread, m, bins, readKib, writeKib);
+            job(jobs.addObject(), jobName, r, rwmixread, m, bins, readKib, writeKib, percentiles);
         }
         out.println(root.toPrettyString());
         out.flush();
     }
 
     private static void job(ObjectNode job, String jobName, Bench.Result r, int rwmixread, ObjectMapper m, boolean bins,
-                            double readKib, double writeKib) {
+                            double readKib, double writeKib, double[] percentiles) {
         job.put("jobname", jobName);
         job.put("groupid", 0);
         job.put("error", 0);
@@ -287,12 +332,12 @@ public final class BenchReport {
         jo.put(r.bs().matches("\\d+") ? "bs" : "bssplit", r.bs());
         jo.put("iodepth", Integer.toString(r.iodepth()));
         job.put("elapsed", Math.max(1, r.elapsedNanos() / 1_000_000_000L));
-        job.set("read", direction(m, r, r.read(), bins, readKib));
-        job.set("write", direction(m, r, r.write(), bins, writeKib));
+        job.set("read", direction(m, r, r.read(), bins, readKib, percentiles));
+        job.set("write", direction(m, r, r.write(), bins, writeKib, percentiles));
         job.set("trim", idle(m));
         ObjectNode sync = job.putObject("sync");
         sync.put("total_ios", 0);
-        sync.set("lat_ns", latency(m, new Histogram(3), false));
+        sync.set("lat_ns", latency(m, new Histogram(3), null));
         job.put("job_runtime", r.elapsedNanos() / 1_000_000);
         // the whole process's CPU (one JVM runs every job), as a share of one core over the run
         ProcessUsage u = r.usage();
