@@ -51,7 +51,7 @@ final class BenchCommand extends ConnectedCommand {
     String percentileList;
     private double[] percentiles;
 
-    @Option(names = "--rw", defaultValue = "randread", description = "read, write, randread, randwrite, rw (readwrite)"
+    @Option(names = "--rw", defaultValue = "randread", completionCandidates = Completions.Patterns.class, description = "read, write, randread, randwrite, rw (readwrite)"
             + " or randrw (default: ${DEFAULT-VALUE}).")
     String rw;
 
@@ -84,7 +84,7 @@ final class BenchCommand extends ConnectedCommand {
     @Option(names = "--group_reporting", description = "Report all jobs together, as one.")
     boolean groupReporting;
 
-    @Option(names = "--verify", description = "crc32c, md5 or pattern: every block written carries a header naming"
+    @Option(names = "--verify", completionCandidates = Completions.Verifies.class, description = "crc32c, md5 or pattern: every block written carries a header naming"
             + " its offset and write, and is read back and checked after the run; a corrupted, misplaced or stale"
             + " block is reported by offset and fails the command.")
     String verifyKind;

@@ -81,7 +81,7 @@ final class ConnectionOptions {
             + " a loss, each next one waits twice as long, up to this (default: ${DEFAULT-VALUE}).")
     int reconnectDelaySeconds = 10;
 
-    @Option(names = "--iopolicy", paramLabel = "POLICY", description = "With several paths: numa (the first usable"
+    @Option(names = "--iopolicy", completionCandidates = Completions.IoPolicies.class, paramLabel = "POLICY", description = "With several paths: numa (the first usable"
             + " path, ANA-optimized first; the default), round-robin or queue-depth, as Linux's iopolicy.")
     String ioPolicy;
 
@@ -93,14 +93,14 @@ final class ConnectionOptions {
             + " instead of registering the data buffers once and letting the controller read and write them directly.")
     boolean bounceBuffers;
 
-    @Option(names = "--busy-poll", arity = "0..1", paramLabel = "MODE", fallbackValue = "always",
+    @Option(names = "--busy-poll", completionCandidates = Completions.BusyPollModes.class, arity = "0..1", paramLabel = "MODE", fallbackValue = "always",
             description = "How the event loops wait. Default: adaptive (poll after each event for a window each loop"
                     + " sizes itself, up to 200 us; adaptive:MAX for another limit). Alone or always: never sleep, as SPDK"
                     + " does: the lowest latency, a whole core per I/O queue's loop. MICROS: a fixed window. off: sleep"
                     + " whenever nothing is ready.")
     String busyPoll;
 
-    @Option(names = "--io-engine", paramLabel = "epoll|io_uring|nio", description = "Netty's I/O transport for the"
+    @Option(names = "--io-engine", completionCandidates = Completions.IoEngines.class, paramLabel = "epoll|io_uring|nio", description = "Netty's I/O transport for the"
             + " host's event loops, as the target's --io-engine (default: epoll; io_uring falls back to epoll where"
             + " refused, epoll to nio off Linux).")
     String ioEngine;

@@ -21,7 +21,7 @@ final class DiscoverCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    @Option(names = {"-t", "--transport"}, defaultValue = "tcp", description = "Transport type (tcp or rdma).")
+    @Option(names = {"-t", "--transport"}, completionCandidates = Completions.Transports.class, defaultValue = "tcp", description = "Transport type (tcp or rdma).")
     String transport;
 
     @Option(names = "--rdma-provider", paramLabel = "verbs|disni|soft", description = "RDMA provider (default: verbs).")

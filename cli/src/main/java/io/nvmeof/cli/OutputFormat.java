@@ -4,7 +4,7 @@ import picocli.CommandLine.Option;
 
 /** {@code -o/--output-format normal|json|json+}, as in nvme-cli and fio. */
 final class OutputFormat {
-    @Option(names = {"-o", "--output-format"}, defaultValue = "normal", description = "normal, json or (bench) json+,"
+    @Option(names = {"-o", "--output-format"}, completionCandidates = Completions.OutputFormats.class, defaultValue = "normal", description = "normal, json or (bench) json+,"
             + " which adds the latency bins as fio's does (default: ${DEFAULT-VALUE}).")
     String format;
 
