@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The artifacts as an application gets them: after `mvn -Prelease install` (what a release
 # deploys), checks that every library was installed with its -sources and -javadoc jars and an
-# Automatic-Module-Name, that nvmeof-bom was installed and names every library, then builds a
+# Automatic-Module-Name, that nvmeof-protocol is a named module a modular application can
+# require, that nvmeof-bom was installed and names every library, then builds a
 # new Maven project whose dependencies are the README's XML for the initiator and the testing
 # artifact, word for word, around the embedded-target guide's example (examples/), and runs its
 # tests against those installed artifacts. Gradle is not installed on these machines: its lines
@@ -29,9 +30,35 @@ for lib in protocol fabric rdma target initiator testing; do
     || fail "nvmeof-bom does not name nvmeof-$lib"
 done
 
-echo "== a new Maven project from the README's dependency XML"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+
+echo "== nvmeof-protocol is a named module: a modular application requires it"
+pjar=$repo/io/nvmeof/nvmeof-protocol/$version/nvmeof-protocol-$version.jar
+mkdir -p "$work/mod/src/org.example.wire/org/example/wire"
+cat >"$work/mod/src/org.example.wire/module-info.java" <<'JAVA'
+module org.example.wire {
+    requires io.nvmeof.protocol;
+}
+JAVA
+cat >"$work/mod/src/org.example.wire/org/example/wire/Main.java" <<'JAVA'
+package org.example.wire;
+
+public class Main {
+    public static void main(String[] args) {
+        System.out.println(io.nvmeof.protocol.Status.INVALID_FIELD);
+    }
+}
+JAVA
+if javac -d "$work/mod/out" -p "$pjar" --module-source-path "$work/mod/src" -m org.example.wire 2>"$work/javac.log" \
+   && said=$(java -p "$pjar:$work/mod/out" -m org.example.wire/org.example.wire.Main 2>&1) \
+   && [[ "$said" == *"Invalid Field in Command"* ]]; then
+  echo "   compiled and ran on the module path: $said"
+else
+  cat "$work/javac.log"; echo "$said"; fail "a modular application cannot require io.nvmeof.protocol"
+fi
+
+echo "== a new Maven project from the README's dependency XML"
 # the README's XML blocks for the initiator and the testing artifact, as they are written there
 deps=$(awk '/^```xml$/ {x = 1; b = ""; next} /^```$/ && x {x = 0; if (b ~ /nvmeof-(initiator|testing)</) print b; next}
   x {b = b "    " $0 "\n"}' "$top/README.md")
