@@ -21,7 +21,7 @@ import picocli.CommandLine.Command;
                 BenchCommand.class, PlotCommand.class, TopCommand.class, DemoCommand.class, KeyCommands.Gen.class, KeyCommands.Check.class,
                 KeyCommands.GenTls.class, KeyCommands.CheckTls.class, GrantDevicesCommand.class, RpcCommands.Rpc.class,
                 RpcCommands.Ns.class, RpcCommands.SubsystemCmd.class, RpcCommands.Ana.class, RpcCommands.Gw.class, RpcCommands.QosCmd.class,
-                RpcCommands.ReservationsCmd.class, Completions.Print.class,
+                RpcCommands.ReservationsCmd.class, NbdCommand.class, Completions.Print.class,
                 CommandLine.HelpCommand.class},
         footer = {"", "Bash completion: source <(nvmeof completion), or see 'nvmeof completion --help' to keep it.",
                 "Man pages: man nvmeof-bench and the others come with the .deb and the tarball (share/man/man1); in a"
