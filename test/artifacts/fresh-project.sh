@@ -17,7 +17,7 @@ status=0
 fail() { echo "FAILED: $*"; status=1; }
 
 echo "== installed artifacts of version $version in $repo"
-for lib in protocol fabric rdma target initiator testing; do
+for lib in protocol fabric rdma target initiator testing nbd; do
   d=$repo/io/nvmeof/nvmeof-$lib/$version
   for kind in "" -sources -javadoc; do
     [ -s "$d/nvmeof-$lib-$version$kind.jar" ] || fail "nvmeof-$lib-$version$kind.jar is not installed"
