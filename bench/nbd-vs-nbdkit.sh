@@ -19,10 +19,10 @@ jar=$top/cli/build/nvmeof.jar
 
 port=$((20000 + RANDOM % 20000))
 NVMEOF_JAR=$jar "$top/packaging/src/bin/nvmeof" target --listen "tcp://127.0.0.1:$port" --subsystem nqn.2026-12.io.nvmeof:bench \
-  --namespace ram:1G >"$work/target.log" 2>&1 &
+  --namespace ram:1G ${TARGET_ARGS:-} >"$work/target.log" 2>&1 &
 tpid=$!; pids+=($tpid)
 for _ in $(seq 100); do grep -q "listening on" "$work/target.log" && break; sleep 0.2; done
-NVMEOF_JAR=$jar "$top/packaging/src/bin/nvmeof" nbd "nvme+tcp://127.0.0.1:$port/nqn.2026-12.io.nvmeof:bench" \
+NVMEOF_JAR=$jar "$top/packaging/src/bin/nvmeof" nbd "nvme+tcp://127.0.0.1:$port/nqn.2026-12.io.nvmeof:bench" ${NBD_ARGS:-} \
   --socket "$work/ours.sock" >"$work/nbd.log" 2>&1 &
 bpid=$!; pids+=($bpid)
 nbdkit --foreground --unix "$work/kit.sock" memory 1G >"$work/kit.log" 2>&1 &
