@@ -202,15 +202,28 @@ final class NbdConnection extends ByteToMessageDecoder {
         transmission();
     }
 
-    private void infoOrGo(int option, ByteBuf data) {
+    /**
+     * The length of the export name an option starts with (a 32-bit length, then the name),
+     * followed by at least {@code after} bytes; -1 after refusing the option as malformed.
+     */
+    private long nameLength(int option, ByteBuf data, int after) {
         int length = data.readableBytes();
-        if (length < 6) {
+        if (length < 4 + after) {
             optionReply(option, REP_ERR_INVALID, "too short");
-            return;
+            return -1;
         }
         long nameLength = data.getUnsignedInt(0);
-        if (nameLength > length - 6) {
+        if (nameLength > length - 4 - after) {
             optionReply(option, REP_ERR_INVALID, "name length past the option's end");
+            return -1;
+        }
+        return nameLength;
+    }
+
+    private void infoOrGo(int option, ByteBuf data) {
+        int length = data.readableBytes();
+        long nameLength = nameLength(option, data, 2);
+        if (nameLength < 0) {
             return;
         }
         int requests = data.getUnsignedShort(4 + (int) nameLength);
@@ -262,13 +275,8 @@ final class NbdConnection extends ByteToMessageDecoder {
             return;
         }
         int length = data.readableBytes();
-        if (length < 8) {
-            optionReply(option, REP_ERR_INVALID, "too short");
-            return;
-        }
-        long nameLength = data.getUnsignedInt(0);
-        if (nameLength > length - 8) {
-            optionReply(option, REP_ERR_INVALID, "name length past the option's end");
+        long nameLength = nameLength(option, data, 4);
+        if (nameLength < 0) {
             return;
         }
         int at = 4 + (int) nameLength;

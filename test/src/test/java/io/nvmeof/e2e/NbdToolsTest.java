@@ -101,6 +101,12 @@ class NbdToolsTest {
         }
     }
 
+    static byte[] random(int n, long seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
     /** Runs a command; returns its output, failing the test if it fails. */
     static String run(String... cmd) throws Exception {
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
@@ -126,8 +132,7 @@ class NbdToolsTest {
     @Test
     void nbdcopyInAndOutAsTheInitiatorSeesIt() throws Exception {
         need("nbdcopy");
-        byte[] data = new byte[256 << 20];
-        new Random(53).nextBytes(data);
+        byte[] data = random(256 << 20, 53);
         Path in = Files.write(dir.resolve("in.bin"), data);
         run("nbdcopy", in.toString(), uri);
         Path out = dir.resolve("out.bin");
@@ -159,8 +164,7 @@ class NbdToolsTest {
     @Test
     void qemuImgConvertsToAndFromTheExport() throws Exception {
         need("qemu-img");
-        byte[] data = new byte[16 << 20];
-        new Random(54).nextBytes(data);
+        byte[] data = random(16 << 20, 54);
         Path img = Files.write(dir.resolve("q.raw"), data);
         run("qemu-img", "convert", "-n", "-f", "raw", "-O", "raw", img.toString(), uri);
         Path back = dir.resolve("q.out");
@@ -189,8 +193,7 @@ class NbdToolsTest {
             if (new ProcessBuilder("mount", "-o", "loop", disk.toString(), fs.toString()).start().waitFor() == 0) {
                 mounted = true;
                 try {
-                    byte[] file = new byte[3 << 20];
-                    new Random(55).nextBytes(file);
+                    byte[] file = random(3 << 20, 55);
                     for (int i = 0; i < 8; i++) {
                         Files.write(fs.resolve("f" + i), file);
                     }
