@@ -3,9 +3,9 @@
 # runs the Linux NVMe/TCP host against our target running here. Needs root, the built
 # jar (mvn package) and the guest image (built here on first use, about 1.5 min).
 set -euo pipefail
-# PARTS: which parts to run (default: all, 1 to 14). CI runs a selection that touches each peer
+# PARTS: which parts to run (default: all, 1 to 15). CI runs a selection that touches each peer
 # once (.ci/run: PARTS="1 3 6 12 14" RDMA_ROUNDS=2); the rest are this script with PARTS unset, or a part's own script.
-PARTS=${PARTS:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14"}
+PARTS=${PARTS:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15"}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 skipped() { echo "== part $1 not run (PARTS=\"$PARTS\")"; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -266,6 +266,14 @@ if want 14; then
 if RESV_PARTS=4 bash "$top/test/kernel/run-reservations-interop.sh"; then echo "RESERVATIONS ACROSS GATEWAYS (Linux 6.12, blkpr, SPDK, Ceph): PASS"
 else echo "RESERVATIONS ACROSS GATEWAYS (Linux 6.12, blkpr, SPDK, Ceph): FAIL"; status=1; fi
 else skipped 14; fi
+
+# ---- part 15: nvmeof nbd with the kernel's NBD client: nbd-client attaches the bridge's export of
+# a namespace two gateways serve, XFS on it, fio verifying while gateway A is killed and started
+# again, xfs_repair -n clean ----
+if want 15; then
+if bash "$top/test/kernel/run-nbd-interop.sh"; then echo "NBD (Linux 6.12 nbd-client, XFS, a gateway killed): PASS"
+else echo "NBD (Linux 6.12 nbd-client, XFS, a gateway killed): FAIL"; status=1; fi
+else skipped 15; fi
 
 if [ $status = 0 ]; then echo "kernel interop: every part passed"; else echo "kernel interop: FAILED"; fi
 exit $status
