@@ -145,7 +145,7 @@ final class NbdConnection extends ByteToMessageDecoder {
         in.skipBytes(16);
         ByteBuf data = in.readSlice((int) length);
         if (export.shuttingDown() && option != OPT_ABORT) {
-            optionReply(option, REP_ERR_SHUTDOWN_VALUE, null);
+            optionReply(option, REP_ERR_SHUTDOWN, null);
             return;
         }
         switch (option) {
@@ -180,9 +180,6 @@ final class NbdConnection extends ByteToMessageDecoder {
         }
         ctx.flush();
     }
-
-    /** ERR_SHUTDOWN (2^31 + 7). */
-    private static final int REP_ERR_SHUTDOWN_VALUE = 0x80000007;
 
     private void exportName(ByteBuf name) {
         byte[] asked = io.netty.buffer.ByteBufUtil.getBytes(name);

@@ -28,10 +28,9 @@ final class NbdProtocol {
     static final int REP_SERVER = 2;
     static final int REP_INFO = 3;
     static final int REP_ERR_UNSUP = 0x80000001;
-    static final int REP_ERR_POLICY = 0x80000002;
     static final int REP_ERR_INVALID = 0x80000003;
     static final int REP_ERR_UNKNOWN = 0x80000006;
-    static final int REP_ERR_TOO_BIG = 0x80000009;
+    static final int REP_ERR_SHUTDOWN = 0x80000007;
 
     static final int INFO_EXPORT = 0;
     static final int INFO_NAME = 1;
@@ -75,12 +74,8 @@ final class NbdProtocol {
     // ---- errors (Linux errno values, as the protocol fixes them) ----
     static final int EPERM = 1;
     static final int EIO = 5;
-    static final int ENOMEM = 12;
     static final int EINVAL = 22;
     static final int ENOSPC = 28;
-    static final int EOVERFLOW = 75;
-    static final int ENOTSUP = 95;
-    static final int ESHUTDOWN = 108;
 
     /** The longest option payload taken (names are at most 4096 bytes): a longer one ends the connection. */
     static final int MAX_OPTION = 64 * 1024;

@@ -214,7 +214,7 @@ public final class NbdServer implements AutoCloseable {
                 throw new IllegalArgumentException("tcp " + tcp + ": NBD has no authentication here, so only a loopback"
                         + " address is taken unless remote clients are allowed (--allow-remote)");
             }
-            NbdExport export = new NbdExport(device, name, description, readOnly || device.readOnly(), multiConn);
+            NbdExport export = new NbdExport(device, name, description, readOnly, multiConn);
             boolean epoll = Epoll.isAvailable();
             EventLoopGroup group = new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory("nvmeof-nbd", true),
                     epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
