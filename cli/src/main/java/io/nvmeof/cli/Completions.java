@@ -62,7 +62,7 @@ final class Completions {
     static final class BusyPollModes implements Iterable<String> {
         @Override
         public Iterator<String> iterator() {
-            return List.of("adaptive", "always", "off").iterator();
+            return io.nvmeof.fabric.BusyPoll.MODES.iterator();
         }
     }
 
@@ -70,14 +70,14 @@ final class Completions {
     static final class Transports implements Iterable<String> {
         @Override
         public Iterator<String> iterator() {
-            return List.of("tcp", "rdma").iterator();
+            return io.nvmeof.initiator.NvmeofUri.transports().iterator();
         }
     }
 
     static final class OutputFormats implements Iterable<String> {
         @Override
         public Iterator<String> iterator() {
-            return List.of("normal", "json", "json+").iterator();
+            return OutputFormat.FORMATS.iterator();
         }
     }
 

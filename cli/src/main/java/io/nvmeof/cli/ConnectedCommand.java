@@ -42,16 +42,25 @@ abstract class ConnectedCommand implements Callable<Integer> {
             return done;
         }
         List<NvmeofUri> paths = Devices.parseAll(uri);
-        if (paths.size() > 1 || multipathAlways()) {
-            try (Multipath m = Multipath.connect(paths, options(connection.toOptions()))) {
-                run(m, spec.commandLine().getOut());
+        ConnectOptions options = options(connection.toOptions());
+        try {
+            if (paths.size() > 1 || multipathAlways()) {
+                try (Multipath m = Multipath.connect(paths, options)) {
+                    run(m, spec.commandLine().getOut());
+                }
+                return 0;
+            }
+            try (Controller c = Controller.connect(paths.get(0), options)) {
+                run(c, spec.commandLine().getOut());
             }
             return 0;
+        } finally {
+            disconnected();
         }
-        try (Controller c = Controller.connect(paths.get(0), options(connection.toOptions()))) {
-            run(c, spec.commandLine().getOut());
-        }
-        return 0;
+    }
+
+    /** After the connection is closed (or failed to open): what {@link #options} set up for it ends. */
+    void disconnected() {
     }
 
     /** Whether the command works on a multipath set even for one address (list-subsys). */

@@ -66,6 +66,9 @@ public final class BusyPoll {
         return micros == 0 ? OFF : new BusyPoll(TimeUnit.MICROSECONDS.toNanos(micros), false);
     }
 
+    /** The words {@link #parse} knows besides numbers of microseconds (and adaptive:MAX). */
+    public static final java.util.List<String> MODES = java.util.List.of("adaptive", "always", "off");
+
     /**
      * The form a command line gives: empty or {@code always} for {@link #ALWAYS}, {@code off} or
      * {@code 0} for {@link #OFF}, {@code adaptive} or {@code adaptive:MAX} (microseconds) for

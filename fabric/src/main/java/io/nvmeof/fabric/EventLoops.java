@@ -3,6 +3,7 @@ package io.nvmeof.fabric;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoEventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
@@ -10,13 +11,16 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioServerDomainSocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.channel.uring.IoUring;
 import io.netty.channel.uring.IoUringIoHandler;
+import io.netty.channel.uring.IoUringServerDomainSocketChannel;
 import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.channel.uring.IoUringSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -156,6 +160,19 @@ public final class EventLoops {
         return new MultiThreadIoEventLoopGroup(n, new DefaultThreadFactory(name, true), factory);
     }
 
+    /**
+     * The loop at {@code index} (modulo their number) of {@code group}'s loops: a host's I/O queue
+     * {@code qid} goes on loop {@code qid - 1}, so with at least as many queues as loops every loop
+     * has one, and a caller running on any of them submits without a hand-off.
+     */
+    public static EventLoop loop(EventLoopGroup group, int index) {
+        java.util.List<EventLoop> loops = new java.util.ArrayList<>();
+        for (io.netty.util.concurrent.EventExecutor e : group) {
+            loops.add((EventLoop) e);
+        }
+        return loops.get(Math.floorMod(index, loops.size()));
+    }
+
     /** The engine the loops of {@code group} run on (the process's, for a group not made here). */
     public static Engine engine(EventLoopGroup group) {
         if (group instanceof IoEventLoopGroup g) {
@@ -180,6 +197,18 @@ public final class EventLoops {
     /** The server channel that runs on the loops of {@code group}. */
     public static Class<? extends ServerChannel> serverChannel(EventLoopGroup group) {
         return serverChannel(engine(group));
+    }
+
+    /** The Unix-domain server channel that runs on the loops of {@code group}. */
+    public static Class<? extends ServerChannel> serverDomainChannel(EventLoopGroup group) {
+        switch (engine(group)) {
+            case IO_URING:
+                return IoUringServerDomainSocketChannel.class;
+            case NIO:
+                return NioServerDomainSocketChannel.class;
+            default:
+                return EpollServerDomainSocketChannel.class;
+        }
     }
 
     /** The client channel of the process's engine. */

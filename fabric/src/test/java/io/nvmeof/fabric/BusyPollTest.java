@@ -20,6 +20,9 @@ class BusyPollTest {
     @Test
     void parsesWhatTheCommandLineGives() {
         assertTrue(BusyPoll.parse("").always());
+        for (String word : BusyPoll.MODES) {
+            assertEquals(word, BusyPoll.parse(word).text(), "a word completion offers is one parse takes");
+        }
         assertTrue(BusyPoll.parse("always").always());
         assertTrue(BusyPoll.parse("off").off());
         assertTrue(BusyPoll.parse("0").off());

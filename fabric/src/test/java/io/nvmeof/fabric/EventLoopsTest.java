@@ -33,6 +33,8 @@ class EventLoopsTest {
             assertEquals(EventLoops.Engine.NIO, EventLoops.engine(nio));
             assertEquals(NioSocketChannel.class, EventLoops.clientChannel(nio));
             assertEquals(NioServerSocketChannel.class, EventLoops.serverChannel(nio));
+            assertEquals(io.netty.channel.socket.nio.NioServerDomainSocketChannel.class, EventLoops.serverDomainChannel(nio));
+            assertEquals(NioSocketChannel.class, EventLoops.clientChannel(EventLoops.loop(nio, 0)), "a loop alone: its engine");
             assertEquals(process, EventLoops.engine());
         } finally {
             nio.shutdownGracefully(0, 0, TimeUnit.SECONDS).syncUninterruptibly();
@@ -43,9 +45,26 @@ class EventLoopsTest {
             assertEquals(EventLoops.Engine.EPOLL, EventLoops.engine(epoll));
             assertEquals(EpollSocketChannel.class, EventLoops.clientChannel(epoll));
             assertEquals(EpollServerSocketChannel.class, EventLoops.serverChannel(epoll));
+            assertEquals(io.netty.channel.epoll.EpollServerDomainSocketChannel.class, EventLoops.serverDomainChannel(epoll));
         } finally {
             epoll.shutdownGracefully(0, 0, TimeUnit.SECONDS).syncUninterruptibly();
         }
         assertEquals(process, EventLoops.engine());
+    }
+
+    /** Queue i on loop i (modulo the loops): with as many queues as loops, each loop has one. */
+    @Test
+    void eachIndexHasItsLoop() {
+        EventLoopGroup g = EventLoops.newGroup(3, "loop-index-test", BusyPoll.OFF, EventLoops.Engine.NIO);
+        try {
+            java.util.Set<io.netty.channel.EventLoop> seen = new java.util.HashSet<>();
+            for (int i = 0; i < 3; i++) {
+                seen.add(EventLoops.loop(g, i));
+                assertEquals(EventLoops.loop(g, i), EventLoops.loop(g, i + 3), "the same loop every time, modulo");
+            }
+            assertEquals(3, seen.size());
+        } finally {
+            g.shutdownGracefully(0, 0, TimeUnit.SECONDS).syncUninterruptibly();
+        }
     }
 }

@@ -25,6 +25,7 @@ public final class ConnectOptions {
     boolean dataDigest;
     BusyPoll busyPoll = BusyPoll.ADAPTIVE;
     EventLoops.Engine ioEngine = EventLoops.Engine.EPOLL;
+    io.netty.channel.EventLoopGroup eventLoops;
     boolean rdmaBusyPoll = RdmaTuning.DEFAULTS.busyPoll();
     int disniCqSize = RdmaTuning.DEFAULTS.disniCqSize();
     int disniInitiatorDepth = RdmaTuning.DEFAULTS.disniInitiatorDepth();
@@ -80,6 +81,29 @@ public final class ConnectOptions {
     public ConnectOptions ioEngine(EventLoops.Engine engine) {
         this.ioEngine = Objects.requireNonNull(engine, "engine");
         return this;
+    }
+
+    /**
+     * Run the controller's queues on the caller's event loops instead of loops of its own: a
+     * server that takes requests on those loops (an NBD export, say) then hands each command to
+     * the queue on its own thread, without waking another. The caller owns the loops: closing the
+     * controller leaves them running, and {@link #busyPoll} and {@link #ioEngine} do not apply.
+     * Their channels are the engine's the loops run ({@link EventLoops#clientChannel}). Null (the
+     * default): loops of its own, a loop per I/O queue up to one per core.
+     */
+    public ConnectOptions eventLoops(io.netty.channel.EventLoopGroup group) {
+        this.eventLoops = group;
+        return this;
+    }
+
+    /**
+     * New loops such as a controller with these options makes for itself: a loop per I/O queue
+     * up to one per core, waiting as {@link #busyPoll} says, on {@link #ioEngine}. For a server
+     * that shares its loops with its controllers ({@link #eventLoops}); the caller shuts them down.
+     */
+    public io.netty.channel.EventLoopGroup newEventLoops(String threadName) {
+        int threads = Math.max(1, Math.min(ioQueues, Runtime.getRuntime().availableProcessors()));
+        return EventLoops.newGroup(threads, threadName, busyPoll, ioEngine);
     }
 
     /**

@@ -2,7 +2,6 @@ package io.nvmeof.initiator;
 
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
-import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.fabric.tls.TlsSession;
 import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.IdentifyCns;
@@ -44,6 +43,8 @@ public final class Controller implements AutoCloseable {
     private final NvmeofUri uri;
     private final ConnectOptions options;
     private final EventLoopGroup group;
+    /** Whether {@link #group} is this controller's, to shut down at close (not the caller's: {@link ConnectOptions#eventLoops}). */
+    private final boolean ownsGroup;
     /** The live association (after a loss, the last one until a new one is up); null before the first. */
     private volatile Association live;
     /** The I/O queues of the live association, and which one a command goes to. */
@@ -92,8 +93,8 @@ public final class Controller implements AutoCloseable {
     private Controller(NvmeofUri uri, ConnectOptions options) {
         this.uri = uri;
         this.options = options;
-        int threads = Math.max(1, Math.min(options.ioQueues, Runtime.getRuntime().availableProcessors()));
-        this.group = EventLoops.newGroup(threads, "nvmeof-host", options.busyPoll, options.ioEngine);
+        this.ownsGroup = options.eventLoops == null;
+        this.group = ownsGroup ? options.newEventLoops("nvmeof-host") : options.eventLoops;
         this.events = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "nvmeof-ctrl");
             t.setDaemon(true);
@@ -808,7 +809,7 @@ public final class Controller implements AutoCloseable {
             Thread t = new Thread(() -> {
                 awaitControllerThread();
                 tearDown();
-                group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+                shutdownGroup();
                 closeTransport();
                 dead();
             }, "nvmeof-close");
@@ -836,9 +837,15 @@ public final class Controller implements AutoCloseable {
             LOG.log(System.Logger.Level.DEBUG, "shutdown of " + uri + " incomplete: " + e.getMessage());
         }
         tearDown();
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        shutdownGroup();
         closeTransport();
         dead();
+    }
+
+    private void shutdownGroup() {
+        if (ownsGroup) {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
     }
 
     /** Waits (bounded) for the controller's thread to finish what it was doing, unless this is it. */

@@ -44,6 +44,11 @@ public final class NvmeofUri {
      * nvme+tcp://h1:4420,h2:4420/<NQN>} (one URI per address, in order; the path, NSID and
      * transport parameters are every path's).
      */
+    /** The transports this host speaks ({@code tcp}, {@code rdma}): what {@code nvme+TRTYPE} may name, sorted. */
+    public static java.util.Set<String> transports() {
+        return HostTransports.names();
+    }
+
     public static List<NvmeofUri> parseAll(String text) {
         int s = text.indexOf("://");
         int slash = s < 0 ? -1 : text.indexOf('/', s + 3);

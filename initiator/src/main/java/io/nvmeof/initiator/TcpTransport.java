@@ -2,6 +2,7 @@ package io.nvmeof.initiator;
 
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.EventLoopGroup;
+import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.fabric.tls.TlsPskHandler;
 import java.net.InetSocketAddress;
 import java.util.Map;
@@ -26,7 +27,8 @@ final class TcpTransport implements HostTransport {
         Supplier<ChannelHandler> tls = options.tlsKey == null ? null
                 : () -> TlsPskHandler.client(options.tlsKey, options.identity().hostNqn(), subsystemNqn,
                         options.tlsIdentityVersion, options.tlsDerivation);
-        return TcpQueue.open(group, address, qid, depth, inCapsule, options.headerDigest, options.dataDigest,
+        // an I/O queue on a loop of its own where there are enough (EventLoops.loop); the admin queue anywhere
+        return TcpQueue.open(qid == 0 ? group : EventLoops.loop(group, qid - 1), address, qid, depth, inCapsule, options.headerDigest, options.dataDigest,
                 options.commandTimeout.toNanos(), (int) options.connectTimeout.toMillis(), tls);
     }
 

@@ -824,6 +824,10 @@ final class NbdConnection extends ByteToMessageDecoder {
                 Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
                 message = c.getMessage() != null ? c.getMessage() : c.toString();
             }
+            if (ctx.executor().inEventLoop()) {
+                send(); // the device completed on this connection's loop (ConnectOptions.eventLoops): no hand-off
+                return;
+            }
             try {
                 ctx.executor().execute(this);
             } catch (java.util.concurrent.RejectedExecutionException x) {

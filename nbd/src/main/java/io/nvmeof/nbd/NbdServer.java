@@ -5,17 +5,12 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.epoll.EpollServerDomainSocketChannel;
-import io.netty.channel.epoll.EpollServerSocketChannel;
-import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.nio.NioServerDomainSocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.unix.DomainSocketAddress;
-import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import io.nvmeof.fabric.BusyPoll;
 import io.nvmeof.fabric.EventLoops;
 import io.nvmeof.initiator.BlockDevice;
 import java.io.IOException;
@@ -56,14 +51,22 @@ public final class NbdServer implements AutoCloseable {
 
     private final NbdExport export;
     private final EventLoopGroup group;
+    /** Whether {@link #group} is this server's, to shut down at close (not the caller's: {@link Builder#eventLoops}). */
+    private final boolean ownsGroup;
     private final Channel listener;
     private final Path socketPath;
-    private final AtomicLong connections = new AtomicLong();
+    /** Connections accepted, and those open now. */
+    private final AtomicLong connections;
+    private final ChannelGroup channels;
     private volatile boolean closed;
 
-    private NbdServer(NbdExport export, EventLoopGroup group, Channel listener, Path socketPath) {
+    private NbdServer(NbdExport export, EventLoopGroup group, boolean ownsGroup, AtomicLong connections,
+                      ChannelGroup channels, Channel listener, Path socketPath) {
         this.export = export;
+        this.connections = connections;
+        this.channels = channels;
         this.group = group;
+        this.ownsGroup = ownsGroup;
         this.listener = listener;
         this.socketPath = socketPath;
     }
@@ -115,7 +118,14 @@ public final class NbdServer implements AutoCloseable {
         closed = true;
         listener.close().syncUninterruptibly();
         export.shutdown();
-        group.shutdownGracefully(0, 10, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
+        if (ownsGroup) {
+            group.shutdownGracefully(0, 10, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
+        } else {
+            // the loops stay: the connections end here, those in flight first (at most 10 s)
+            if (!channels.newCloseFuture().awaitUninterruptibly(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                channels.close().awaitUninterruptibly(5, java.util.concurrent.TimeUnit.SECONDS);
+            }
+        }
         if (socketPath != null) {
             try {
                 Files.deleteIfExists(socketPath);
@@ -137,6 +147,7 @@ public final class NbdServer implements AutoCloseable {
         private InetSocketAddress tcp;
         private boolean allowRemote;
         private int threads = 1;
+        private EventLoopGroup eventLoops;
 
         private Builder(BlockDevice device) {
             this.device = Objects.requireNonNull(device, "device");
@@ -205,6 +216,18 @@ public final class NbdServer implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Serve on the caller's event loops instead of {@link #threads} of its own: the loops the
+         * device's queues run on ({@code ConnectOptions.eventLoops} given the same group), so a
+         * request goes to the fabric on the thread that read it, and its completion comes back
+         * there, with no thread woken between. The caller owns them: {@link NbdServer#close()}
+         * ends the connections and leaves the loops running.
+         */
+        public Builder eventLoops(EventLoopGroup group) {
+            this.eventLoops = Objects.requireNonNull(group, "group");
+            return this;
+        }
+
         /** Starts listening; throws naming the address when it cannot. */
         public NbdServer start() throws IOException {
             if ((socket == null) == (tcp == null)) {
@@ -215,19 +238,21 @@ public final class NbdServer implements AutoCloseable {
                         + " address is taken unless remote clients are allowed (--allow-remote)");
             }
             NbdExport export = new NbdExport(device, name, description, readOnly, multiConn);
-            boolean epoll = Epoll.isAvailable();
-            EventLoopGroup group = new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory("nvmeof-nbd", true),
-                    epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
-            Class<? extends ServerChannel> type = socket != null
-                    ? (epoll ? EpollServerDomainSocketChannel.class : NioServerDomainSocketChannel.class)
-                    : (epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class);
-            NbdServer[] self = new NbdServer[1];
+            boolean owns = eventLoops == null;
+            EventLoopGroup group = owns ? EventLoops.newGroup(threads, "nvmeof-nbd", BusyPoll.OFF, EventLoops.Engine.EPOLL)
+                    : eventLoops;
+            boolean nio = EventLoops.engine(group) == EventLoops.Engine.NIO;
+            Class<? extends ServerChannel> type = socket != null ? EventLoops.serverDomainChannel(group)
+                    : EventLoops.serverChannel(group);
+            AtomicLong accepted = new AtomicLong();
+            ChannelGroup open = new DefaultChannelGroup("nbd", GlobalEventExecutor.INSTANCE);
             ServerBootstrap b = new ServerBootstrap().group(group).channel(type)
                     .childOption(ChannelOption.ALLOCATOR, EventLoops.ALLOCATOR)
                     .childHandler(new ChannelInitializer<Channel>() {
                         @Override
                         protected void initChannel(Channel ch) {
-                            self[0].connections.incrementAndGet();
+                            accepted.incrementAndGet();
+                            open.add(ch);
                             ch.pipeline().addLast("nbd", new NbdConnection(export));
                         }
                     });
@@ -239,25 +264,25 @@ public final class NbdServer implements AutoCloseable {
                 Path bound = null;
                 if (socket != null) {
                     bound = socket.toAbsolutePath();
-                    ch = bindUnix(b, bound, epoll);
+                    ch = bindUnix(b, bound, !nio);
                 } else {
                     ch = b.bind(tcp).sync().channel();
                 }
-                self[0] = new NbdServer(export, group, ch, bound);
+                NbdServer server = new NbdServer(export, group, owns, accepted, open, ch, bound);
                 if (tcp != null && !((InetSocketAddress) ch.localAddress()).getAddress().isLoopbackAddress()) {
                     LOG.log(System.Logger.Level.WARNING, "NBD on " + ch.localAddress() + " has no authentication:"
                             + " whoever reaches it reads and writes the volume");
                 }
-                return self[0];
+                return server;
             } catch (IOException | RuntimeException e) {
-                group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
+                shutdown(owns, group);
                 throw e;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
+                shutdown(owns, group);
                 throw new IOException("interrupted while binding", e);
             } catch (Exception e) {
-                group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
+                shutdown(owns, group);
                 throw new IOException((socket != null ? socket : tcp) + ": cannot listen: " + e.getMessage(), e);
             }
         }
@@ -266,6 +291,12 @@ public final class NbdServer implements AutoCloseable {
          * Binds in a fresh private directory beside {@code path}, sets the socket's mode, then
          * moves it into place: no moment where another user could connect.
          */
+        private static void shutdown(boolean owns, EventLoopGroup group) {
+            if (owns) {
+                group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
+            }
+        }
+
         private Channel bindUnix(ServerBootstrap b, Path path, boolean epoll) throws Exception {
             Path dir = path.getParent();
             if (dir == null || !Files.isDirectory(dir)) {

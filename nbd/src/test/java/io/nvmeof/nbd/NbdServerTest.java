@@ -272,6 +272,76 @@ class NbdServerTest {
         assertArrayEquals(random(BLOCK, 7), deviceBytes(7L * BLOCK, BLOCK));
     }
 
+    /**
+     * The CLI's arrangement: the export and the controller's queues on one group of loops, the
+     * caller's. Four clients at once (spread over both loops) read back what they wrote, and
+     * what they wrote is on the namespace; the controller made no loops of its own; closing the
+     * server, then the controller, leaves the loops running, and a new server serves on them.
+     */
+    @Test
+    void onTheCallersLoopsWithTheDevicesQueues() throws Exception {
+        ConnectOptions options = ConnectOptions.defaults().ioQueues(2);
+        io.netty.channel.EventLoopGroup loops = options.newEventLoops("test-shared");
+        try {
+            long hostLoopsBefore = threadsNamed("nvmeof-host");
+            Controller shared = Nvmeof.connect(target.uri(), options.eventLoops(loops));
+            assertEquals(hostLoopsBefore, threadsNamed("nvmeof-host"), "a controller on the caller's loops makes none");
+            BlockDevice dev = shared.namespace(1);
+            NbdServer s = NbdServer.builder(dev).eventLoops(loops).unixSocket(dir.resolve("shared.sock")).start();
+            java.util.concurrent.ExecutorService clients = java.util.concurrent.Executors.newFixedThreadPool(4);
+            try {
+                java.util.List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+                for (int k = 0; k < 4; k++) {
+                    int client = k;
+                    done.add(clients.submit(() -> {
+                        try (RawNbdClient c = new RawNbdClient(s.address())) {
+                            c.negotiate(true);
+                            for (int round = 0; round < 8; round++) {
+                                long at = (client * 64L + round * 8L) * BLOCK;
+                                byte[] data = random(8 * BLOCK, client * 100 + round);
+                                c.request(0, CMD_WRITE, round, at, data.length, data);
+                                assertEquals(0, c.structuredReply().error());
+                                c.request(0, CMD_READ, 1000 + round, at, data.length, null);
+                                assertArrayEquals(data, c.structuredReply().data());
+                            }
+                        }
+                        return null;
+                    }));
+                }
+                for (java.util.concurrent.Future<?> f : done) {
+                    f.get(60, java.util.concurrent.TimeUnit.SECONDS);
+                }
+            } finally {
+                clients.shutdownNow();
+            }
+            for (int k = 0; k < 4; k++) {
+                assertArrayEquals(random(8 * BLOCK, k * 100 + 7), deviceBytes((k * 64L + 56) * BLOCK, 8 * BLOCK));
+            }
+            RawNbdClient idle = new RawNbdClient(s.address());
+            idle.negotiate(true);
+            s.close();
+            assertTrue(idle.closedByServer(), "close() ends the connections on loops it does not own");
+            idle.close();
+            shared.close();
+            assertFalse(loops.isShuttingDown(), "the caller's loops outlive the server and the controller");
+
+            try (Controller again = Nvmeof.connect(target.uri(), ConnectOptions.defaults().ioQueues(2).eventLoops(loops));
+                 NbdServer s2 = NbdServer.builder(again.namespace(1)).eventLoops(loops)
+                         .unixSocket(dir.resolve("again.sock")).start();
+                 RawNbdClient c = new RawNbdClient(s2.address())) {
+                c.negotiate(true);
+                c.request(0, CMD_READ, 1, 56L * BLOCK, 8 * BLOCK, null);
+                assertArrayEquals(random(8 * BLOCK, 7), c.structuredReply().data());
+            }
+        } finally {
+            loops.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).sync();
+        }
+    }
+
+    private static long threadsNamed(String prefix) {
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith(prefix)).count();
+    }
+
     @Test
     void aReadOnlyExportRefusesWrites() throws Exception {
         try (NbdServer ro = NbdServer.builder(disk).readOnly(true).unixSocket(dir.resolve("ro.sock")).start();

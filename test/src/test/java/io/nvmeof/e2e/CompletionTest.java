@@ -43,7 +43,9 @@ class CompletionTest {
         Path script = Files.writeString(dir.resolve("nvmeof.bash"), r.out());
         assertEquals("read write randread randwrite rw randrw", complete(script, "nvmeof", "bench", "--rw", ""));
         assertEquals("randread randwrite randrw", complete(script, "nvmeof", "bench", "--rw", "rand"));
-        assertEquals("tcp rdma", complete(script, "nvmeof", "discover", "-t", ""));
+        assertEquals("rdma tcp", complete(script, "nvmeof", "discover", "-t", ""));
+        assertEquals("adaptive always off", complete(script, "nvmeof", "bench", "--busy-poll", ""));
+        assertEquals("normal json json+", complete(script, "nvmeof", "bench", "-o", ""));
         assertEquals("numa round-robin queue-depth", complete(script, "nvmeof", "id-ctrl", "--iopolicy", ""));
         assertEquals("crc32c md5 pattern", complete(script, "nvmeof", "bench", "--verify", ""));
         assertEquals("nqn.2026-12.io.example:vol1 nqn.2026-12.io.example:vol2",
