@@ -89,7 +89,8 @@ public final class ConnectOptions {
      * the queue on its own thread, without waking another. The caller owns the loops: closing the
      * controller leaves them running, and {@link #busyPoll} and {@link #ioEngine} do not apply.
      * Their channels are the engine's the loops run ({@link EventLoops#clientChannel}). Null (the
-     * default): loops of its own, a loop per I/O queue up to one per core.
+     * default): the process's shared loops, a loop per core for every controller that waits the
+     * same way on the same engine, made with the first and ended with the last.
      */
     public ConnectOptions eventLoops(io.netty.channel.EventLoopGroup group) {
         this.eventLoops = group;
@@ -97,9 +98,9 @@ public final class ConnectOptions {
     }
 
     /**
-     * New loops such as a controller with these options makes for itself: a loop per I/O queue
-     * up to one per core, waiting as {@link #busyPoll} says, on {@link #ioEngine}. For a server
-     * that shares its loops with its controllers ({@link #eventLoops}); the caller shuts them down.
+     * New loops for these options: a loop per I/O queue up to one per core, waiting as
+     * {@link #busyPoll} says, on {@link #ioEngine}. For a server that shares its loops with its
+     * controllers ({@link #eventLoops}); the caller shuts them down.
      */
     public io.netty.channel.EventLoopGroup newEventLoops(String threadName) {
         int threads = Math.max(1, Math.min(ioQueues, Runtime.getRuntime().availableProcessors()));

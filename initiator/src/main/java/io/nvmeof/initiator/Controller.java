@@ -43,8 +43,8 @@ public final class Controller implements AutoCloseable {
     private final NvmeofUri uri;
     private final ConnectOptions options;
     private final EventLoopGroup group;
-    /** Whether {@link #group} is this controller's, to shut down at close (not the caller's: {@link ConnectOptions#eventLoops}). */
-    private final boolean ownsGroup;
+    /** Whether {@link #group} is the process's shared loops, to release at close (not the caller's: {@link ConnectOptions#eventLoops}). */
+    private final boolean sharedGroup;
     /** The live association (after a loss, the last one until a new one is up); null before the first. */
     private volatile Association live;
     /** The I/O queues of the live association, and which one a command goes to. */
@@ -93,8 +93,8 @@ public final class Controller implements AutoCloseable {
     private Controller(NvmeofUri uri, ConnectOptions options) {
         this.uri = uri;
         this.options = options;
-        this.ownsGroup = options.eventLoops == null;
-        this.group = ownsGroup ? options.newEventLoops("nvmeof-host") : options.eventLoops;
+        this.sharedGroup = options.eventLoops == null;
+        this.group = sharedGroup ? SharedLoops.acquire(options.busyPoll, options.ioEngine) : options.eventLoops;
         this.events = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "nvmeof-ctrl");
             t.setDaemon(true);
@@ -843,8 +843,8 @@ public final class Controller implements AutoCloseable {
     }
 
     private void shutdownGroup() {
-        if (ownsGroup) {
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        if (sharedGroup) {
+            SharedLoops.release(group);
         }
     }
 

@@ -14,6 +14,9 @@ final class TcpTransport implements HostTransport {
     private final EventLoopGroup group;
     private final ConnectOptions options;
     private final String subsystemNqn;
+    /** Where this controller's I/O queues start among the loops: controllers on shared loops spread over them. */
+    private final int firstLoop = NEXT_LOOP.getAndIncrement();
+    private static final java.util.concurrent.atomic.AtomicInteger NEXT_LOOP = new java.util.concurrent.atomic.AtomicInteger();
 
     private TcpTransport(EventLoopGroup group, ConnectOptions options, String subsystemNqn) {
         this.group = group;
@@ -28,7 +31,7 @@ final class TcpTransport implements HostTransport {
                 : () -> TlsPskHandler.client(options.tlsKey, options.identity().hostNqn(), subsystemNqn,
                         options.tlsIdentityVersion, options.tlsDerivation);
         // an I/O queue on a loop of its own where there are enough (EventLoops.loop); the admin queue anywhere
-        return TcpQueue.open(qid == 0 ? group : EventLoops.loop(group, qid - 1), address, qid, depth, inCapsule, options.headerDigest, options.dataDigest,
+        return TcpQueue.open(qid == 0 ? group : EventLoops.loop(group, firstLoop + qid - 1), address, qid, depth, inCapsule, options.headerDigest, options.dataDigest,
                 options.commandTimeout.toNanos(), (int) options.connectTimeout.toMillis(), tls);
     }
 
