@@ -22,9 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -51,9 +49,8 @@ public final class Controller implements AutoCloseable {
     private final IoRouter router = new IoRouter();
     /** Moved only by {@link #move}, under this controller's lock; commands wait in {@link #parked} while recovering. */
     private volatile ControllerState state = ControllerState.NEW;
-    /** The controller's one thread for what is not I/O: teardown, reconnect attempts, asynchronous events. */
-    private final ScheduledExecutorService events;
-    private volatile Thread eventsThread;
+    /** The controller's thread for what is not I/O (teardown, reconnect attempts, asynchronous events): its tasks in order on the host's shared threads. */
+    private final HostThreads.Serial events;
     private final List<Command> parked = new ArrayList<>();
     private final AtomicInteger reconnects = new AtomicInteger();
     private long lostAtNanos;
@@ -95,12 +92,7 @@ public final class Controller implements AutoCloseable {
         this.options = options;
         this.sharedGroup = options.eventLoops == null;
         this.group = sharedGroup ? SharedLoops.acquire(options.busyPoll, options.ioEngine) : options.eventLoops;
-        this.events = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "nvmeof-ctrl");
-            t.setDaemon(true);
-            eventsThread = t;
-            return t;
-        });
+        this.events = HostThreads.serial();
     }
 
     /** Moves to {@code next} by the state table ({@link ControllerState#canMoveTo}); holding the lock. */
@@ -850,7 +842,7 @@ public final class Controller implements AutoCloseable {
 
     /** Waits (bounded) for the controller's thread to finish what it was doing, unless this is it. */
     private void awaitControllerThread() {
-        if (Thread.currentThread() == eventsThread) {
+        if (events.inThread()) {
             return;
         }
         try {

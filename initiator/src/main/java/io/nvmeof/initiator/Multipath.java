@@ -19,9 +19,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -99,17 +97,13 @@ public final class Multipath implements AutoCloseable {
         final AtomicInteger inflight = new AtomicInteger();
         final LongAdder ios = new LongAdder();
         final LongAdder failovers = new LongAdder();
-        /** The path's thread for what blocks: ANA log reads, namespace refreshes. */
-        final ScheduledExecutorService admin;
+        /** The path's thread for what blocks (ANA log reads, namespace refreshes): its tasks in order on the host's shared threads. */
+        final HostThreads.Serial admin;
 
         Path(int index, NvmeofUri uri) {
             this.index = index;
             this.uri = uri;
-            this.admin = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "nvmeof-path-" + index);
-                t.setDaemon(true);
-                return t;
-            });
+            this.admin = HostThreads.serial();
         }
 
         public NvmeofUri uri() {
@@ -179,7 +173,7 @@ public final class Multipath implements AutoCloseable {
     private final ConnectOptions options;
     private final Policy policy;
     private final long noPathTimeoutNanos;
-    private final ScheduledExecutorService exec;
+    private final HostThreads.Serial exec;
     private final ArrayDeque<Command> waiting = new ArrayDeque<>();
     private final Map<Integer, NamespaceDevice> devices = new ConcurrentHashMap<>();
     /** Per NSID, the identity every path must show: NGUID and EUI-64 (hex), from the first path that served it. */
@@ -227,11 +221,7 @@ public final class Multipath implements AutoCloseable {
         this.policy = options.ioPolicy;
         this.noPathTimeoutNanos = (options.noPathTimeout != null ? options.noPathTimeout : options.controllerLossTimeout)
                 .toNanos();
-        this.exec = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "nvmeof-multipath");
-            t.setDaemon(true);
-            return t;
-        });
+        this.exec = HostThreads.serial();
     }
 
     /**

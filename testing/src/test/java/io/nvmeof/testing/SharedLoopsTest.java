@@ -18,14 +18,18 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Controllers that bring no loops of their own share the process's: sixteen of them (two I/O
- * queues each) run on at most a loop per core, not on sixteen groups, each still moving its
- * own data; when the last one closes, the loops end.
+ * queues each) run on at most a loop per core, not on sixteen groups, and on no thread each
+ * for what is not I/O, each still moving its own data; when the last one closes, the loops end.
  */
 @Timeout(value = 2, unit = java.util.concurrent.TimeUnit.MINUTES)
 class SharedLoopsTest {
     private static long hostLoops() {
+        return threads("nvmeof-host");
+    }
+
+    private static long threads(String prefix) {
         return Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> t.isAlive() && t.getName().startsWith("nvmeof-host")).count();
+                .filter(t -> t.isAlive() && t.getName().startsWith(prefix)).count();
     }
 
     @Test
@@ -40,6 +44,12 @@ class SharedLoopsTest {
                 }
                 long added = hostLoops() - before;
                 assertTrue(added <= cores, "16 controllers added " + added + " host loops; at most one a core (" + cores + ")");
+                // and no thread each for what is not I/O: those tasks run on the host's shared threads
+                long ours = 0;
+                for (String host : new String[] {"nvmeof-host", "nvmeof-ctrl", "nvmeof-timer", "nvmeof-path", "nvmeof-multipath"}) {
+                    ours += threads(host);
+                }
+                assertTrue(ours <= 2L * cores + 8, "16 controllers: " + ours + " host threads; at most 2 x cores + 8");
                 for (int i = 0; i < controllers.size(); i++) {
                     BlockDevice d = controllers.get(i).namespace(1);
                     byte[] data = new byte[8192];
