@@ -59,9 +59,4 @@ final class SharedLoops {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
     }
-
-    /** Groups alive now (for tests). */
-    static synchronized int groups() {
-        return GROUPS.size();
-    }
 }

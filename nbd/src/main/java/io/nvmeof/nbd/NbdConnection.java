@@ -488,10 +488,14 @@ final class NbdConnection extends ByteToMessageDecoder {
         state = State.ENDING;
     }
 
-    /** The server stops: what is in flight finishes, then the connection ends. */
+    /** The server stops: what is in flight finishes, then the connection ends (one still negotiating ends now). */
     void shutdown() {
         try {
             ctx.executor().execute(() -> {
+                if (state == State.CLIENT_FLAGS || state == State.OPTIONS) {
+                    ctx.close();
+                    return;
+                }
                 ending();
                 if (inFlight == 0) {
                     ctx.close();

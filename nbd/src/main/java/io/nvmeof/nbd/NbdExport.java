@@ -102,12 +102,9 @@ final class NbdExport {
         return shuttingDown;
     }
 
-    /** Every connection finishes what it has in flight, then ends. */
+    /** The server stops: options from now on are answered ERR_SHUTDOWN (the server ends each connection). */
     void shutdown() {
         shuttingDown = true;
-        for (NbdConnection c : connections) {
-            c.shutdown();
-        }
     }
 
     /**

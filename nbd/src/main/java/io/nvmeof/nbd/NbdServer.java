@@ -118,13 +118,18 @@ public final class NbdServer implements AutoCloseable {
         closed = true;
         listener.close().syncUninterruptibly();
         export.shutdown();
-        if (ownsGroup) {
-            group.shutdownGracefully(0, 10, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
-        } else {
-            // the loops stay: the connections end here, those in flight first (at most 10 s)
-            if (!channels.newCloseFuture().awaitUninterruptibly(10, java.util.concurrent.TimeUnit.SECONDS)) {
-                channels.close().awaitUninterruptibly(5, java.util.concurrent.TimeUnit.SECONDS);
+        // the connections end here, those with requests in flight once answered (at most 10 s)
+        for (Channel ch : channels) {
+            NbdConnection c = ch.pipeline().get(NbdConnection.class);
+            if (c != null) {
+                c.shutdown(); // those still negotiating too, which the export does not know yet
             }
+        }
+        if (!channels.newCloseFuture().awaitUninterruptibly(10, java.util.concurrent.TimeUnit.SECONDS)) {
+            channels.close().awaitUninterruptibly(5, java.util.concurrent.TimeUnit.SECONDS);
+        }
+        if (ownsGroup) {
+            group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
         }
         if (socketPath != null) {
             try {
