@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -53,6 +54,7 @@ public final class Controller implements AutoCloseable {
     private final HostThreads.Serial events;
     private final List<Command> parked = new ArrayList<>();
     private final AtomicInteger reconnects = new AtomicInteger();
+    private final List<Runnable> reconnectListeners = new CopyOnWriteArrayList<>();
     private long lostAtNanos;
     /** The lost association's CQT, and when it was seen to close every connection (0: it was not). */
     private long cqtNanos;
@@ -367,6 +369,7 @@ public final class Controller implements AutoCloseable {
             parked.clear();
         }
         reconnects.incrementAndGet();
+        reconnectListeners.forEach(Runnable::run);
         LOG.log(System.Logger.Level.WARNING, "reconnected to " + uri + " as controller " + live.cntlid + "; resubmitting "
                 + again.size() + " commands");
         for (Command c : again) {
@@ -450,6 +453,11 @@ public final class Controller implements AutoCloseable {
     /** Calls {@code listener} (on a controller thread) for every asynchronous event. */
     public void onEvent(Consumer<AsyncEvent> listener) {
         asyncEvents.addListener(listener);
+    }
+
+    /** Calls {@code listener} each time the controller is live again after a reconnect; it must not block. */
+    void onReconnect(Runnable listener) {
+        reconnectListeners.add(listener);
     }
 
     /** Whether {@code q} is the admin queue of the live association (and the controller is open). */

@@ -174,6 +174,7 @@ public final class Multipath implements AutoCloseable {
     private final Policy policy;
     private final long noPathTimeoutNanos;
     private final HostThreads.Serial exec;
+    private final AtomicBoolean ticking = new AtomicBoolean();
     private final ArrayDeque<Command> waiting = new ArrayDeque<>();
     private final Map<Integer, NamespaceDevice> devices = new ConcurrentHashMap<>();
     /** Per NSID, the identity every path must show: NGUID and EUI-64 (hex), from the first path that served it. */
@@ -258,7 +259,7 @@ public final class Multipath implements AutoCloseable {
                 m.scheduleConnect(p);
             }
         }
-        m.exec.scheduleWithFixedDelay(m::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
+        m.wake();
         return m;
     }
 
@@ -327,6 +328,7 @@ public final class Multipath implements AutoCloseable {
                 onPathThread(p, () -> refreshNamespaces(p));
             }
         });
+        c.onReconnect(this::wake);
         p.controller = c;
         p.seenReconnects = c.reconnects();
         for (Integer nsid : devices.keySet()) {
@@ -337,6 +339,7 @@ public final class Multipath implements AutoCloseable {
         } catch (IOException e) {
             p.anaPending = true;
             p.seenReconnects = -1; // the next tick reads it again; the path waits unused till then
+            wake();
         }
         LOG.log(System.Logger.Level.DEBUG, "path {0} to {1}: controller {2}{3}", p.index, p.uri, Integer.toString(c.cntlid()),
                 p.anaReported ? ", ANA " + p.ana : "");
@@ -489,6 +492,7 @@ public final class Multipath implements AutoCloseable {
                 LOG.log(System.Logger.Level.WARNING, "multipath: reading the ANA log through {0}: {1}", p.uri,
                         e.getMessage());
                 p.seenReconnects = -1; // the next tick asks again
+                wake();
             }
             drainWaiting();
         });
@@ -669,6 +673,7 @@ public final class Multipath implements AutoCloseable {
         synchronized (waiting) {
             waiting.addLast(c);
         }
+        wake();
     }
 
     /** A path could not take {@code c} (its controller is not live): it waits for the next round. */
@@ -732,16 +737,39 @@ public final class Multipath implements AutoCloseable {
         return true;
     }
 
-    /** Every 50 ms: paths that reconnected read their ANA log again; held commands go, or fail. */
+    /**
+     * A tick in 50 ms, unless one is due: an idle set schedules nothing; commands waiting for a
+     * path, a path that reconnected, and an ANA log still to read each keep the ticks coming.
+     */
+    private void wake() {
+        if (!closed && ticking.compareAndSet(false, true)) {
+            try {
+                exec.schedule(this::tick, TICK_MILLIS, TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException e) {
+                // closed meanwhile
+            }
+        }
+    }
+
+    /** Paths that reconnected read their ANA log again; held commands go, or fail. */
     private void tick() {
+        ticking.set(false);
         for (Path p : paths) {
             Controller c = p.controller;
+            // one not live yet wakes this set when it is (onReconnect)
             if (c != null && c.state() == ControllerState.LIVE && c.reconnects() != p.seenReconnects) {
                 p.seenReconnects = c.reconnects();
                 refreshAna(p);
             }
         }
         drainWaiting();
+        boolean again;
+        synchronized (waiting) {
+            again = !waiting.isEmpty();
+        }
+        if (again) {
+            wake();
+        }
     }
 
     private void drainWaiting() {
