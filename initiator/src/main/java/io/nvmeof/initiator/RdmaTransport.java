@@ -8,8 +8,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * NVMe/RDMA for one controller: the provider and registered buffers ({@link RdmaResources}),
- * opened with the first queue, and a queue pair per queue ({@link RdmaQueue}).
+ * NVMe/RDMA for one controller: the process's provider and registered buffers ({@link
+ * RdmaResources}), taken with the first queue, and a queue pair per queue ({@link RdmaQueue}).
  */
 final class RdmaTransport implements HostTransport {
     private final String provider;
@@ -38,7 +38,7 @@ final class RdmaTransport implements HostTransport {
 
     private synchronized RdmaResources resources() throws IOException {
         if (resources == null) {
-            resources = new RdmaResources(provider, group, options.rdmaTuning(), options.registerUserBuffers);
+            resources = RdmaResources.acquire(provider, group, options.rdmaTuning(), options.registerUserBuffers);
         }
         return resources;
     }
@@ -52,7 +52,7 @@ final class RdmaTransport implements HostTransport {
     @Override
     public synchronized void close() {
         if (resources != null) {
-            resources.close();
+            resources.release();
             resources = null;
         }
     }
