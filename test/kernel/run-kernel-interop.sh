@@ -3,9 +3,9 @@
 # runs the Linux NVMe/TCP host against our target running here. Needs root, the built
 # jar (mvn package) and the guest image (built here on first use, about 1.5 min).
 set -euo pipefail
-# PARTS: which parts to run (default: all, 1 to 15). CI runs a selection that touches each peer
+# PARTS: which parts to run (default: all, 1 to 16). CI runs a selection that touches each peer
 # once (.ci/run: PARTS="1 3 6 12 14" RDMA_ROUNDS=2); the rest are this script with PARTS unset, or a part's own script.
-PARTS=${PARTS:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15"}
+PARTS=${PARTS:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16"}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 skipped() { echo "== part $1 not run (PARTS=\"$PARTS\")"; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -274,6 +274,13 @@ if want 15; then
 if bash "$top/test/kernel/run-nbd-interop.sh"; then echo "NBD (Linux 6.12 nbd-client, XFS, a gateway killed): PASS"
 else echo "NBD (Linux 6.12 nbd-client, XFS, a gateway killed): FAIL"; status=1; fi
 else skipped 15; fi
+
+# ---- part 16: scale: a discovery log of 256 entries read by nvme-cli (Linux 6.1) and our CLI; a
+# subsystem of 1,024 namespaces connected by Linux's host (every namespace a block device) and ours ----
+if want 16; then
+if bash "$top/test/kernel/run-scale-interop.sh"; then echo "SCALE (256 subsystems, 1,024 namespaces; nvme-cli, Linux 6.1): PASS"
+else echo "SCALE (256 subsystems, 1,024 namespaces; nvme-cli, Linux 6.1): FAIL"; status=1; fi
+else skipped 16; fi
 
 if [ $status = 0 ]; then echo "kernel interop: every part passed"; else echo "kernel interop: FAILED"; fi
 exit $status
