@@ -121,11 +121,20 @@ final class BenchCommand extends ConnectedCommand {
                     + " here too.)")
     Double timeout;
 
-    @Option(names = {"--ramp_time", "--ramp-time"}, defaultValue = "0", paramLabel = "TIME", converter = FioValues.Seconds.class,
-            description = "Run the load this long before measuring, as fio's ramp_time: nothing of it is counted,"
-                    + " and the JIT has compiled the I/O path when measuring starts (seconds or fio's units; default:"
-                    + " ${DEFAULT-VALUE}).")
+    @Option(names = {"--ramp_time", "--ramp-time"}, defaultValue = "auto", paramLabel = "TIME", converter = RampTime.class,
+            description = "Run the load this long before measuring, as fio's ramp_time: nothing of it is counted"
+                    + " (seconds or fio's units). Default: auto: until the rate has settled and the JIT has compiled"
+                    + " the I/O path, here and at a Java target (at most 10 s; the report says how long); 0 measures"
+                    + " from the first I/O, as fio's default.")
     double rampTime;
+
+    /** A time, or {@code auto} ({@link Bench#AUTO_RAMP}). */
+    static final class RampTime implements CommandLine.ITypeConverter<Double> {
+        @Override
+        public Double convert(String value) {
+            return value.trim().equalsIgnoreCase("auto") ? Bench.AUTO_RAMP : FioValues.seconds(value);
+        }
+    }
 
     @Option(names = "--time_based", description = "fio's: run for --runtime. Every run here is, unless --io_size or"
             + " --number_ios bound it (which this then refuses).")
@@ -252,7 +261,7 @@ final class BenchCommand extends ConnectedCommand {
         if (plot != null && !plot.toString().endsWith(".svg")) {
             throw new IllegalArgumentException("--plot writes SVG: name a .svg file, not " + plot);
         }
-        if (rampTime < 0 || rampTime > 86400) {
+        if (rampTime != Bench.AUTO_RAMP && (rampTime < 0 || rampTime > 86400)) {
             throw new IllegalArgumentException("--ramp_time must be between 0 and 86400 seconds");
         }
     }
@@ -383,9 +392,12 @@ final class BenchCommand extends ConnectedCommand {
                 }
                 benches.forEach(Bench::stop);
             });
+            // a run bounded by bytes or I/Os, or one that verifies, counts from its first I/O unless told otherwise
+            double ramp = rampTime == Bench.AUTO_RAMP && (ioSize != null || numberIos != null || job.verify() != null)
+                    ? 0 : rampTime;
             List<Future<Bench.Result>> running = new ArrayList<>();
             for (Bench b : benches) {
-                running.add(threads.submit(() -> b.run(rampTime, seconds, progress)));
+                running.add(threads.submit(() -> b.run(ramp, seconds, progress)));
             }
             List<Bench.Result> results = new ArrayList<>();
             for (Future<Bench.Result> f : running) {

@@ -6,6 +6,8 @@ import io.nvmeof.initiator.IoCallback;
 import io.nvmeof.initiator.IoRequest;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -98,6 +100,40 @@ public final class Bench {
         }
     }
 
+    /** {@link #run}'s ramp: warm up until the rate settles, at most {@link #AUTO_RAMP_MAX_NANOS}. */
+    public static final double AUTO_RAMP = -1;
+    static final long AUTO_RAMP_MAX_NANOS = TimeUnit.SECONDS.toNanos(10);
+    private static final long RAMP_WINDOW_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+
+    /**
+     * How long the load ran unmeasured before the measured part, and whether that was decided by
+     * the run ({@link #AUTO_RAMP}: until the rate settled and this JVM's JIT went quiet, or the
+     * limit passed without that) or asked for.
+     */
+    public record Ramp(long nanos, boolean auto, boolean settled) {
+        static final Ramp NONE = new Ramp(0, false, true);
+    }
+
+    /**
+     * Whether a warm-up has settled, from its windows of {@link #RAMP_WINDOW_NANOS}: at least four
+     * windows ran, the last four completed within 8% of one another (a JIT still compiling, here
+     * or at the target, raises the rate from window to window), and this JVM's JIT compiled for
+     * less than a twentieth of each of the last two.
+     */
+    static boolean settled(long[] completions, long[] compileMillis, int n) {
+        if (n < 4) {
+            return false;
+        }
+        long min = Long.MAX_VALUE;
+        long max = 0;
+        for (int i = n - 4; i < n; i++) {
+            min = Math.min(min, completions[i]);
+            max = Math.max(max, completions[i]);
+        }
+        long quiet = TimeUnit.NANOSECONDS.toMillis(RAMP_WINDOW_NANOS) / 20;
+        return min > 0 && max <= min * 1.08 && compileMillis[n - 1] < quiet && compileMillis[n - 2] < quiet;
+    }
+
     /** fio's iodepth_level buckets: I/Os submitted with this many in flight (the last, 64 and more). */
     static final int[] DEPTH_LEVELS = {1, 2, 4, 8, 16, 32, 64};
 
@@ -115,7 +151,7 @@ public final class Bench {
      * by the I/Os in flight as each was submitted, in {@link #DEPTH_LEVELS} buckets.
      */
     public record Result(Pattern pattern, String bs, int iodepth, long elapsedNanos, Direction read, Direction write,
-                  long[] depthLevels, ProcessUsage usage) {
+                  long[] depthLevels, ProcessUsage usage, Ramp ramp) {
         long ios() {
             return read.ios() + write.ios();
         }
@@ -138,10 +174,12 @@ public final class Bench {
             long wBytes = 0;
             int depth = 0;
             long[] levels = new long[DEPTH_LEVELS.length];
+            Ramp ramp = Ramp.NONE;
             Histogram rl = new Histogram(3);
             Histogram wl = new Histogram(3);
             for (Result r : all) {
                 elapsed = Math.max(elapsed, r.elapsedNanos());
+                ramp = r.ramp().nanos() > ramp.nanos() ? r.ramp() : ramp;
                 rIos += r.read().ios();
                 rBytes += r.read().bytes();
                 wIos += r.write().ios();
@@ -157,7 +195,7 @@ public final class Bench {
             return new Result(first.pattern(), first.bs(), depth, elapsed,
                     new Direction(rIos, rBytes, rl, BenchSamples.merge(all.stream().map(r -> r.read().samples()).toList())),
                     new Direction(wIos, wBytes, wl, BenchSamples.merge(all.stream().map(r -> r.write().samples()).toList())),
-                    levels, first.usage());
+                    levels, first.usage(), ramp);
         }
 
         /** The latencies of both directions together. */
@@ -176,8 +214,6 @@ public final class Bench {
     /** --bssplit, or null for every I/O of {@link #blockSize}. */
     private final BlockSizes split;
     private final String bsText;
-    private final LongAdder readBytes = new LongAdder();
-    private final LongAdder writeBytes = new LongAdder();
     private final int iodepth;
     private final long offset;
     private final long span;
@@ -188,10 +224,6 @@ public final class Bench {
     /** I/Os to issue before stopping (0: no such bound), fio's number_ios. */
     private final long iosLimit;
     private final AtomicLong issuedIos = new AtomicLong();
-    private final Recorder readLatency = new Recorder(3);
-    private final Recorder writeLatency = new Recorder(3);
-    private final AtomicLong reads = new AtomicLong();
-    private final AtomicLong writes = new AtomicLong();
     private final AtomicLong sequential = new AtomicLong();
     /** --rate_iops: the time between two issues, and the issue tickets handed out (0: no cap). */
     private final long issueIntervalNanos;
@@ -207,40 +239,69 @@ public final class Bench {
     private final AtomicLong generations = new AtomicLong();
     /** I/Os in flight now, and measured submissions by how many were in flight (fio's iodepth_level). */
     private final AtomicInteger inFlight = new AtomicInteger();
-    private final LongAdder[] depthLevels = new LongAdder[DEPTH_LEVELS.length];
+    /**
+     * What completions are counted into: the measured part's tally, or the ramp's, which is
+     * thrown away. Both run the same code: a completion picks its tally by index, not by a branch,
+     * so the JIT compiles while ramping the very path the measured part takes (a ramp that skipped
+     * the counting would leave a path the JIT had never seen, compiled away, and the measured part
+     * would begin by falling back to the interpreter).
+     */
+    private static final class Tally {
+        final Recorder readLatency = new Recorder(3);
+        final Recorder writeLatency = new Recorder(3);
+        final AtomicLong reads = new AtomicLong();
+        final AtomicLong writes = new AtomicLong();
+        final LongAdder readBytes = new LongAdder();
+        final LongAdder writeBytes = new LongAdder();
+        /** Submissions by how many were in flight (fio's iodepth_level). */
+        final LongAdder[] depthLevels = new LongAdder[DEPTH_LEVELS.length];
+        /** --write_*_log, --log_avg_msec, --plot: where the run over time goes (the ramp's: never read). */
+        BenchLog[] logs = new BenchLog[0];
 
-    {
-        for (int i = 0; i < depthLevels.length; i++) {
-            depthLevels[i] = new LongAdder();
+        Tally() {
+            for (int i = 0; i < depthLevels.length; i++) {
+                depthLevels[i] = new LongAdder();
+            }
+        }
+
+        long ios() {
+            return reads.get() + writes.get();
+        }
+
+        long bytes() {
+            return readBytes.sum() + writeBytes.sum();
         }
     }
 
-    /** Counts a submission at {@code now}: in flight, and its depth level if measured. */
+    private final Tally measured = new Tally();
+    private final Tally[] tallies = {measured, new Tally()};
+
+    /** The tally of an I/O submitted at {@code t}: the measured part's from {@link #measureFrom} on. */
+    private Tally tally(long t) {
+        return tallies[(int) ((t - measureFrom) >>> 63)];
+    }
+
+    /** Counts a submission: in flight, and its depth level. */
     private void submitted(long now) {
-        int depth = inFlight.incrementAndGet();
-        if (now - measureFrom >= 0) {
-            depthLevels[depthLevel(depth)].increment();
-        }
+        tally(now).depthLevels[depthLevel(inFlight.incrementAndGet())].increment();
     }
-
-    /** --write_*_log, --log_avg_msec, --plot: where the run over time goes (none: not kept). */
-    private BenchLog[] logs = new BenchLog[0];
 
     /** Records the run over time into {@code l} too (started with the measured run; closed by the caller). */
     public void logTo(BenchLog l) {
-        logs = Arrays.copyOf(logs, logs.length + 1);
-        logs[logs.length - 1] = l;
+        measured.logs = Arrays.copyOf(measured.logs, measured.logs.length + 1);
+        measured.logs[measured.logs.length - 1] = l;
+        Tally ramp = tallies[1];
+        ramp.logs = Arrays.copyOf(ramp.logs, ramp.logs.length + 1);
+        ramp.logs[ramp.logs.length - 1] = l.sameKind();
     }
 
-    /** Measured completions. */
+    /** Completions, ramp included. */
     private final AtomicLong completed = new AtomicLong();
-    /** Every completion, ramp included (the progress line). */
-    private final AtomicLong all = new AtomicLong();
     private final AtomicReference<Throwable> error = new AtomicReference<>();
     private volatile long stopAt;
     /** I/Os submitted from this time on are measured (the ramp ends). */
     private volatile long measureFrom;
-    /** When the last measured I/O completed (a run bounded by --io_size ends there). */
+    /** When the last I/O completed (a run bounded by --io_size ends there). */
     private volatile long lastCompletion;
 
     public Bench(BlockDevice device, Pattern pattern, int blockSize, int iodepth, long span) {
@@ -418,12 +479,26 @@ public final class Bench {
     public Result run(double rampSeconds, double seconds, PrintWriter progress) throws Exception {
         CountDownLatch drained = new CountDownLatch(iodepth);
         long begin = System.nanoTime();
+        boolean auto = rampSeconds == AUTO_RAMP;
         rateFrom = begin;
-        measureFrom = begin + (long) (rampSeconds * 1e9);
+        measureFrom = begin + (auto ? AUTO_RAMP_MAX_NANOS : (long) (rampSeconds * 1e9));
         stopAt = measureFrom + (long) (seconds * 1e9);
-        for (BenchLog l : logs) {
-            l.start(measureFrom);
+        if (!auto) {
+            for (BenchLog l : measured.logs) {
+                l.start(measureFrom);
+            }
         }
+        // the automatic warm-up's windows: completions, and this JVM's compilation time, in each
+        int windows = (int) (AUTO_RAMP_MAX_NANOS / RAMP_WINDOW_NANOS) + 1;
+        long[] windowCompletions = new long[windows];
+        long[] windowCompileMillis = new long[windows];
+        int window = 0;
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        boolean jitTimed = jit != null && jit.isCompilationTimeMonitoringSupported();
+        long windowFrom = begin;
+        long windowCount = 0;
+        long windowJit = jitTimed ? jit.getTotalCompilationTime() : 0;
+        boolean settled = !auto;
         boolean oneCommand = blockSize <= device.maxTransferSize() && !(device instanceof LocalDevice);
         for (int i = 0; i < iodepth; i++) {
             ByteBuffer buf = aligned(blockSize);
@@ -446,19 +521,44 @@ public final class Bench {
         BenchSamples.Collector writeSamples = new BenchSamples.Collector();
         long nextSample = measureFrom;
         long sampledAt = 0;
-        ProcessUsage usageFrom = rampSeconds > 0 ? null : ProcessUsage.now();
-        while (!drained.await(Math.max(1, Math.min(200_000_000L, nextSample - System.nanoTime())), TimeUnit.NANOSECONDS)) {
+        ProcessUsage usageFrom = rampSeconds != 0 ? null : ProcessUsage.now();
+        boolean logsWaiting = auto;
+        while (!drained.await(Math.max(1, Math.min(auto && !settled ? RAMP_WINDOW_NANOS / 5 : 200_000_000L,
+                nextSample - System.nanoTime())), TimeUnit.NANOSECONDS)) {
             long now = System.nanoTime();
+            if (auto && !settled && now - measureFrom < 0 && now - windowFrom >= RAMP_WINDOW_NANOS) {
+                long c = completed.get();
+                long j = jitTimed ? jit.getTotalCompilationTime() : 0;
+                windowCompletions[window] = c - windowCount;
+                windowCompileMillis[window] = j - windowJit;
+                window++;
+                windowFrom = now;
+                windowCount = c;
+                windowJit = j;
+                if (settled(windowCompletions, windowCompileMillis, window) || window == windows) {
+                    settled = window < windows;
+                    measureFrom = now; // I/Os submitted from now on are measured
+                    stopAt = now + (long) (seconds * 1e9);
+                    start = now;
+                    nextSample = now;
+                }
+            }
+            if (auto && now - measureFrom >= 0 && logsWaiting) {
+                logsWaiting = false;
+                for (BenchLog l : measured.logs) {
+                    l.start(measureFrom);
+                }
+            }
             if (now - nextSample >= 0 && now - stopAt <= 0) {
                 if (sampledAt == 0) {
-                    readSamples.start(now, reads.get(), readBytes.sum());
-                    writeSamples.start(now, writes.get(), writeBytes.sum());
+                    readSamples.start(now, measured.reads.get(), measured.readBytes.sum());
+                    writeSamples.start(now, measured.writes.get(), measured.writeBytes.sum());
                     if (usageFrom == null) {
                         usageFrom = ProcessUsage.now();
                     }
                 } else {
-                    readSamples.sample(now, reads.get(), readBytes.sum());
-                    writeSamples.sample(now, writes.get(), writeBytes.sum());
+                    readSamples.sample(now, measured.reads.get(), measured.readBytes.sum());
+                    writeSamples.sample(now, measured.writes.get(), measured.writeBytes.sum());
                 }
                 sampledAt = now;
                 nextSample += BenchSamples.PERIOD_NANOS;
@@ -467,7 +567,7 @@ public final class Bench {
                 }
             }
             if (progress != null && now - lastReport >= 1_000_000_000L) {
-                long c = all.get();
+                long c = completed.get();
                 double iops = (c - lastCount) * 1e9 / (now - lastReport);
                 progress.print("\r" + progressLine(now, start, iops) + "   ");
                 progress.flush();
@@ -478,12 +578,21 @@ public final class Bench {
                 throw new IOException("commands still outstanding 60 s after the run ended");
             }
         }
+        // stopped (a signal) during the automatic warm-up: what ran is the report, from the first I/O
+        Tally counted = measured;
+        Ramp ramp = auto ? new Ramp(start - begin, true, settled) : rampSeconds > 0 ? new Ramp(start - begin, false, true)
+                : Ramp.NONE;
+        if (auto && measured.ios() == 0 && tallies[1].ios() > 0) {
+            counted = tallies[1];
+            start = begin;
+            ramp = Ramp.NONE;
+        }
         long elapsed = Math.max(1, System.nanoTime() - start);
         // the run's last period, if most of it ran (fio's last sample, at the end of its runtime)
         long last = Math.min(System.nanoTime(), stopAt);
         if (sampledAt != 0 && last - sampledAt >= BenchSamples.PERIOD_NANOS / 2) {
-            readSamples.sample(last, reads.get(), readBytes.sum());
-            writeSamples.sample(last, writes.get(), writeBytes.sum());
+            readSamples.sample(last, measured.reads.get(), measured.readBytes.sum());
+            writeSamples.sample(last, measured.writes.get(), measured.writeBytes.sum());
         }
         if (pacer != null) {
             pacer.shutdownNow();
@@ -502,13 +611,17 @@ public final class Bench {
         }
         long[] levels = new long[DEPTH_LEVELS.length];
         for (int i = 0; i < levels.length; i++) {
-            levels[i] = depthLevels[i].sum();
+            levels[i] = counted.depthLevels[i].sum();
         }
+        long readIos = counted.reads.get();
+        long writeIos = counted.writes.get();
         ProcessUsage usage = usageFrom == null ? ProcessUsage.NONE : ProcessUsage.now().since(usageFrom);
         return new Result(pattern, bsText, iodepth, elapsed,
-                new Direction(reads.get(), readBytes.sum(), readLatency.getIntervalHistogram(), sampled(readSamples, reads.get())),
-                new Direction(writes.get(), writeBytes.sum(), writeLatency.getIntervalHistogram(), sampled(writeSamples, writes.get())),
-                levels, usage);
+                new Direction(readIos, counted.readBytes.sum(), counted.readLatency.getIntervalHistogram(),
+                        sampled(readSamples, readIos)),
+                new Direction(writeIos, counted.writeBytes.sum(), counted.writeLatency.getIntervalHistogram(),
+                        sampled(writeSamples, writeIos)),
+                levels, usage, ramp);
     }
 
     /** A direction that did no I/O has no samples (fio's bw_samples 0). */
@@ -526,12 +639,12 @@ public final class Bench {
         double done = Math.max(0.0, Math.min(1.0, (double) (now - start) / (stopAt - start)));
         long leftNanos = ramp ? stopAt - now : Math.max(0, stopAt - now);
         if (ioLimit > 0 && !ramp) {
-            long moved = Math.min(ioLimit, readBytes.sum() + writeBytes.sum());
+            long moved = Math.min(ioLimit, measured.bytes());
             done = (double) moved / ioLimit;
             double bytesPerNano = iops * meanSize() / 1e9;
             leftNanos = bytesPerNano > 0 ? (long) ((ioLimit - moved) / bytesPerNano) : leftNanos;
         } else if (iosLimit > 0 && !ramp) {
-            long n = Math.min(iosLimit, completed.get());
+            long n = Math.min(iosLimit, measured.ios());
             done = (double) n / iosLimit;
             leftNanos = iops > 0 ? (long) ((iosLimit - n) / iops * 1e9) : leftNanos;
         }
@@ -544,8 +657,8 @@ public final class Bench {
 
     /** The mean I/O size so far (the block size without --bssplit). */
     private double meanSize() {
-        long n = completed.get();
-        return split == null || n == 0 ? blockSize : (double) (readBytes.sum() + writeBytes.sum()) / n;
+        long n = measured.ios();
+        return split == null || n == 0 ? blockSize : (double) measured.bytes() / n;
     }
 
     /** A direct buffer of {@code size} bytes on a 4 KiB boundary (what O_DIRECT on a local disk needs). */
@@ -701,17 +814,15 @@ public final class Bench {
             drained.countDown();
             return false;
         }
-        all.incrementAndGet();
-        if (t0 - measureFrom >= 0) {
-            (write ? writeLatency : readLatency).recordValue(Math.max(1, now - t0));
-            (write ? writes : reads).incrementAndGet();
-            (write ? writeBytes : readBytes).add(size);
-            completed.incrementAndGet();
-            for (BenchLog l : logs) {
-                l.record(now, now - t0, write, size, at);
-            }
-            lastCompletion = now;
+        Tally c = tally(t0);
+        (write ? c.writeLatency : c.readLatency).recordValue(Math.max(1, now - t0));
+        (write ? c.writes : c.reads).incrementAndGet();
+        (write ? c.writeBytes : c.readBytes).add(size);
+        completed.incrementAndGet();
+        for (BenchLog l : c.logs) {
+            l.record(now, now - t0, write, size, at);
         }
+        lastCompletion = now;
         return true;
     }
 }

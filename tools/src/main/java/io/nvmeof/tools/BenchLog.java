@@ -68,6 +68,11 @@ public final class BenchLog implements AutoCloseable {
         ioWrite = eachIo ? new boolean[MAX_IOS] : null;
     }
 
+    /** A log of the same windows, never started or read: a ramp's, to record into as the measured part will. */
+    BenchLog sameKind() {
+        return new BenchLog(windowMillis, false, bs);
+    }
+
     /** Starts sampling from {@code start} (System.nanoTime of the measured start); later calls do nothing. */
     synchronized void start(long start) {
         if (sampler != null || closed) {

@@ -59,9 +59,27 @@ public final class BenchReport {
         text(out, jobName, r, null);
     }
 
+    /** What ran before the measured part, or null for nothing. */
+    static String rampLine(Bench.Ramp ramp) {
+        if (ramp.nanos() == 0) {
+            return null;
+        }
+        double sec = ramp.nanos() / 1e9;
+        if (!ramp.auto()) {
+            return String.format(Locale.ROOT, "ramp: %.1f s unmeasured (--ramp_time)", sec);
+        }
+        return String.format(Locale.ROOT, "warm-up: %.1f s unmeasured before the runtime, %s (--ramp_time=0 measures from"
+                + " the first I/O)", sec, ramp.settled() ? "until the rate settled and the JIT had compiled the I/O path"
+                : "the most it takes: the rate had not settled");
+    }
+
     /** The same, with the latency percentiles {@code percentiles} (fio's percentile_list) instead of the usual five. */
     public static void text(PrintWriter out, String jobName, Bench.Result r, double[] percentiles) {
         out.printf(Locale.ROOT, "%s: (rw=%s, bs=%s, iodepth=%d)%n", jobName, r.pattern().fioName, r.bs(), r.iodepth());
+        String ramp = rampLine(r.ramp());
+        if (ramp != null) {
+            out.println("  " + ramp);
+        }
         // each direction that did I/O (a run that did none shows its pattern's own direction)
         boolean none = r.ios() == 0;
         for (boolean write : new boolean[] {false, true}) {
@@ -193,7 +211,7 @@ public final class BenchReport {
 
     /** A direction this tool never drives (fio's trim here): fio's object, all zero. */
     private static ObjectNode idle(ObjectMapper m) {
-        return direction(m, new Bench.Result(null, "", 0, 1, null, null, new long[0], ProcessUsage.NONE),
+        return direction(m, new Bench.Result(null, "", 0, 1, null, null, new long[0], ProcessUsage.NONE, Bench.Ramp.NONE),
                 new Bench.Direction(0, 0, new Histogram(3), BenchSamples.NONE), false, 0, PERCENTILES);
     }
 
@@ -331,6 +349,9 @@ public final class BenchReport {
         }
         jo.put(r.bs().matches("\\d+") ? "bs" : "bssplit", r.bs());
         jo.put("iodepth", Integer.toString(r.iodepth()));
+        if (r.ramp().nanos() > 0) {
+            jo.put("ramp_time", String.format(Locale.ROOT, "%.3f", r.ramp().nanos() / 1e9));
+        }
         job.put("elapsed", Math.max(1, r.elapsedNanos() / 1_000_000_000L));
         job.set("read", direction(m, r, r.read(), bins, readKib, percentiles));
         job.set("write", direction(m, r, r.write(), bins, writeKib, percentiles));
