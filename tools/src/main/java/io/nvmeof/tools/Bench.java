@@ -498,7 +498,8 @@ public final class Bench {
         long windowFrom = begin;
         long windowCount = 0;
         long windowJit = jitTimed ? jit.getTotalCompilationTime() : 0;
-        boolean settled = !auto;
+        boolean warming = auto;
+        boolean settled = true;
         boolean oneCommand = blockSize <= device.maxTransferSize() && !(device instanceof LocalDevice);
         for (int i = 0; i < iodepth; i++) {
             ByteBuffer buf = aligned(blockSize);
@@ -522,31 +523,35 @@ public final class Bench {
         long nextSample = measureFrom;
         long sampledAt = 0;
         ProcessUsage usageFrom = rampSeconds != 0 ? null : ProcessUsage.now();
-        boolean logsWaiting = auto;
-        while (!drained.await(Math.max(1, Math.min(auto && !settled ? RAMP_WINDOW_NANOS / 5 : 200_000_000L,
+        while (!drained.await(Math.max(1, Math.min(warming ? RAMP_WINDOW_NANOS / 5 : 200_000_000L,
                 nextSample - System.nanoTime())), TimeUnit.NANOSECONDS)) {
             long now = System.nanoTime();
-            if (auto && !settled && now - measureFrom < 0 && now - windowFrom >= RAMP_WINDOW_NANOS) {
-                long c = completed.get();
-                long j = jitTimed ? jit.getTotalCompilationTime() : 0;
-                windowCompletions[window] = c - windowCount;
-                windowCompileMillis[window] = j - windowJit;
-                window++;
-                windowFrom = now;
-                windowCount = c;
-                windowJit = j;
-                if (settled(windowCompletions, windowCompileMillis, window) || window == windows) {
-                    settled = window < windows;
-                    measureFrom = now; // I/Os submitted from now on are measured
-                    stopAt = now + (long) (seconds * 1e9);
-                    start = now;
-                    nextSample = now;
+            if (warming) {
+                if (now - measureFrom >= 0) {
+                    warming = false; // the most it may take has passed
+                    settled = false;
+                } else if (now - windowFrom >= RAMP_WINDOW_NANOS) {
+                    long c = completed.get();
+                    long j = jitTimed ? jit.getTotalCompilationTime() : 0;
+                    windowCompletions[window] = c - windowCount;
+                    windowCompileMillis[window] = j - windowJit;
+                    window++;
+                    windowFrom = now;
+                    windowCount = c;
+                    windowJit = j;
+                    if (settled(windowCompletions, windowCompileMillis, window) || window == windows) {
+                        warming = false;
+                        settled = window < windows;
+                        measureFrom = now; // I/Os submitted from now on are measured
+                        stopAt = now + (long) (seconds * 1e9);
+                        start = now;
+                        nextSample = now;
+                    }
                 }
-            }
-            if (auto && now - measureFrom >= 0 && logsWaiting) {
-                logsWaiting = false;
-                for (BenchLog l : measured.logs) {
-                    l.start(measureFrom);
+                if (!warming) {
+                    for (BenchLog l : measured.logs) {
+                        l.start(measureFrom);
+                    }
                 }
             }
             if (now - nextSample >= 0 && now - stopAt <= 0) {
