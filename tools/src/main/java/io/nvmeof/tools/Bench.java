@@ -464,8 +464,12 @@ public final class Bench {
      * is in flight completes, and {@link #run} returns what was measured until now.
      */
     public void stop() {
+        stopped = true;
         stopAt = System.nanoTime();
     }
+
+    /** {@link #stop} was called (before {@link #run} began, too). */
+    private volatile boolean stopped;
 
     /** Runs for {@code seconds}; prints a progress line a second to {@code progress} if not null. */
     public Result run(double seconds, PrintWriter progress) throws Exception {
@@ -482,7 +486,7 @@ public final class Bench {
         boolean auto = rampSeconds == AUTO_RAMP;
         rateFrom = begin;
         measureFrom = begin + (auto ? AUTO_RAMP_MAX_NANOS : (long) (rampSeconds * 1e9));
-        stopAt = measureFrom + (long) (seconds * 1e9);
+        stopAt = stopped ? begin : measureFrom + (long) (seconds * 1e9);
         if (!auto) {
             for (BenchLog l : measured.logs) {
                 l.start(measureFrom);
@@ -543,7 +547,9 @@ public final class Bench {
                         warming = false;
                         settled = window < windows;
                         measureFrom = now; // I/Os submitted from now on are measured
-                        stopAt = now + (long) (seconds * 1e9);
+                        if (!stopped) {
+                            stopAt = now + (long) (seconds * 1e9);
+                        }
                         start = now;
                         nextSample = now;
                     }
