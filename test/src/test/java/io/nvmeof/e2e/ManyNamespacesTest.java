@@ -148,7 +148,6 @@ class ManyNamespacesTest {
                 Files.writeString(config, config(NULLS, changed + "#1"));
                 double reloadSeconds = reload(t, 3);
                 String line = reloadedLine(t, 3);
-                System.out.println(line);
                 assertTrue(!line.contains(";") && line.contains(changed), "the reload changed that namespace alone: " + line);
                 assertTrue(reloadSeconds < 1, "the reload took " + reloadSeconds + " s; at most 1 s");
                 t.await("the host of that subsystem sees the new size", () -> same.namespace(1).size() == 2L << 30);
