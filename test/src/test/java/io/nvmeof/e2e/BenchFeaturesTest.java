@@ -1,6 +1,7 @@
 package io.nvmeof.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -169,6 +170,30 @@ class BenchFeaturesTest {
         }
         assertEquals(100.0, buckets, 0.01, "every I/O in one latency bucket");
         assertEquals(0, j.get("trim").get("total_ios").asLong());
+    }
+
+    /**
+     * By default a run warms up first, unmeasured, and says how long (the text report's line,
+     * JSON's ramp_time); --ramp_time 0 measures from the first I/O and says nothing of a ramp.
+     */
+    @Test
+    void warmsUpByDefaultAndSaysSo() throws Exception {
+        TargetProcess.Run text = TargetProcess.cliWith(List.of(), 60, "bench", target.uri(NQN), "--rw", "randread",
+                "--bs", "4k", "--iodepth", "8", "--runtime", "1");
+        assertEquals(0, text.exit(), text.err());
+        java.util.regex.Matcher warm = java.util.regex.Pattern.compile("warm-up: ([0-9.]+) s unmeasured before the runtime")
+                .matcher(text.out());
+        assertTrue(warm.find(), text.out());
+        double seconds = Double.parseDouble(warm.group(1));
+        assertTrue(seconds >= 1 && seconds <= 10.5, "four windows of 250 ms at least, 10 s at most: " + seconds);
+        JsonNode j = job(TargetProcess.cliWith(List.of(), 60, "bench", target.uri(NQN), "--rw", "randread", "--bs", "4k",
+                "--iodepth", "8", "--runtime", "1", "-o", "json"));
+        assertTrue(j.get("job options").get("ramp_time").asDouble() >= 1, j.get("job options").toString());
+        assertTrue(j.get("read").get("total_ios").asLong() > 0);
+        TargetProcess.Run none = TargetProcess.cliWith(List.of(), 60, "bench", target.uri(NQN), "--rw", "randread",
+                "--bs", "4k", "--iodepth", "8", "--runtime", "1", "--ramp_time", "0");
+        assertEquals(0, none.exit(), none.err());
+        assertFalse(none.out().contains("warm-up:") || none.out().contains("ramp:"), none.out());
     }
 
     /** Several jobs without --group_reporting: each job's report, then fio's total of them all. */
