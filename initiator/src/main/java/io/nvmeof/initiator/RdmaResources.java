@@ -34,13 +34,11 @@ final class RdmaResources {
     final RdmaProvider provider;
     private final Key key;
     private int users;
-    private final boolean registerUserBuffers;
     private final Map<ProtectionDomain, RegisteredBufferPool> pools = new ConcurrentHashMap<>();
     private final Map<ProtectionDomain, RegistrationCache> caches = new ConcurrentHashMap<>();
 
     private RdmaResources(Key key) throws IOException {
         this.provider = RdmaProviders.open(key.provider, key.group, key.tuning);
-        this.registerUserBuffers = key.registerUserBuffers;
         this.key = key;
     }
 
@@ -66,7 +64,7 @@ final class RdmaResources {
 
     /** The registration cache of {@code pd}, or null when user buffers are bounced. */
     RegistrationCache cache(ProtectionDomain pd) {
-        return registerUserBuffers ? caches.computeIfAbsent(pd, d -> new RegistrationCache(d, CACHE_ENTRIES, CACHE_BYTES)) : null;
+        return key.registerUserBuffers ? caches.computeIfAbsent(pd, d -> new RegistrationCache(d, CACHE_ENTRIES, CACHE_BYTES)) : null;
     }
 
     /** A controller is done with these: the last one closes them. */

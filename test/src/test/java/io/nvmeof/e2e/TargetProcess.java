@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -233,10 +234,10 @@ final class TargetProcess implements AutoCloseable {
      */
     static String[] measuredFromTheStart(String... args) {
         if (args.length == 0 || !args[0].equals("bench")
-                || java.util.Arrays.stream(args).anyMatch(a -> a.startsWith("--ramp_time") || a.startsWith("--ramp-time"))) {
+                || Arrays.stream(args).anyMatch(a -> a.startsWith("--ramp_time") || a.startsWith("--ramp-time"))) {
             return args;
         }
-        String[] a = java.util.Arrays.copyOf(args, args.length + 1);
+        String[] a = Arrays.copyOf(args, args.length + 1);
         a[args.length] = "--ramp_time=0";
         return a;
     }

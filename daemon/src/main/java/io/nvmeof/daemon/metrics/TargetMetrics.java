@@ -71,14 +71,15 @@ public final class TargetMetrics implements MultiCollector {
                 String nsid = Integer.toUnsignedString(ns.nsid());
                 IoStats st = ns.stats();
                 for (IoStats.Op op : IoStats.Op.values()) {
+                    // a kind that never ran has no series but its count, and that for reads and writes
+                    // alone (thousands of idle namespaces would be megabytes of zeros)
                     long n = st.commands(op);
-                    if (n == 0 && op != IoStats.Op.READ && op != IoStats.Op.WRITE) {
-                        continue; // a kind never run has no series (thousands of idle namespaces: megabytes of zeros)
-                    }
                     Labels l = Labels.of("subsystem", s.nqn(), "nsid", nsid, "op", op.label);
-                    commands.dataPoint(counterPoint(n, l));
+                    if (n > 0 || op == IoStats.Op.READ || op == IoStats.Op.WRITE) {
+                        commands.dataPoint(counterPoint(n, l));
+                    }
                     if (n == 0) {
-                        continue; // reads and writes are counted from the start; their bytes and latency once they run
+                        continue;
                     }
                     if (op == IoStats.Op.READ || op == IoStats.Op.WRITE || op == IoStats.Op.COPY) {
                         bytes.dataPoint(counterPoint(st.bytes(op), l));
