@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -31,7 +32,11 @@ import org.junit.jupiter.api.io.TempDir;
  * partitioned and A's listener goes inaccessible ({@code nvmf_subsystem_listener_set_ana_state})
  * and back. And the same scenario against one {@code nvmf_tgt} with two listeners, a side going
  * away by its listener's removal.
+ *
+ * <p>A long run ({@code mvn -B verify -Plong}): MultipathGatewaysTest rides the same scenario
+ * through our own gateways and SpdkGatewayGroupTest meets SPDK's target in every run.
  */
+@Tag("long")
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class SpdkMultipathTest {
     static final Path SPDK = Path.of(System.getenv().getOrDefault("SPDK_DIR", "/var/tmp/spdk"));
