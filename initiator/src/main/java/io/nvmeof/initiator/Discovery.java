@@ -1,5 +1,7 @@
 package io.nvmeof.initiator;
 
+import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.DiscoveryInformation;
 import io.nvmeof.protocol.DiscoveryLogEntry;
 import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.LogPage;
@@ -37,6 +39,26 @@ public final class Discovery {
             entries.add(DiscoveryEntry.of(view.wrap(page, DiscoveryLogEntry.HEADER_SIZE + i * DiscoveryLogEntry.SIZE), via));
         }
         return entries;
+    }
+
+    /**
+     * Sends Discovery Information Management (TP8010) to a central discovery controller:
+     * {@code tas} is {@link DiscoveryInformation#TAS_REGISTER}, {@code TAS_DEREGISTER} or
+     * {@code TAS_UPDATE}, {@code info} who registers and what. Fails with the controller's status
+     * ({@link NvmeStatusException}: Invalid Discovery Information, Insufficient Discovery Resources,
+     * Access Denied, or Invalid Command Opcode from a controller that takes no registrations).
+     */
+    public static void manage(Controller c, int tas, DiscoveryInformation info) throws IOException {
+        if (!c.isDiscovery()) {
+            throw new IllegalArgumentException(c.uri() + " is not a discovery controller");
+        }
+        if (tas < DiscoveryInformation.TAS_REGISTER || tas > DiscoveryInformation.TAS_UPDATE) {
+            throw new IllegalArgumentException("TAS must be 0 (register), 1 (deregister) or 2 (update), not " + tas);
+        }
+        ByteBuffer data = info.encode();
+        ByteBuffer direct = Flyweight.allocate(data.capacity()).put(0, data, 0, data.capacity());
+        c.admin(Command.admin(AdminOpcode.DISCOVERY_INFO_MGMT, "Discovery Information Management").cdw(10, tas)
+                .dataOut(direct, direct.capacity()));
     }
 
     /** Reads the log from a connected discovery controller. */

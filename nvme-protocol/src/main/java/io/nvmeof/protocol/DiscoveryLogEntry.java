@@ -30,6 +30,7 @@ public final class DiscoveryLogEntry extends Flyweight {
     public static final int TRADDR_OFFSET = 512;
     public static final int TRADDR_LENGTH = 256;
     public static final int TSAS_OFFSET = 768;
+    public static final int TSAS_LENGTH = 256;
 
     /** TRTYPE (NVMe-oF 1.1, Figure 38). */
     public static final int TRTYPE_RDMA = 1;
@@ -104,6 +105,14 @@ public final class DiscoveryLogEntry extends Flyweight {
         putAscii(TRSVCID_OFFSET, TRSVCID_LENGTH, trsvcid, (byte) ' ', "TRSVCID");
         putAscii(SUBNQN_OFFSET, 256, subnqn, (byte) 0, "SUBNQN");
         putAscii(TRADDR_OFFSET, TRADDR_LENGTH, traddr, (byte) ' ', "TRADDR");
+        return this;
+    }
+
+    /** The 256 bytes of TSAS. */
+    public byte[] tsas() { return bytes(TSAS_OFFSET, TSAS_LENGTH); }
+
+    public DiscoveryLogEntry tsas(byte[] tsas) {
+        putBytes(TSAS_OFFSET, tsas, TSAS_LENGTH);
         return this;
     }
 

@@ -56,6 +56,13 @@ public final class IdentifyController extends Flyweight {
     public static final int ICDOFF_OFFSET = 1800;
     public static final int FCATT_OFFSET = 1802;
     public static final int MSDBD_OFFSET = 1803;
+    /** DCTYPE, a discovery controller's type (TP8010; Base 2.0c, Figure 275 byte 1806). */
+    public static final int DCTYPE_OFFSET = 1806;
+    public static final int DCTYPE_NOT_REPORTED = 0;
+    /** A direct discovery controller: it tells of its own subsystem's ports. */
+    public static final int DCTYPE_DDC = 1;
+    /** A central discovery controller: it tells of what others registered with it. */
+    public static final int DCTYPE_CDC = 2;
     public static final int PSD0_OFFSET = 2048;
 
     /** CNTRLTYPE values (Base 2.0, Figure 275 byte 111). */
@@ -178,6 +185,8 @@ public final class IdentifyController extends Flyweight {
     /** MSDBD: maximum SGL data block descriptors per command. */
     public int msdbd() { return u8(MSDBD_OFFSET); }
     public IdentifyController msdbd(int v) { put8(MSDBD_OFFSET, v); return this; }
+    public int dctype() { return u8(DCTYPE_OFFSET); }
+    public IdentifyController dctype(int v) { put8(DCTYPE_OFFSET, v); return this; }
 
     @Override
     public String toString() {

@@ -69,6 +69,11 @@ public final class Status {
     public static final Status COMMAND_SIZE_LIMIT_EXCEEDED = CONNECT_RESTART_DISCOVERY;
     public static final Status CONNECT_INVALID_HOST = define(SCT_COMMAND_SPECIFIC, 0x84, "Connect Invalid Host", true);
     public static final Status AUTHENTICATION_REQUIRED = define(SCT_COMMAND_SPECIFIC, 0x91, "Authentication Required", true);
+    /** Discovery Information Management (TP8010): the data is malformed or names what cannot be registered. */
+    public static final Status INVALID_DISCOVERY_INFO = define(SCT_COMMAND_SPECIFIC, 0x2F, "Invalid Discovery Information", true);
+    /** Discovery Information Management (TP8010): the discovery controller has no room for the registration. */
+    public static final Status INSUFFICIENT_DISCOVERY_RESOURCES = define(SCT_COMMAND_SPECIFIC, 0x32,
+            "Insufficient Discovery Resources", true);
 
     // Media and data integrity errors (Base 2.0, Figure 103).
     public static final Status WRITE_FAULT = define(SCT_MEDIA, 0x80, "Write Fault", false);

@@ -252,6 +252,11 @@ public final class Controller {
         return Registers.cstsReady(csts) && !destroyed;
     }
 
+    /** The admin queue, once connected. */
+    QueuePair adminQueue() {
+        return admin;
+    }
+
     /** Torn down (keep-alive expiry, a revoked host, a lost admin queue): its connections are closing. */
     boolean destroyed() {
         return destroyed;

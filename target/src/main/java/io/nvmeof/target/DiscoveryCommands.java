@@ -1,6 +1,7 @@
 package io.nvmeof.target;
 
 import io.nvmeof.protocol.AdminOpcode;
+import io.nvmeof.protocol.DiscoveryInformation;
 import io.nvmeof.protocol.FeatureId;
 import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.IdentifyCns;
@@ -13,10 +14,12 @@ import java.nio.ByteBuffer;
 /**
  * The discovery controller's command set (NVMe-oF 1.1, 5): Identify Controller only, the
  * discovery log as its one log page, Keep Alive Timer and Asynchronous Event Configuration as
- * its only features, Keep Alive and Asynchronous Event Requests; no namespaces, no I/O
- * queues, no Abort. Runs on the admin queue's event loop.
+ * its only features, Keep Alive and Asynchronous Event Requests, and, for a central discovery
+ * controller, Discovery Information Management (TP8010); no namespaces, no I/O queues, no Abort. Runs on the admin queue's event loop.
  */
 final class DiscoveryCommands {
+    private static final RateLimitedLog MALFORMED = new RateLimitedLog(System.getLogger(Target.class.getName()));
+
     private DiscoveryCommands() {
     }
 
@@ -26,6 +29,8 @@ final class DiscoveryCommands {
             new CommandSet.Handler(AdminOpcode.SET_FEATURES.code, "Set Features", DiscoveryCommands::setFeatures),
             new CommandSet.Handler(AdminOpcode.GET_FEATURES.code, "Get Features", DiscoveryCommands::getFeatures),
             // the same as an I/O controller's
+            new CommandSet.Handler(AdminOpcode.DISCOVERY_INFO_MGMT.code, "Discovery Information Management",
+                    DiscoveryCommands::discoveryInformation),
             AdminCommands.SET.handler(AdminOpcode.KEEP_ALIVE.code),
             AdminCommands.SET.handler(AdminOpcode.ASYNC_EVENT_REQUEST.code));
 
@@ -45,7 +50,42 @@ final class DiscoveryCommands {
                 .version(Registers.VERSION_1_4).controllerType(IdentifyController.CNTRLTYPE_DISCOVERY)
                 .aerl(AdminCommands.AER_LIMIT - 1).lpa(1 << 2).elpe(0).kas(10).maxcmd(c.target().tuning().maxQueueSize()).nn(0)
                 .oaes(Controller.AEC_DISCOVERY_LOG_CHANGE)
-                .sgls(AdminCommands.sgls(transport)).subsystemNqn(s.nqn()).mdts(0);
+                .sgls(AdminCommands.sgls(transport)).subsystemNqn(s.nqn()).mdts(0)
+                .dctype(c.target().options().get(Settings.CDC) ? IdentifyController.DCTYPE_CDC
+                        : IdentifyController.DCTYPE_NOT_REPORTED);
+    }
+
+    /**
+     * Discovery Information Management (TP8010): register, deregister or update what the
+     * command's data says, where this target is a central discovery controller; Invalid Command
+     * Opcode elsewhere, as a controller without the command answers.
+     */
+    private static void discoveryInformation(Request r, Controller c) {
+        if (!c.target().options().get(Settings.CDC)) {
+            r.queue.complete(r, Status.INVALID_OPCODE);
+            return;
+        }
+        int tas = r.sqe.cdw10() & 0xf;
+        if (tas > DiscoveryInformation.TAS_UPDATE) {
+            r.queue.complete(r, Status.INVALID_FIELD);
+            return;
+        }
+        if (r.data == null || r.length < DiscoveryInformation.HEADER_SIZE) {
+            r.queue.complete(r, Status.INVALID_DISCOVERY_INFO);
+            return;
+        }
+        ByteBuffer copy = Flyweight.allocate(r.length);
+        r.data.getBytes(r.dataOffset, copy);
+        DiscoveryInformation info;
+        try {
+            info = DiscoveryInformation.parse(copy, r.length, Long.MAX_VALUE);
+        } catch (DiscoveryInformation.MalformedException e) {
+            MALFORMED.log(System.Logger.Level.WARNING, "central discovery: malformed registration from {0} ({1}): {2}",
+                    c.hostNqn(), r.queue.transport().peer(), e.getMessage());
+            r.queue.complete(r, Status.INVALID_DISCOVERY_INFO);
+            return;
+        }
+        r.queue.complete(r, c.target().centralDiscovery().apply(tas, info, c, r.queue.transport().remoteAddress()));
     }
 
     private static void getLogPage(Request r, Controller c) {

@@ -1,5 +1,6 @@
 package io.nvmeof.target;
 
+import io.nvmeof.protocol.DiscoveryInformation;
 import io.nvmeof.protocol.DiscoveryLogEntry;
 import io.nvmeof.protocol.Flyweight;
 import io.nvmeof.protocol.Nqn;
@@ -14,7 +15,8 @@ import java.util.List;
  * subsystem on the port it asked through, then one entry per (port, NVM subsystem) the host
  * is allowed into, of the port it asked through if that port serves subsystems (what Linux
  * nvmet does), of every port if it is a discovery-only port. A port that listens on every
- * address reports the address the host used, as Linux nvmet does.
+ * address reports the address the host used, as Linux nvmet does. A central discovery controller
+ * lists what was registered with it next ({@link CentralDiscovery}), then the referrals.
  */
 final class DiscoveryLog {
     /** ASQSZ: the admin queue size hosts should use (the kernel's NVME_AQ_DEPTH). */
@@ -40,7 +42,9 @@ final class DiscoveryLog {
         }
         // then the referrals of the port it asked through (nvmet lists those only)
         List<Port.Referral> referrals = current.referrals();
-        int records = entries.size() + referrals.size();
+        // a central discovery controller's registered entries (TP8010); a registered discovery controller is a referral
+        List<DiscoveryInformation.Entry> registered = target.centralDiscovery().served();
+        int records = entries.size() + registered.size() + referrals.size();
         ByteBuffer page = Flyweight.allocate(DiscoveryLogEntry.HEADER_SIZE + records * DiscoveryLogEntry.SIZE);
         page.putLong(DiscoveryLogEntry.GENCTR_OFFSET, target.discoveryNotices().generation());
         page.putLong(DiscoveryLogEntry.NUMREC_OFFSET, records);
@@ -62,6 +66,14 @@ final class DiscoveryLog {
                     self ? DiscoveryLogEntry.EFLAGS_EPCSD : 0, Integer.toString(a.getPort()), nqn,
                     a.getAddress().getHostAddress());
             port.transport().describe(port, e);
+            at += DiscoveryLogEntry.SIZE;
+        }
+        for (DiscoveryInformation.Entry r : registered) {
+            e.wrap(page, at);
+            e.encode(r.trtype(), r.adrfam(), r.subtype() == DiscoveryLogEntry.SUBTYPE_NVM ? DiscoveryLogEntry.SUBTYPE_NVM
+                    : DiscoveryLogEntry.SUBTYPE_REFERRAL, r.treq(), r.portId(), r.cntlid(), r.asqsz(), 0, r.trsvcid(), r.nqn(),
+                    r.traddr());
+            e.tsas(r.tsas());
             at += DiscoveryLogEntry.SIZE;
         }
         for (Port.Referral r : referrals) {

@@ -63,6 +63,11 @@ interface QueueTransport {
     /** The local address of the connection (what the host reached). */
     InetSocketAddress localAddress();
 
+    /** The peer's address, where the transport has one (a registration that names no address gets it). */
+    default InetSocketAddress remoteAddress() {
+        return null;
+    }
+
     /** Whether SGL identifier {@code id} names data this transport moves (rather than in-capsule data). */
     boolean acceptsDataDescriptor(int id);
 

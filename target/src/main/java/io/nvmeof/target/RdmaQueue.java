@@ -361,6 +361,11 @@ final class RdmaQueue implements QueueTransport, RdmaHandler {
     }
 
     @Override
+    public InetSocketAddress remoteAddress() {
+        return peer;
+    }
+
+    @Override
     public InetSocketAddress localAddress() {
         return local;
     }

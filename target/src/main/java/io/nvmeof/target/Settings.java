@@ -139,6 +139,33 @@ public final class Settings {
                     + " loses the cluster loses its groups to the others this long after its last renewal (it reports"
                     + " them inaccessible itself a tenth sooner), and is fenced before they write.");
 
+    // ---- discovery ----
+    public static final Setting<Boolean> CDC = bool("cdc", "discovery", false, false,
+            "Whether this target's discovery controller is a central discovery controller (TP8010, Identify DCTYPE"
+                    + " 2): it accepts Discovery Information Management registrations from targets, gateways and hosts,"
+                    + " and lists what targets registered in its discovery log.");
+    public static final Setting<String> CDC_REGISTRANTS = row("cdc_registrants", "discovery", String.class,
+            "any, or host NQNs separated by commas", "any", null, true,
+            "Who may register with this central discovery controller: any host the discovery subsystem admits (with"
+                    + " DH-HMAC-CHAP where the host has a key), or only the host NQNs listed.",
+            String::strip, s -> s, Settings::checkRegistrants);
+    public static final Setting<Integer> CDC_REGISTRATION_TTL = integer("cdc_registration_ttl", "discovery", 300, 5,
+            86_400, "300 (seconds)", true,
+            "Seconds a registration outlives its registrant's discovery controller when that controller was shut down"
+                    + " cleanly (a one-shot registration, such as nvme-cli's dim); each update starts it again. A"
+                    + " registrant whose connection was lost keeps its registrations for its keep-alive timeout only.");
+    public static final Setting<Integer> MAX_CDC_REGISTRATIONS = integer("max_cdc_registrations", "discovery", 1024, 1,
+            1 << 20, null, true, "Registered entries this central discovery controller keeps in all; a registration past"
+                    + " it is refused with Insufficient Discovery Resources.");
+    public static final Setting<Integer> MAX_CDC_REGISTRATIONS_PER_HOST = integer("max_cdc_registrations_per_host",
+            "discovery", 256, 1, 1 << 20, null, true, "Registered entries one registrant (a host NQN) may have with"
+                    + " this central discovery controller.");
+    public static final Setting<String> CDC_ADDRESS = row("cdc_address", "discovery", String.class,
+            "nvme+tcp://HOST[:PORT], or empty", "", "none", false,
+            "A central discovery controller this target registers its ports and subsystems with (the daemon; port"
+                    + " 8009 by default): on start, again whenever the connection comes back, withdrawn on shutdown.",
+            String::strip, s -> s, Settings::checkCdcAddress);
+
     /** Every row, in table order. */
     public static final List<Setting<?>> ALL = Collections.unmodifiableList(ROWS);
 
@@ -198,5 +225,26 @@ public final class Settings {
     /** A size like 4096, 64k or 1G, or 0. */
     private static long sizeOrZero(String s) {
         return s.equals("0") ? 0 : Sizes.parse(s, "size");
+    }
+
+    private static String checkRegistrants(String s) {
+        if (s.equals("any")) {
+            return null;
+        }
+        for (String nqn : s.split(",", -1)) {
+            String n = nqn.strip();
+            if (!n.startsWith("nqn.") || n.length() > 223) {
+                return "must be any, or host NQNs separated by commas, not '" + s + "'";
+            }
+        }
+        return null;
+    }
+
+    /** Where a CDC is: empty, or nvme+tcp:// / nvme+rdma:// with a host and an optional port. */
+    private static String checkCdcAddress(String s) {
+        if (s.isEmpty() || s.matches("nvme\\+(tcp|rdma)://(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?/?")) {
+            return null;
+        }
+        return "must be nvme+tcp://HOST[:PORT] (or nvme+rdma://), not '" + s + "'";
     }
 }

@@ -56,6 +56,7 @@ public final class Target implements AutoCloseable {
     private final HostKeys hostKeys = new HostKeys(this::subsystems);
     private final HostQosTable hostQos = new HostQosTable();
     private final DiscoveryNotices discoveryNotices = new DiscoveryNotices(discovery);
+    private final CentralDiscovery centralDiscovery = new CentralDiscovery(this);
     private volatile boolean closed;
     /** This gateway's part in a gateway group, or null. */
     private volatile GatewayGroup gatewayGroup;
@@ -206,6 +207,11 @@ public final class Target implements AutoCloseable {
 
     AnaGroups ana() {
         return ana;
+    }
+
+    /** The registrations this target keeps as a central discovery controller ({@link Settings#CDC}). */
+    public CentralDiscovery centralDiscovery() {
+        return centralDiscovery;
     }
 
     DiscoveryNotices discoveryNotices() {

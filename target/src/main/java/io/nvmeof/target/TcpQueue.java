@@ -365,6 +365,11 @@ final class TcpQueue extends PduReader implements QueueTransport {
     }
 
     @Override
+    public InetSocketAddress remoteAddress() {
+        return (InetSocketAddress) ctx.channel().remoteAddress();
+    }
+
+    @Override
     public InetSocketAddress localAddress() {
         return (InetSocketAddress) ctx.channel().localAddress();
     }
