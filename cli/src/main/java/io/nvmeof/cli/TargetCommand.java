@@ -192,10 +192,23 @@ final class TargetCommand implements Callable<Integer> {
         return withFlags(config != null ? ConfigLoader.load(config) : fromFlags());
     }
 
-    /** The flags as a configuration: one subsystem on every --listen port, plus discovery-only ports. */
+    /**
+     * The flags as a configuration: one subsystem on every --listen port, plus discovery-only
+     * ports; or discovery-only ports alone (a discovery service, such as a central discovery
+     * controller).
+     */
     TargetConfig fromFlags() {
+        if (nqn == null && listen.isEmpty() && namespaces.isEmpty() && !discovery.isEmpty()) {
+            List<PortConfig> ports = new ArrayList<>();
+            for (String d : discovery) {
+                ports.add(port(ports.size() + 1, parseListen(d, "--discovery"), List.of()));
+            }
+            return new TargetConfig(ports, List.of(), Target.Options.defaults(), List.of(), null,
+                    TargetConfig.Management.NONE, Map.of(), Map.of(), List.of());
+        }
         if (nqn == null || listen.isEmpty() || namespaces.isEmpty()) {
-            throw new IllegalArgumentException("give --config FILE, or --listen, --subsystem and --namespace");
+            throw new IllegalArgumentException("give --config FILE, or --listen, --subsystem and --namespace, or --discovery"
+                    + " alone (a discovery service)");
         }
         Nqn.require(nqn);
         List<NamespaceConfig> ns = new ArrayList<>();

@@ -71,6 +71,8 @@ public final class Daemon implements AutoCloseable {
     private ObjectNode state = StateStore.empty();
     /** What {@link Service} started beside the target (the management API), ended first at close. */
     private AutoCloseable service;
+    /** Registers this target with the central discovery controller of {@code cdc_address}, or null. */
+    private CdcRegistrar registrar;
     /** The configuration file's namespaces are the operator's: their paths are not checked (guarded by this). */
     private TargetConfig trusted;
     /** The configuration being applied: its allowed paths bound the API's namespaces (guarded by this). */
@@ -145,6 +147,10 @@ public final class Daemon implements AutoCloseable {
                     out.println("  reservations that persist through power loss kept in " + reservationFile(store));
                 }
                 d.metricsAt(initial.metrics());
+                String cdc = target.options().get(Settings.CDC_ADDRESS);
+                if (!cdc.isEmpty()) {
+                    d.registrar = new CdcRegistrar(target, cdc, out);
+                }
                 if (service != null) {
                     d.service = service.start(d);
                 }
@@ -576,6 +582,10 @@ public final class Daemon implements AutoCloseable {
     public void close() throws IOException {
         try {
             synchronized (this) {
+                if (registrar != null) {
+                    registrar.close(); // withdrawn while the ports still serve
+                    registrar = null;
+                }
                 if (service != null) {
                     AutoCloseable s = service;
                     service = null;

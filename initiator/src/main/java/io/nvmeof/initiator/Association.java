@@ -63,8 +63,8 @@ final class Association {
         HostQueue a = Controller.await(transport.openQueue(address, 0, ADMIN_QUEUE_SIZE - 1, TcpQueue.ADMIN_IN_CAPSULE, 0),
                 "connect to " + address, options.connectTimeout.toMillis());
         boolean discovery = c.isDiscovery();
-        // a one-shot discovery connection needs no keep alive (nvme-cli does the same)
-        long kato = discovery ? 0 : options.keepAlive.toMillis();
+        // a one-shot discovery connection needs no keep alive (nvme-cli does the same); a persistent one does
+        long kato = discovery && !options.persistentDiscovery ? 0 : options.keepAlive.toMillis();
         ScheduledFuture<?> keepAlive = null;
         try { // until it is published, only bring-up talks to this admin queue
             int cntlid = (int) connect(c, a, ADMIN_QUEUE_SIZE, ConnectData.CNTLID_DYNAMIC, kato, id) & 0xffff;

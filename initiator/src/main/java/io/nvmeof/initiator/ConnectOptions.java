@@ -16,6 +16,7 @@ public final class ConnectOptions {
     int ioQueues = Math.min(4, Runtime.getRuntime().availableProcessors());
     int queueSize = 128;
     Duration keepAlive = Duration.ofSeconds(5);
+    boolean persistentDiscovery;
     Duration commandTimeout = Duration.ofSeconds(30);
     Duration connectTimeout = Duration.ofSeconds(10);
     Duration controllerLossTimeout = Duration.ofSeconds(600);
@@ -169,6 +170,17 @@ public final class ConnectOptions {
     /** Keep-alive timeout (KATO); keep-alives go out at half of it. Zero disables. */
     public ConnectOptions keepAlive(Duration d) {
         this.keepAlive = d;
+        return this;
+    }
+
+    /**
+     * A discovery controller held open (nvme-cli's {@code --persistent}, nvme-stas' connections):
+     * it asks for the keep-alive timeout of {@link #keepAlive} and keeps it alive, as a registrant
+     * with a central discovery controller must; off (the default), a discovery connection is
+     * one-shot and asks for none, as nvme-cli's is.
+     */
+    public ConnectOptions persistentDiscovery(boolean on) {
+        this.persistentDiscovery = on;
         return this;
     }
 

@@ -113,6 +113,14 @@ public final class CentralDiscovery {
         return out;
     }
 
+    /**
+     * What this target registers with a central discovery controller (the daemon's
+     * {@code cdc_address}): an entry per subsystem per port that serves subsystems.
+     */
+    public List<DiscoveryInformation.Entry> ownEntries() {
+        return DiscoveryLog.registration(target);
+    }
+
     /** The registered entries the discovery log lists after this target's own. */
     List<DiscoveryInformation.Entry> served() {
         return served;
@@ -188,7 +196,7 @@ public final class CentralDiscovery {
                         registrant, etype(info.entityType()), old == null ? "registered" : "updated", entries.size(),
                         entries.size() == 1 ? "y" : "ies");
                 if (sweeper == null) {
-                    sweeper = c.adminQueue().transport().eventLoop().scheduleWithFixedDelay(this::sweep, SWEEP_MILLIS,
+                    sweeper = c.adminQueue().transport().eventLoop().scheduleWithFixedDelay(this::sweepLogged, SWEEP_MILLIS,
                             SWEEP_MILLIS, TimeUnit.MILLISECONDS);
                 }
             }
@@ -222,6 +230,15 @@ public final class CentralDiscovery {
             }
         }
         served = List.copyOf(s);
+    }
+
+    /** A task that throws is not run again: the sweep says what failed and goes on. */
+    private void sweepLogged() {
+        try {
+            sweep();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "central discovery: the expiry sweep failed", e);
+        }
     }
 
     /** Removes what expired; tells the hosts when the log changed. */

@@ -54,18 +54,10 @@ final class DiscoveryLog {
         for (Object[] pair : entries) {
             Port port = (Port) pair[0];
             String nqn = (String) pair[1];
-            boolean self = Nqn.DISCOVERY.equals(nqn);
             // a port on every address is reached, from this host, at the address it used to get here
             InetSocketAddress a = port.wildcard() ? new InetSocketAddress(local.getAddress(), port.bound().getPort())
                     : port.bound();
-            e.wrap(page, at);
-            e.encode(port.trtypeCode(),
-                    a.getAddress() instanceof Inet6Address ? DiscoveryLogEntry.ADRFAM_IPV6 : DiscoveryLogEntry.ADRFAM_IPV4,
-                    self ? DiscoveryLogEntry.SUBTYPE_CURRENT_DISCOVERY : DiscoveryLogEntry.SUBTYPE_NVM,
-                    DiscoveryLogEntry.TREQ_SECURE_CHANNEL_NOT_REQUIRED, port.id(), 0xffff, ADMIN_QUEUE_SIZE,
-                    self ? DiscoveryLogEntry.EFLAGS_EPCSD : 0, Integer.toString(a.getPort()), nqn,
-                    a.getAddress().getHostAddress());
-            port.transport().describe(port, e);
+            entry(e.wrap(page, at), port, nqn, a.getAddress().getHostAddress(), a);
             at += DiscoveryLogEntry.SIZE;
         }
         for (DiscoveryInformation.Entry r : registered) {
@@ -85,5 +77,42 @@ final class DiscoveryLog {
             at += DiscoveryLogEntry.SIZE;
         }
         return page;
+    }
+
+    /**
+     * Writes the entry of {@code nqn} on {@code port} at {@code traddr} ({@code a} gives its
+     * family and service): this target's own entries, in its log and in what it registers.
+     */
+    static void entry(DiscoveryLogEntry e, Port port, String nqn, String traddr, InetSocketAddress a) {
+        boolean self = Nqn.DISCOVERY.equals(nqn);
+        e.encode(port.trtypeCode(),
+                a.getAddress() instanceof Inet6Address ? DiscoveryLogEntry.ADRFAM_IPV6 : DiscoveryLogEntry.ADRFAM_IPV4,
+                self ? DiscoveryLogEntry.SUBTYPE_CURRENT_DISCOVERY : DiscoveryLogEntry.SUBTYPE_NVM,
+                DiscoveryLogEntry.TREQ_SECURE_CHANNEL_NOT_REQUIRED, port.id(), 0xffff, ADMIN_QUEUE_SIZE,
+                self ? DiscoveryLogEntry.EFLAGS_EPCSD : 0, Integer.toString(a.getPort()), nqn, traddr);
+        port.transport().describe(port, e);
+    }
+
+    /**
+     * What this target registers with a central discovery controller: an entry per subsystem
+     * per port that serves subsystems; a port on every address names none, so that the
+     * controller takes the address the registration came from (TP8010).
+     */
+    static List<DiscoveryInformation.Entry> registration(Target target) {
+        List<DiscoveryInformation.Entry> out = new ArrayList<>();
+        DiscoveryLogEntry e = new DiscoveryLogEntry().wrap(Flyweight.allocate(DiscoveryLogEntry.SIZE), 0);
+        for (Port port : target.ports()) {
+            if (port.discoveryOnly()) {
+                continue;
+            }
+            for (Subsystem s : target.subsystems()) {
+                if (port.serves(s.nqn())) {
+                    entry(e, port, s.nqn(), port.wildcard() ? "" : port.bound().getAddress().getHostAddress(), port.bound());
+                    out.add(new DiscoveryInformation.Entry(e.trtype(), e.adrfam(), e.subtype(), e.treq(), e.portId(),
+                            e.cntlid(), e.asqsz(), e.trsvcid(), e.subsystemNqn(), e.traddr(), e.tsas(), null, ""));
+                }
+            }
+        }
+        return out;
     }
 }

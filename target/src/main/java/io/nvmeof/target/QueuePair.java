@@ -823,7 +823,9 @@ final class QueuePair {
     private int executing() {
         int n = 0;
         for (Request r : all) {
-            if (r.state == Request.State.EXECUTING) {
+            // an Asynchronous Event Request waits for an event, not in a backend: it ends with the queue
+            if (r.state == Request.State.EXECUTING
+                    && !(qid == 0 && r.sqe.opcode() == io.nvmeof.protocol.AdminOpcode.ASYNC_EVENT_REQUEST.code)) {
                 n++;
             }
         }

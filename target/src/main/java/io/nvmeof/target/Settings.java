@@ -145,7 +145,7 @@ public final class Settings {
                     + " 2): it accepts Discovery Information Management registrations from targets, gateways and hosts,"
                     + " and lists what targets registered in its discovery log.");
     public static final Setting<String> CDC_REGISTRANTS = row("cdc_registrants", "discovery", String.class,
-            "any, or host NQNs separated by commas", "any", null, true,
+            "any|NQN[,NQN...]", "any", null, true,
             "Who may register with this central discovery controller: any host the discovery subsystem admits (with"
                     + " DH-HMAC-CHAP where the host has a key), or only the host NQNs listed.",
             String::strip, s -> s, Settings::checkRegistrants);
@@ -161,7 +161,7 @@ public final class Settings {
             "discovery", 256, 1, 1 << 20, null, true, "Registered entries one registrant (a host NQN) may have with"
                     + " this central discovery controller.");
     public static final Setting<String> CDC_ADDRESS = row("cdc_address", "discovery", String.class,
-            "nvme+tcp://HOST[:PORT], or empty", "", "none", false,
+            "nvme+tcp://HOST[:PORT]", "", "none", false,
             "A central discovery controller this target registers its ports and subsystems with (the daemon; port"
                     + " 8009 by default): on start, again whenever the connection comes back, withdrawn on shutdown.",
             String::strip, s -> s, Settings::checkCdcAddress);

@@ -20,7 +20,10 @@ import io.nvmeof.daemon.config.TargetConfig.SubsystemConfig;
 import io.nvmeof.daemon.config.TargetConfig;
 import io.nvmeof.fabric.Failures;
 import io.nvmeof.fabric.Sizes;
+import io.nvmeof.protocol.DiscoveryInformation;
+import io.nvmeof.protocol.DiscoveryLogEntry;
 import io.nvmeof.target.AnaState;
+import io.nvmeof.target.CentralDiscovery;
 import io.nvmeof.target.Controller;
 import io.nvmeof.target.GatewayGroup;
 import io.nvmeof.target.IoStats;
@@ -116,6 +119,10 @@ public final class Management {
         add("get_gateway_group", "this gateway's gateway group: its members, each managed ANA group's preferred member,"
                 + " role here and lease holder, the counts of lease changes and fencings, and the latest events; null"
                 + " without one", (p, c) -> gatewayGroup());
+        add("get_cdc_registrations", "as a central discovery controller (setting cdc): each registration of a target,"
+                + " gateway or host: who registered (registrant, the host NQN it came through), the entity (type host, ddc"
+                + " or cdc; its NQN, name and version), its address, whether its discovery controller is connected, when"
+                + " it was last updated, and its entries", (p, c) -> cdcRegistrations());
         add("get_ana_states", "per port: each ANA group's state there, and the namespaces in each group", (p, c) -> anaStates());
         add("get_reservations", "{nqn, nsid}: a namespace's reservation: generation, type, holder, PTPL, and each"
                 + " registration (host NQN, host ID, key, whether it holds)", (p, c) -> reservations(p));
@@ -644,6 +651,41 @@ public final class Management {
             }
             kind(st, "port_ana").put(id + "#" + group, state.label());
         }, who(c, "set_ana_state " + id + " " + group + " " + state)));
+    }
+
+    private JsonNode cdcRegistrations() {
+        ArrayNode out = Rpc.JSON.createArrayNode();
+        for (CentralDiscovery.Registration r : daemon.target().centralDiscovery().registrations()) {
+            ObjectNode n = out.addObject();
+            n.put("registrant", r.registrant());
+            n.put("entity_type", r.entityType());
+            n.put("entity_id", r.entityId());
+            n.put("entity_name", r.entityName());
+            n.put("entity_version", r.entityVersion());
+            n.put("address", r.address());
+            n.put("connected", r.connected());
+            n.put("updated", r.updated().toString());
+            ArrayNode entries = n.putArray("entries");
+            for (DiscoveryInformation.Entry e : r.entries()) {
+                ObjectNode en = entries.addObject();
+                en.put("trtype", e.trtype() == DiscoveryLogEntry.TRTYPE_TCP ? "tcp"
+                        : e.trtype() == DiscoveryLogEntry.TRTYPE_RDMA ? "rdma" : Integer.toString(e.trtype()));
+                en.put("traddr", e.traddr());
+                en.put("trsvcid", e.trsvcid());
+                en.put("nqn", e.nqn());
+                en.put("subtype", e.subtype());
+                en.put("portid", e.portId());
+                if (!e.symbolicName().isEmpty()) {
+                    en.put("symbolic_name", e.symbolicName());
+                }
+                byte[] id = e.hostId();
+                if (id != null) {
+                    java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(id);
+                    en.put("host_id", new java.util.UUID(b.getLong(), b.getLong()).toString());
+                }
+            }
+        }
+        return out;
     }
 
     private JsonNode gatewayGroup() {
