@@ -6,8 +6,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmeof.initiator.DiscoveryEntry;
 import io.nvmeof.initiator.Discovery;
 import io.nvmeof.initiator.Nvmeof;
+import io.nvmeof.mdns.MdnsDiscovery;
 import io.nvmeof.protocol.DiscoveryLogEntry;
 import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -39,6 +42,14 @@ final class DiscoverCommand implements Callable<Integer> {
     @Option(names = {"-s", "--trsvcid"}, description = "Transport service id, the port (default: 8009 for tcp, 4420 for rdma).")
     Integer trsvcid;
 
+    @Option(names = "--mdns", description = "Find the discovery services announced over mDNS/DNS-SD on this machine's"
+            + " links (_nvme-disc._tcp and _nvme-disc._udp, TP8009) and read each one's log, instead of naming one.")
+    boolean mdns;
+
+    @Option(names = "--mdns-wait", paramLabel = "SECONDS", defaultValue = "3",
+            description = "How long --mdns listens for announcements (default: ${DEFAULT-VALUE}).")
+    int mdnsWait;
+
     @Mixin
     OutputFormat output;
 
@@ -47,7 +58,9 @@ final class DiscoverCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        boolean json = output.json();
+        if (mdns) {
+            return browse();
+        }
         String where;
         if (uri != null) {
             if (traddr != null || trsvcid != null) {
@@ -64,7 +77,58 @@ final class DiscoverCommand implements Callable<Integer> {
         // the transport checks its own parameters and picks the discovery port when none is given
         Discovery.Log log = Nvmeof.discover(where, connection.toOptions());
         PrintWriter out = spec.commandLine().getOut();
-        if (json) {
+        if (output.json()) {
+            out.println(json(log).toPrettyString());
+        } else {
+            print(log, out);
+        }
+        out.flush();
+        return 0;
+    }
+
+    /** --mdns: each discovery service announced, and its log; 1 when none is found. */
+    private int browse() throws Exception {
+        if (uri != null || traddr != null || trsvcid != null) {
+            throw new IllegalArgumentException("--mdns finds the discovery services itself: give no URI, -a or -s");
+        }
+        if (mdnsWait < 1 || mdnsWait > 60) {
+            throw new IllegalArgumentException("--mdns-wait must be 1..60 seconds, not " + mdnsWait);
+        }
+        List<MdnsDiscovery.Found> found = MdnsDiscovery.discover(Duration.ofSeconds(mdnsWait), connection.toOptions());
+        PrintWriter out = spec.commandLine().getOut();
+        if (output.json()) {
+            ArrayNode all = new ObjectMapper().createArrayNode();
+            for (MdnsDiscovery.Found f : found) {
+                ObjectNode n = all.addObject();
+                n.put("instance", f.announcement().instance());
+                n.put("uri", f.announcement().uri());
+                n.put("nqn", f.announcement().nqn());
+                if (f.log() != null) {
+                    n.set("log", json(f.log()));
+                } else {
+                    n.put("error", f.error());
+                }
+            }
+            out.println(all.toPrettyString());
+        } else {
+            out.println("mDNS: " + found.size() + " discovery service(s) announced");
+            for (MdnsDiscovery.Found f : found) {
+                out.println();
+                out.println("mDNS service '" + f.announcement().instance() + "' at " + f.announcement().uri() + " ("
+                        + f.announcement().nqn() + ")");
+                if (f.log() != null) {
+                    print(f.log(), out);
+                } else {
+                    out.println("cannot read its discovery log: " + f.error());
+                }
+            }
+        }
+        out.flush();
+        return found.isEmpty() ? 1 : 0;
+    }
+
+    static ObjectNode json(Discovery.Log log) {
+        {
             ObjectMapper m = new ObjectMapper();
             ObjectNode root = m.createObjectNode();
             root.put("genctr", log.generation());
@@ -90,8 +154,12 @@ final class DiscoverCommand implements Callable<Integer> {
                 }
                 r.put("uri", e.uri());
             }
-            out.println(root.toPrettyString());
-        } else {
+            return root;
+        }
+    }
+
+    static void print(Discovery.Log log, PrintWriter out) {
+        {
             out.println();
             out.println("Discovery Log Number of Records " + log.entries().size() + ", Generation counter " + log.generation());
             int i = 0;
@@ -116,8 +184,6 @@ final class DiscoverCommand implements Callable<Integer> {
                 }
             }
         }
-        out.flush();
-        return 0;
     }
 
     /** nvme-cli's words for EFLAGS. */

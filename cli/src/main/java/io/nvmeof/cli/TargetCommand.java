@@ -58,6 +58,10 @@ final class TargetCommand implements Callable<Integer> {
             description = "A discovery-only port, e.g. tcp://0.0.0.0:8009. Repeatable. Every port serves discovery too.")
     List<String> discovery = new ArrayList<>();
 
+    @Option(names = "--mdns", description = "Announce every port's discovery controller over mDNS/DNS-SD"
+            + " (_nvme-disc._tcp, TP8009), as a port's mdns field does in --config.")
+    boolean mdns;
+
     @Option(names = "--subsystem", paramLabel = "NQN", description = "Subsystem NQN.")
     String nqn;
 
@@ -250,7 +254,8 @@ final class TargetCommand implements Callable<Integer> {
                 options.put(o.name(), v);
             }
         }
-        return new PortConfig(id, u.getScheme(), options, u.getHost(), u.getPort(), subsystems);
+        return new PortConfig(id, u.getScheme(), options, u.getHost(), u.getPort(), subsystems, new TreeMap<>(), List.of(),
+                mdns);
     }
 
     /** The port option flags given. */
@@ -271,9 +276,9 @@ final class TargetCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         if (config != null && (nqn != null || !listen.isEmpty() || !namespaces.isEmpty() || !discovery.isEmpty()
-                || !portOptionFlags().isEmpty())) {
-            throw new IllegalArgumentException("--config replaces --listen, --discovery, --subsystem, --namespace and"
-                    + " the port options (" + String.join(", ", portOptionFlags()) + "): give them in its ports");
+                || mdns || !portOptionFlags().isEmpty())) {
+            throw new IllegalArgumentException("--config replaces --listen, --discovery, --subsystem, --namespace, --mdns"
+                    + " and the port options (" + String.join(", ", portOptionFlags()) + "): give them in its ports");
         }
         if (showConfig) {
             out.print(ConfigWriter.write(configuration(), ConfigWriter.Secrets.HIDDEN));

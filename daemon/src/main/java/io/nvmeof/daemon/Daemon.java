@@ -31,6 +31,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.Objects;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -73,6 +74,10 @@ public final class Daemon implements AutoCloseable {
     private AutoCloseable service;
     /** Registers this target with the central discovery controller of {@code cdc_address}, or null. */
     private CdcRegistrar registrar;
+    /** The mDNS announcements of the ports that ask for them (started with the first such port). */
+    private volatile MdnsAnnouncements mdns;
+    /** The portids whose configuration says mdns, as applied last (read by the announcer without the lock). */
+    private volatile Set<Integer> mdnsPorts = Set.of();
     /** The configuration file's namespaces are the operator's: their paths are not checked (guarded by this). */
     private TargetConfig trusted;
     /** The configuration being applied: its allowed paths bound the API's namespaces (guarded by this). */
@@ -139,7 +144,7 @@ public final class Daemon implements AutoCloseable {
                 d.state = state;
                 d.applying = initial;
                 d.applier.apply(initial);
-                d.current = initial;
+                d.applied(initial);
                 d.joinGatewayGroup(initial);
                 d.generation = 1;
                 d.describe();
@@ -385,6 +390,21 @@ public final class Daemon implements AutoCloseable {
         return target;
     }
 
+    /** {@code c} is in effect: the mDNS announcements follow its ports. */
+    private void applied(TargetConfig c) {
+        current = c;
+        Set<Integer> ids = new java.util.TreeSet<>();
+        for (TargetConfig.PortConfig p : c.ports()) {
+            if (p.mdns()) {
+                ids.add(p.portid());
+            }
+        }
+        mdnsPorts = Set.copyOf(ids);
+        if (!ids.isEmpty() && mdns == null) {
+            mdns = new MdnsAnnouncements(target, () -> mdnsPorts, out);
+        }
+    }
+
     /** The configuration in effect: the last one applied, with the settings the target runs with. */
     public synchronized TargetConfig configuration() {
         return current.withSettings(target.options());
@@ -456,7 +476,7 @@ public final class Daemon implements AutoCloseable {
         } finally {
             applying = null;
         }
-        current = next;
+        applied(next);
         generation++;
         try {
             metricsAt(next.metrics());
@@ -581,6 +601,11 @@ public final class Daemon implements AutoCloseable {
     @Override
     public void close() throws IOException {
         try {
+            MdnsAnnouncements m = mdns; // its thread reads no lock of ours; withdrawn while the ports still listen
+            if (m != null) {
+                m.close();
+                mdns = null;
+            }
             synchronized (this) {
                 if (registrar != null) {
                     registrar.close(); // withdrawn while the ports still serve

@@ -40,6 +40,7 @@ final class NetnsLab implements AutoCloseable {
     private final Map<String, String> namespaces = new HashMap<>();
     private final Map<String, String> hostAddresses = new HashMap<>();
     private String cephAddress;
+    private String hostsAddress;
 
     private NetnsLab() {
     }
@@ -66,7 +67,10 @@ final class NetnsLab implements AutoCloseable {
                     lab.namespaces.put("ceph", f[1]);
                     lab.cephAddress = f[2];
                 }
-                case "hosts" -> lab.namespaces.put("hosts", f[1]);
+                case "hosts" -> {
+                    lab.namespaces.put("hosts", f[1]);
+                    lab.hostsAddress = f[2];
+                }
                 case "gateway" -> {
                     lab.namespaces.put(f[1], f[2]);
                     lab.hostAddresses.put(f[1], f[4]);
@@ -88,6 +92,11 @@ final class NetnsLab implements AutoCloseable {
         List<String> all = new ArrayList<>(List.of("ip", "netns", "exec", ns(name)));
         all.addAll(List.of(cmd));
         return all;
+    }
+
+    /** The hosts' own address on the host network (the hosts' namespace's bridge). */
+    String hostsAddress() {
+        return hostsAddress;
     }
 
     /** The cluster's address, where Ceph's monitor listens. */

@@ -342,7 +342,10 @@ public final class Schemas {
                     "other discovery services this one's log names (a `name` each, default `referralN`; `trsvcid`"
                             + " 8009 unless given)").live(onPort((l, v) -> l.port().referrals().equals(v),
                             (l, v) -> l.target().referrals(l.port(), v), (l, v) -> "referrals " + v.stream()
-                                    .map(r -> r.name() + "=" + r.trtype() + "://" + r.traddr() + ":" + r.trsvcid()).toList()))),
+                                    .map(r -> r.name() + "=" + r.trtype() + "://" + r.traddr() + ":" + r.trsvcid()).toList())),
+            optional("mdns", "mdns", Codecs.BOOLEAN, false, IN_PLACE,
+                    "announce this port's discovery controller over mDNS/DNS-SD (`_nvme-disc._tcp`, TP8009) while it"
+                            + " listens").flag("--mdns")),
             Set.of("adrfam"), List.of(Schemas::portOptions));
 
     /** The port's options are its transport's, and as it takes them. */

@@ -287,7 +287,7 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
      */
     public record PortConfig(int portid, String trtype, Map<String, String> options, String traddr, int trsvcid,
                              List<String> subsystems, SortedMap<Integer, AnaState> anaGroups,
-                             List<Port.Referral> referrals) {
+                             List<Port.Referral> referrals, boolean mdns) {
         public PortConfig {
             options = Map.copyOf(options);
             anaGroups = Collections.unmodifiableSortedMap(new TreeMap<>(anaGroups));
@@ -296,7 +296,7 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
 
         public PortConfig(int portid, String trtype, Map<String, String> options, String traddr, int trsvcid,
                           List<String> subsystems) {
-            this(portid, trtype, options, traddr, trsvcid, subsystems, new TreeMap<>(), List.of());
+            this(portid, trtype, options, traddr, trsvcid, subsystems, new TreeMap<>(), List.of(), false);
         }
 
         public PortConfig(int portid, String trtype, String traddr, int trsvcid, List<String> subsystems) {
@@ -304,7 +304,7 @@ public record TargetConfig(List<PortConfig> ports, List<SubsystemConfig> subsyst
         }
 
         PortConfig withId(int id) {
-            return new PortConfig(id, trtype, options, traddr, trsvcid, subsystems, anaGroups, referrals);
+            return new PortConfig(id, trtype, options, traddr, trsvcid, subsystems, anaGroups, referrals, mdns);
         }
     }
 
