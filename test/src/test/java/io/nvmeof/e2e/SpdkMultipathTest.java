@@ -167,6 +167,7 @@ class SpdkMultipathTest {
         private final List<String> launcher;
         private final List<String> program;
         private final List<Process> started = new ArrayList<>();
+        private final java.util.Map<String, String> env = new java.util.HashMap<>();
         private Process process;
         private Path log;
 
@@ -193,6 +194,7 @@ class SpdkMultipathTest {
             log = dir.resolve(name + ".spdk." + started.size() + ".log");
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
             pb.environment().put("LD_LIBRARY_PATH", SPDK.resolve("build/lib") + ":" + SPDK.resolve("isa-l/.libs"));
+            pb.environment().putAll(env);
             process = pb.start();
             started.add(process);
         }
@@ -211,14 +213,26 @@ class SpdkMultipathTest {
             return process;
         }
 
+        /** An environment variable for its next start (DBUS_SYSTEM_BUS_ADDRESS for its Avahi client, say). */
+        Spdk env(String name, String value) {
+            env.put(name, value);
+            return this;
+        }
+
         /** Runs SPDK's rpc.py with these commands, one per line, waiting up to 30 s for the socket. */
         void rpc(String... commands) throws IOException, InterruptedException {
+            rpcOutput(commands);
+        }
+
+        /** {@link #rpc}, returning what rpc.py printed. */
+        String rpcOutput(String... commands) throws IOException, InterruptedException {
             Process p = new ProcessBuilder("python3", SPDK.resolve("scripts/rpc.py").toString(), "-s", sock.toString(), "-r", "150")
                     .redirectErrorStream(true).start();
             p.getOutputStream().write((String.join("\n", commands) + "\n").getBytes(StandardCharsets.UTF_8));
             p.getOutputStream().close();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertEquals(0, p.waitFor(), "rpc.py " + String.join("; ", commands) + ":\n" + out);
+            return out;
         }
 
         /** Ends what is running and removes the DPDK run directories of every incarnation. */
