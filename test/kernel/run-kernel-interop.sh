@@ -3,9 +3,9 @@
 # runs the Linux NVMe/TCP host against our target running here. Needs root, the built
 # jar (mvn package) and the guest image (built here on first use, about 1.5 min).
 set -euo pipefail
-# PARTS: which parts to run (default: all, 1 to 16). CI runs a selection that touches each peer
+# PARTS: which parts to run (default: all, 1 to 17). CI runs a selection that touches each peer
 # once (.ci/run: PARTS="1 3 6 12 14" RDMA_ROUNDS=2); the rest are this script with PARTS unset, or a part's own script.
-PARTS=${PARTS:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16"}
+PARTS=${PARTS:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17"}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 skipped() { echo "== part $1 not run (PARTS=\"$PARTS\")"; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -281,6 +281,12 @@ if want 16; then
 if bash "$top/test/kernel/run-scale-interop.sh"; then echo "SCALE (256 subsystems, 1,024 namespaces; nvme-cli, Linux 6.1): PASS"
 else echo "SCALE (256 subsystems, 1,024 namespaces; nvme-cli, Linux 6.1): FAIL"; status=1; fi
 else skipped 16; fi
+# ---- part 17: our central discovery controller (TP8010) with nvme-cli 2.13 and Linux 6.12: discover
+# and connect-all through it alone, DCTYPE, nvme dim's host registration and deregistration ----
+if want 17; then
+if bash "$top/test/kernel/run-cdc-interop.sh"; then echo "CDC (nvme-cli discover/connect-all/dim, Linux 6.12): PASS"
+else echo "CDC (nvme-cli discover/connect-all/dim, Linux 6.12): FAIL"; status=1; fi
+else skipped 17; fi
 
 if [ $status = 0 ]; then echo "kernel interop: every part passed"; else echo "kernel interop: FAILED"; fi
 exit $status
