@@ -281,11 +281,12 @@ if want 16; then
 if bash "$top/test/kernel/run-scale-interop.sh"; then echo "SCALE (256 subsystems, 1,024 namespaces; nvme-cli, Linux 6.1): PASS"
 else echo "SCALE (256 subsystems, 1,024 namespaces; nvme-cli, Linux 6.1): FAIL"; status=1; fi
 else skipped 16; fi
-# ---- part 17: our central discovery controller (TP8010) with nvme-cli 2.13 and Linux 6.12: discover
-# and connect-all through it alone, DCTYPE, nvme dim's host registration and deregistration ----
+# ---- part 17: our central discovery controller (TP8010) with nvme-cli 2.13 and Linux 6.12 (discover
+# and connect-all through it alone, DCTYPE, nvme dim's host registration and deregistration) and
+# with nvme-stas 2.4.1 (stafd registers the host, stacd connects what the CDC lists) ----
 if want 17; then
-if bash "$top/test/kernel/run-cdc-interop.sh"; then echo "CDC (nvme-cli discover/connect-all/dim, Linux 6.12): PASS"
-else echo "CDC (nvme-cli discover/connect-all/dim, Linux 6.12): FAIL"; status=1; fi
+if bash "$top/test/kernel/run-cdc-interop.sh"; then echo "CDC (nvme-cli discover/connect-all/dim, nvme-stas, Linux 6.12): PASS"
+else echo "CDC (nvme-cli discover/connect-all/dim, nvme-stas, Linux 6.12): FAIL"; status=1; fi
 else skipped 17; fi
 
 if [ $status = 0 ]; then echo "kernel interop: every part passed"; else echo "kernel interop: FAILED"; fi
