@@ -128,60 +128,56 @@ final class DiscoverCommand implements Callable<Integer> {
     }
 
     static ObjectNode json(Discovery.Log log) {
-        {
-            ObjectMapper m = new ObjectMapper();
-            ObjectNode root = m.createObjectNode();
-            root.put("genctr", log.generation());
-            ArrayNode records = root.putArray("records");
-            for (DiscoveryEntry e : log.entries()) {
-                ObjectNode r = records.addObject();
-                r.put("trtype", e.transportName());
-                r.put("adrfam", e.addressFamilyName());
-                r.put("subtype", e.subtypeName());
-                r.put("treq", e.treqName());
-                r.put("portid", e.portId());
-                r.put("trsvcid", e.trsvcid());
-                r.put("subnqn", e.subsystemNqn());
-                r.put("traddr", e.traddr());
-                r.put("eflags", eflags(e.eflags()));
-                if (e.trtype() == 1) {
-                    r.put("rdma_prtype", e.rdmaPrtypeName());
-                    r.put("rdma_qptype", e.rdmaQptypeName());
-                    r.put("rdma_cms", e.rdmaCmsName());
-                    r.put("rdma_pkey", "0x0000");
-                } else {
-                    r.put("sectype", sectype(e.sectype()));
-                }
-                r.put("uri", e.uri());
+        ObjectMapper m = new ObjectMapper();
+        ObjectNode root = m.createObjectNode();
+        root.put("genctr", log.generation());
+        ArrayNode records = root.putArray("records");
+        for (DiscoveryEntry e : log.entries()) {
+            ObjectNode r = records.addObject();
+            r.put("trtype", e.transportName());
+            r.put("adrfam", e.addressFamilyName());
+            r.put("subtype", e.subtypeName());
+            r.put("treq", e.treqName());
+            r.put("portid", e.portId());
+            r.put("trsvcid", e.trsvcid());
+            r.put("subnqn", e.subsystemNqn());
+            r.put("traddr", e.traddr());
+            r.put("eflags", eflags(e.eflags()));
+            if (e.trtype() == 1) {
+                r.put("rdma_prtype", e.rdmaPrtypeName());
+                r.put("rdma_qptype", e.rdmaQptypeName());
+                r.put("rdma_cms", e.rdmaCmsName());
+                r.put("rdma_pkey", "0x0000");
+            } else {
+                r.put("sectype", sectype(e.sectype()));
             }
-            return root;
+            r.put("uri", e.uri());
         }
+        return root;
     }
 
     static void print(Discovery.Log log, PrintWriter out) {
-        {
-            out.println();
-            out.println("Discovery Log Number of Records " + log.entries().size() + ", Generation counter " + log.generation());
-            int i = 0;
-            for (DiscoveryEntry e : log.entries()) {
-                out.println("=====Discovery Log Entry " + i++ + "======");
-                out.println("trtype:  " + e.transportName());
-                out.println("adrfam:  " + e.addressFamilyName());
-                out.println("subtype: " + e.subtypeName());
-                out.println("treq:    " + e.treqName());
-                out.println("portid:  " + e.portId());
-                out.println("trsvcid: " + e.trsvcid());
-                out.println("subnqn:  " + e.subsystemNqn());
-                out.println("traddr:  " + e.traddr());
-                out.println("eflags:  " + eflags(e.eflags()));
-                if (e.trtype() == 1) {
-                    out.println("rdma_prtype: " + e.rdmaPrtypeName());
-                    out.println("rdma_qptype: " + e.rdmaQptypeName());
-                    out.println("rdma_cms:    " + e.rdmaCmsName());
-                    out.println("rdma_pkey: 0x0000");
-                } else {
-                    out.println("sectype: " + (sectype(e.sectype())));
-                }
+        out.println();
+        out.println("Discovery Log Number of Records " + log.entries().size() + ", Generation counter " + log.generation());
+        int i = 0;
+        for (DiscoveryEntry e : log.entries()) {
+            out.println("=====Discovery Log Entry " + i++ + "======");
+            out.println("trtype:  " + e.transportName());
+            out.println("adrfam:  " + e.addressFamilyName());
+            out.println("subtype: " + e.subtypeName());
+            out.println("treq:    " + e.treqName());
+            out.println("portid:  " + e.portId());
+            out.println("trsvcid: " + e.trsvcid());
+            out.println("subnqn:  " + e.subsystemNqn());
+            out.println("traddr:  " + e.traddr());
+            out.println("eflags:  " + eflags(e.eflags()));
+            if (e.trtype() == 1) {
+                out.println("rdma_prtype: " + e.rdmaPrtypeName());
+                out.println("rdma_qptype: " + e.rdmaQptypeName());
+                out.println("rdma_cms:    " + e.rdmaCmsName());
+                out.println("rdma_pkey: 0x0000");
+            } else {
+                out.println("sectype: " + (sectype(e.sectype())));
             }
         }
     }

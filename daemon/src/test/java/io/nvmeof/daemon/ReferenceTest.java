@@ -82,7 +82,8 @@ class ReferenceTest {
         String json = """
                 {"ports": [{"portid": 1, "trtype": "rdma", "traddr": "127.0.0.2", "trsvcid": 4421, "rdma_provider": "soft",
                    "subsystems": ["nqn.2026-11.io.t:a"], "ana_groups": [{"grpid": 2, "ana": {"state": "non-optimized"}}],
-                   "referrals": [{"name": "other", "trtype": "tcp", "traddr": "127.0.0.9", "trsvcid": 8010, "portid": 3}]}],
+                   "referrals": [{"name": "other", "trtype": "tcp", "traddr": "127.0.0.9", "trsvcid": 8010, "portid": 3}],
+                   "mdns": true}],
                  "subsystems": [{"nqn": "nqn.2026-11.io.t:a", "serial": "s1", "model": "m1", "firmware": "f1",
                    "ieee_oui": "0x0025b5", "allow_any_host": false, "allowed_hosts": ["nqn.2026-11.io.t:h"],
                    "cntlid_min": 10, "cntlid_max": 20,

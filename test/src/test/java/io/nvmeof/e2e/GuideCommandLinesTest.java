@@ -37,6 +37,7 @@ class GuideCommandLinesTest {
             "docs/guide/security.md", 4,
             "docs/guide/service.md", 1,
             "docs/guide/gateways.md", 4,
+            "docs/guide/discovery.md", 5,
             "docs/guide/management.md", 5,
             "docs/guide/rbd.md", 3);
 
