@@ -5,7 +5,7 @@
 # (--cdc-address). The guest (guest-cdc.sh) knows only the CDC's address: nvme-cli's discover
 # lists both subsystems, connect-all connects both, each namespace reads back what was written; a
 # persistent discovery controller says DCTYPE 2, and nvme-cli's dim registers the guest as a host,
-# which the CDC's get_cdc_registrations shows, and deregisters it. Then nvme-stas (guest-stas.sh):
+# which the CDC's get_cdc_registrations shows, and deregisters it. Then nvme-stas (the same script):
 # stafd, given the CDC's address, registers the host and reads the log; stacd connects both
 # subsystems. Our CLI's discover reads the same log from here. Needs root, the built jar and QEMU; the trixie image is built on first use.
 # Usage: bash test/kernel/run-cdc-interop.sh
@@ -53,16 +53,16 @@ n=$(java_ discover "nvme+tcp://127.0.0.1:$C" | grep -cE "subnqn: *($NQN1|$NQN2)$
 echo "== CDC on 127.0.0.1:$C; $NQN1 on :$T1 and $NQN2 on :$T2 registered there; booting the trixie guest"
 
 registrations() { java_ rpc --socket "$work/cdc.sock" get_cdc_registrations; }
-# GUESTS: cdc (nvme-cli and the kernel), stas (nvme-stas' stafd and stacd); each a boot of the guest
-GUESTS=${GUESTS:-cdc stas}
-for GUEST in $GUESTS; do
-echo "== the guest: $([ "$GUEST" = stas ] && echo "nvme-stas (stafd, stacd)" || echo "nvme-cli and Linux's host")"
-cp "$vm/guest-scripts/lib.sh" "$top/test/kernel/guest-$GUEST.sh" "$work/"
-job=$work/job-$GUEST
+# PEERS: nvme-cli (and the kernel's host), stas (nvme-stas' stafd and stacd); a boot of the guest each
+PEERS=${PEERS:-nvme-cli stas}
+cp "$vm/guest-scripts/lib.sh" "$top/test/kernel/guest-cdc.sh" "$work/"
+for PEER in $PEERS; do
+echo "== the guest: $([ "$PEER" = stas ] && echo "nvme-stas (stafd, stacd)" || echo "nvme-cli and Linux's host")"
+job=$work/job-$PEER
 "$vm/run-guest.sh" --timeout 900 --mem 2048 --job "$job" \
   --gfwd "10.0.2.100:4420=$C" --gfwd "10.0.2.101:4420=$T1" --gfwd "10.0.2.102:4420=$T2" \
-  --env C="$C" --env T1="$T1" --env T2="$T2" --env NQN1="$NQN1" --env NQN2="$NQN2" \
-  "$work/guest-$GUEST.sh" >"$work/guest-$GUEST.log" 2>&1 &
+  --env C="$C" --env T1="$T1" --env T2="$T2" --env NQN1="$NQN1" --env NQN2="$NQN2" --env PEER="$PEER" \
+  "$work/guest-cdc.sh" >"$work/guest-$PEER.log" 2>&1 &
 guest=$!
 # the guest's steps: after its registration, the CDC must hold a host registration of its host
 # NQN; after its deregistration (nvme-cli's), none
@@ -83,7 +83,7 @@ while kill -0 "$guest" 2>/dev/null; do
   fi
   sleep 0.2
 done
-wait "$guest" || { fail "the $GUEST guest's checks (exit $?)"; tail -30 "$work/guest-$GUEST.log"; }
+wait "$guest" || { fail "the $PEER guest's checks (exit $?)"; tail -30 "$work/guest-$PEER.log"; }
 grep -aE "^(check|FAILED|kernel)" "$job/out.log" | tr -d '\r' | sed 's/^/   guest: /'
 done
 
@@ -92,5 +92,5 @@ for p in "${pids[@]}"; do wait "$p" || true; done
 pids=()
 grep -q "deregistered from the central discovery controller" "$work/t1.out" || fail "target 1 did not deregister at shutdown"
 for f in "$work"/*.err; do grep -q "LEAK:" "$f" && fail "$(basename "$f" .err) leaked buffers"; done
-[ $status = 0 ] && echo "CDC ($GUESTS: nvme-cli 2.13, nvme-stas 2.4.1, Linux 6.12; our initiator): PASS" || echo "CDC: FAIL"
+[ $status = 0 ] && echo "CDC ($PEERS; Linux 6.12; our initiator): PASS" || echo "CDC: FAIL"
 exit $status

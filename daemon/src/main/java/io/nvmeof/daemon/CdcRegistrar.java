@@ -19,8 +19,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.TreeSet;
 import java.util.UUID;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -36,8 +34,7 @@ import java.util.concurrent.TimeUnit;
  * it listened on at its first registration, so that two targets on one machine (one host NQN,
  * the registrant) keep two registrations.
  */
-final class CdcRegistrar implements AutoCloseable {
-    private static final System.Logger LOG = System.getLogger(CdcRegistrar.class.getName());
+final class CdcRegistrar extends BackgroundWork {
     static final Duration KEEP_ALIVE = Duration.ofSeconds(5);
     static final Duration REFRESH = Duration.ofSeconds(10);
     static final Duration RETRY_MAX = Duration.ofSeconds(30);
@@ -45,13 +42,7 @@ final class CdcRegistrar implements AutoCloseable {
 
     private final Target target;
     private final String address;
-    private final PrintWriter out;
     private final HostIdentity identity = HostIdentity.system();
-    private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "cdc-registrar");
-        t.setDaemon(true);
-        return t;
-    });
     /** Only the registrar's thread touches these. */
     private Controller cdc;
     private DiscoveryInformation sent;
@@ -63,10 +54,10 @@ final class CdcRegistrar implements AutoCloseable {
     private String entityId;
 
     CdcRegistrar(Target target, String address, PrintWriter out) {
+        super("cdc-registrar", out);
         this.target = target;
         this.address = address.endsWith("/") ? address.substring(0, address.length() - 1) : address;
-        this.out = out;
-        thread.scheduleWithFixedDelay(this::tick, 0, TICK_MILLIS, TimeUnit.MILLISECONDS);
+        every(TICK_MILLIS, this::tick);
     }
 
     /** The registration as it stands now. */
@@ -136,35 +127,25 @@ final class CdcRegistrar implements AutoCloseable {
         sent = null;
     }
 
-    private void say(String line) {
-        LOG.log(System.Logger.Level.INFO, line);
-        synchronized (out) {
-            out.println(line);
-            out.flush();
+    /** Withdraws the registration and ends the connection. */
+    @Override
+    void finish() {
+        if (cdc != null && sent != null) {
+            try {
+                Discovery.manage(cdc, DiscoveryInformation.TAS_DEREGISTER, new DiscoveryInformation(
+                        sent.entityType(), sent.entityId(), sent.entityName(), sent.entityVersion(), List.of()));
+                say("nvmeof target: deregistered from the central discovery controller at " + address);
+            } catch (IOException | RuntimeException e) {
+                say("nvmeof target: could not deregister from the central discovery controller at " + address + ": "
+                        + Failures.describe(e));
+            }
         }
+        drop();
     }
 
-    /** Withdraws the registration (for at most a few seconds) and ends the connection. */
+    /** {@link #finish}, for at most 10 s. */
     @Override
     public void close() {
-        try {
-            thread.submit(() -> {
-                if (cdc != null && sent != null) {
-                    try {
-                        Discovery.manage(cdc, DiscoveryInformation.TAS_DEREGISTER, new DiscoveryInformation(
-                                sent.entityType(), sent.entityId(), sent.entityName(), sent.entityVersion(), List.of()));
-                        say("nvmeof target: deregistered from the central discovery controller at " + address);
-                    } catch (IOException | RuntimeException e) {
-                        say("nvmeof target: could not deregister from the central discovery controller at " + address + ": "
-                                + Failures.describe(e));
-                    }
-                }
-                drop();
-            }).get(10, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            LOG.log(System.Logger.Level.WARNING, "central discovery deregistration: " + e);
-        } finally {
-            thread.shutdownNow();
-        }
+        close(10);
     }
 }

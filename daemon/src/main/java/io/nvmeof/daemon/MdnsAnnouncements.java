@@ -14,9 +14,6 @@ import java.net.NetworkInterface;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.Set;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -26,24 +23,17 @@ import java.util.function.Supplier;
  * withdrawn (a goodbye each) at shutdown. A port on a specific address is announced there; one on
  * every address, on each up, multicast-capable IPv4 interface. On a thread of its own.
  */
-final class MdnsAnnouncements implements AutoCloseable {
-    private static final System.Logger LOG = System.getLogger(MdnsAnnouncements.class.getName());
+final class MdnsAnnouncements extends BackgroundWork {
     private final Target target;
     private final Supplier<Set<Integer>> portsToAnnounce;
-    private final PrintWriter out;
     private final MdnsAnnouncer announcer = new MdnsAnnouncer();
     private final Set<String> failed = new HashSet<>();
-    private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "mdns-announce");
-        t.setDaemon(true);
-        return t;
-    });
 
     MdnsAnnouncements(Target target, Supplier<Set<Integer>> portsToAnnounce, PrintWriter out) {
+        super("mdns-announce", out);
         this.target = target;
         this.portsToAnnounce = portsToAnnounce;
-        this.out = out;
-        thread.scheduleWithFixedDelay(this::sync, 0, 1, TimeUnit.SECONDS);
+        every(1000, this::sync);
     }
 
     /** What should be announced now. */
@@ -101,33 +91,23 @@ final class MdnsAnnouncements implements AutoCloseable {
                 }
             }
         } catch (IOException | RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "mDNS announcements: " + Failures.describe(e));
+            warn("mDNS announcements: " + Failures.describe(e));
         }
     }
 
-    private void say(String line) {
-        LOG.log(System.Logger.Level.INFO, line);
-        synchronized (out) {
-            out.println(line);
-            out.flush();
+    /** Withdraws every announcement (goodbye packets). */
+    @Override
+    void finish() {
+        try {
+            announcer.close();
+        } catch (IOException | RuntimeException e) {
+            warn("mDNS: " + Failures.describe(e));
         }
     }
 
-    /** Withdraws every announcement (goodbye packets) and stops. */
+    /** {@link #finish}, for at most 15 s. */
     @Override
     public void close() {
-        try {
-            thread.submit(() -> {
-                try {
-                    announcer.close();
-                } catch (IOException | RuntimeException e) {
-                    LOG.log(System.Logger.Level.WARNING, "mDNS: " + Failures.describe(e));
-                }
-            }).get(15, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            LOG.log(System.Logger.Level.WARNING, "mDNS withdrawal: " + e);
-        } finally {
-            thread.shutdownNow();
-        }
+        close(15);
     }
 }
