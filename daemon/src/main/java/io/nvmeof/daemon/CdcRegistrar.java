@@ -52,6 +52,8 @@ final class CdcRegistrar extends BackgroundWork {
     private String lastFailure;
     /** The entity this target registers as, fixed by its ports at the first registration. */
     private String entityId;
+    /** This machine's name (ENAME), looked up once. */
+    private String entityName;
 
     CdcRegistrar(Target target, String address, PrintWriter out) {
         super("cdc-registrar", out);
@@ -63,20 +65,19 @@ final class CdcRegistrar extends BackgroundWork {
     /** The registration as it stands now. */
     DiscoveryInformation registration() {
         if (entityId == null) {
+            try {
+                String name = InetAddress.getLocalHost().getHostName();
+                entityName = name.length() > DiscoveryInformation.ENAME_LENGTH || !name.matches("[\\x20-\\x7e]*") ? "" : name;
+            } catch (IOException e) {
+                entityName = "";
+            }
             TreeSet<String> ports = new TreeSet<>();
             for (Port p : target.ports()) {
                 ports.add(p.trtype() + "://" + p.bound().getAddress().getHostAddress() + ":" + p.bound().getPort());
             }
             entityId = Nqn.fromUuid(UUID.nameUUIDFromBytes((identity.hostNqn() + " " + ports).getBytes(StandardCharsets.UTF_8)));
         }
-        String name;
-        try {
-            name = InetAddress.getLocalHost().getHostName();
-        } catch (IOException e) {
-            name = "";
-        }
-        return new DiscoveryInformation(DiscoveryInformation.ETYPE_DDC, entityId,
-                name.length() > DiscoveryInformation.ENAME_LENGTH ? "" : name,
+        return new DiscoveryInformation(DiscoveryInformation.ETYPE_DDC, entityId, entityName,
                 "nvmeof-java " + ProductVersion.FIRMWARE_REVISION, target.centralDiscovery().ownEntries());
     }
 
@@ -100,7 +101,8 @@ final class CdcRegistrar extends BackgroundWork {
             Discovery.manage(cdc, tas, want);
             if (sent == null || !want.entries().equals(sent.entries())) {
                 say("nvmeof target: registered " + want.entries().size() + " entr" + (want.entries().size() == 1 ? "y" : "ies")
-                        + " with the central discovery controller at " + address + " as " + want.entityId());
+                        + " with the central discovery controller at " + address + " as " + want.entityId() + " (host "
+                        + identity.hostNqn() + ")");
             }
             sent = want;
             sentAt = now;

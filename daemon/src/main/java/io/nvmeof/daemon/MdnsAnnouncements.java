@@ -28,9 +28,18 @@ final class MdnsAnnouncements extends BackgroundWork {
     private final Supplier<Set<Integer>> portsToAnnounce;
     private final MdnsAnnouncer announcer = new MdnsAnnouncer();
     private final Set<String> failed = new HashSet<>();
+    /** This machine's name for the instance names, looked up once (a lookup may wait on DNS). */
+    private final String host;
 
     MdnsAnnouncements(Target target, Supplier<Set<Integer>> portsToAnnounce, PrintWriter out) {
         super("mdns-announce", out);
+        String name;
+        try {
+            name = InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            name = "localhost";
+        }
+        this.host = name;
         this.target = target;
         this.portsToAnnounce = portsToAnnounce;
         every(1000, this::sync);
@@ -40,7 +49,6 @@ final class MdnsAnnouncements extends BackgroundWork {
     private Set<Announcement> wanted() throws IOException {
         Set<Integer> ids = portsToAnnounce.get();
         Set<Announcement> want = new HashSet<>();
-        String host = InetAddress.getLocalHost().getHostName();
         for (Port p : target.ports()) {
             if (!ids.contains(p.id()) || p.bound() == null) {
                 continue;

@@ -142,7 +142,10 @@ final class FabricsCommands {
             // The controller is registered first and the host's keys read after: a reload that
             // changes them either comes before (and is seen here) or finds the controller and ends it.
             HostSecurity before = target.hostSecurity(hostnqn);
-            boolean authenticates = !subsystem.isDiscovery() && before != null && before.requiresAuthentication();
+            // a discovery controller authenticates only on a central discovery controller, where
+            // registrations come through it: there a host with a key proves itself as it does to a subsystem
+            boolean authenticates = (!subsystem.isDiscovery() || target.options().get(Settings.CDC)) && before != null
+                    && before.requiresAuthentication();
             Controller c = subsystem.newController(target, hostnqn, data.hostId(),
                     target.tuning().grantedKato(sqe.connectKato(), subsystem.isDiscovery()), !authenticates);
             if (c == null) {
@@ -236,7 +239,7 @@ final class FabricsCommands {
      * SPDK asks); otherwise the queue is admitted now.
      */
     private static long requireAuthentication(QueuePair q, Controller c, boolean authenticates) {
-        if (c.isDiscovery() || !authenticates) {
+        if (!authenticates) {
             q.admit();
             return 0;
         }

@@ -228,6 +228,27 @@ class CentralDiscoveryTest {
     }
 
     @Test
+    void aRegistrantWithAKeyProvesItselfToTheCdc() throws Exception {
+        start(cdc());
+        java.security.SecureRandom random = new java.security.SecureRandom();
+        io.nvmeof.protocol.auth.DhchapKey key = io.nvmeof.protocol.auth.DhchapKey.create(
+                io.nvmeof.protocol.auth.DhchapKey.randomSecret(32, random), null, GATEWAY);
+        target.hostSecurity(List.of(new io.nvmeof.target.HostSecurity(GATEWAY, key, null)));
+        String uri = "nvme+tcp://127.0.0.1:" + port.bound().getPort() + "/" + Nqn.DISCOVERY;
+        ConnectOptions as = ConnectOptions.defaults().identity(HostIdentity.of(GATEWAY, UUID.nameUUIDFromBytes(GATEWAY.getBytes())))
+                .controllerLossTimeout(Duration.ZERO);
+        // without its key it is not let in, so it cannot register
+        assertThrows(IOException.class, () -> Nvmeof.connect(uri, as).close());
+        // with it, it authenticates (DH-HMAC-CHAP) and registers
+        try (Controller gw = Nvmeof.connect(uri, as.dhchapSecret(key))) {
+            Discovery.manage(gw, DiscoveryInformation.TAS_REGISTER, ddc(GATEWAY, entry("nqn.2026-12.io.nvmeof:vol1", "10.0.0.1", 4420)));
+        }
+        assertEquals(1, target.centralDiscovery().registrations().size());
+        // a host without a key still reads the log without authenticating
+        assertEquals(List.of("nqn.2026-12.io.nvmeof:vol1@10.0.0.1:4420"), subsystems(discovery(HOST)));
+    }
+
+    @Test
     void aOneShotRegistrationOutlivesItsControllerByTheTtl() throws Exception {
         start(cdc().with(Settings.CDC_REGISTRATION_TTL, 5));
         Controller host = discovery(HOST);
