@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,7 +25,11 @@ import org.junit.jupiter.api.io.TempDir;
  * SPDK's users configure a multipath host), while the owner is cut from the hosts, cut from Ceph,
  * frozen past its lease and killed. bdevperf checks every block it wrote when it reads it back:
  * 0 failed I/Os, no mismatch.
+ *
+ * <p>A long run ({@code mvn -B verify -Plong}): SPDK's target and host are met in every run by
+ * SpdkMdnsTest and kernel interop part 14 (SPDK's reserve), gateway groups by GatewayGroupTest.
  */
+@Tag("long")
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
 class SpdkGatewayGroupTest {
     static final String NQN = "nqn.2026-12.io.nvmeof:gw-spdk";
