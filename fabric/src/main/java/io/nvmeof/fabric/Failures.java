@@ -13,6 +13,8 @@ import java.util.concurrent.ExecutionException;
 
 /** What went wrong, said in one line for a person. */
 public final class Failures {
+    private static final String BIND_HINT = " (another process listens there, or the port is this one's twice)";
+
     private Failures() {
     }
 
@@ -39,7 +41,8 @@ public final class Failures {
             return f.getFile() + ": " + (f.getReason() != null ? f.getReason() : c.getClass().getSimpleName());
         }
         if (c instanceof java.net.BindException || c.getMessage() != null && c.getMessage().contains("Address already in use")) {
-            return c.getMessage().replace('\n', ' ') + " (another process listens there, or the port is this one's twice)";
+            String m = c.getMessage().replace('\n', ' ');
+            return m.contains(BIND_HINT) ? m : m + BIND_HINT; // a message described once already keeps its one hint
         }
         String m = c.getMessage();
         if (m == null || m.isBlank()) {

@@ -57,7 +57,7 @@ class CentralDiscoveryLabTest {
 
     @Test
     void threeTargetsRegisterOneDiesOneLeavesAndTheCdcComesBack(@TempDir Path dir) throws Exception {
-        int cdcPort = MultipathTest.freePort();
+        int cdcPort = Ports.free();
         List<TargetProcess> targets = new ArrayList<>();
         TargetProcess cdc = cdc(dir, cdcPort);
         Controller host = null;

@@ -56,8 +56,8 @@ class GatewayReservationsTest {
         CEPH.get().rbd("create", "--size", "8M", "rbd/resv");
         GroupGateway.Group group = new GroupGateway.Group(NQN, "resv", 3000, 2000, "a",
                 Map.of("a", "127.0.0.1", "b", "127.0.0.1"));
-        try (GroupGateway a = new GroupGateway(CEPH.dir(), group, "a", 1, CEPH.get(), "127.0.0.1", MultipathTest.freePort(), List.of());
-             GroupGateway b = new GroupGateway(CEPH.dir(), group, "b", 2, CEPH.get(), "127.0.0.1", MultipathTest.freePort(), List.of())) {
+        try (GroupGateway a = new GroupGateway(CEPH.dir(), group, "a", 1, CEPH.get(), "127.0.0.1", Ports.free(), List.of());
+             GroupGateway b = new GroupGateway(CEPH.dir(), group, "b", 2, CEPH.get(), "127.0.0.1", Ports.free(), List.of())) {
             a.start();
             b.start();
             a.awaitRole("owner", Duration.ofSeconds(30));
@@ -216,8 +216,8 @@ class GatewayReservationsTest {
         CEPH.get().rbd("create", "--size", "8M", "rbd/silent");
         GroupGateway.Group group = new GroupGateway.Group(NQN, "silent", 3000, 2000, "b",
                 Map.of("a", "127.0.0.1", "b", "127.0.0.1"));
-        try (GroupGateway a = new GroupGateway(CEPH.dir(), group, "a", 1, CEPH.get(), "127.0.0.1", MultipathTest.freePort(), List.of());
-             GroupGateway b = new GroupGateway(CEPH.dir(), group, "b", 2, CEPH.get(), "127.0.0.1", MultipathTest.freePort(), List.of())) {
+        try (GroupGateway a = new GroupGateway(CEPH.dir(), group, "a", 1, CEPH.get(), "127.0.0.1", Ports.free(), List.of());
+             GroupGateway b = new GroupGateway(CEPH.dir(), group, "b", 2, CEPH.get(), "127.0.0.1", Ports.free(), List.of())) {
             b.start();
             b.awaitRole("owner", Duration.ofSeconds(30));
             a.start();

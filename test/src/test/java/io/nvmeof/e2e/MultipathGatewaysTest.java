@@ -49,8 +49,8 @@ class MultipathGatewaysTest {
     @Test
     void benchVerifyRidesThroughKillsAPartitionAndAnAnaChange(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("volume.img");
-        int pa = MultipathTest.freePort();
-        int pb = MultipathTest.freePort();
+        int pa = Ports.free();
+        int pb = Ports.free();
         Path ca = Files.writeString(dir.resolve("a.json"), config(file, pa, "optimized", 1));
         Path cb = Files.writeString(dir.resolve("b.json"), config(file, pb, "non-optimized", 1000));
         List<TargetProcess> all = new ArrayList<>();

@@ -18,7 +18,6 @@ import io.nvmeof.target.AnaState;
 import io.nvmeof.target.Faults;
 import io.nvmeof.target.Target;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -49,12 +48,6 @@ class MultipathTest {
 
     static Target gateway(Path file, int port, int cntlidMin, String state) throws IOException {
         return gateway(file, port, cntlidMin, state, "3e0c8a4e-6b7f-4d1a-9c55-2f1e0d9b7a61");
-    }
-
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 
     static ConnectOptions options() {
@@ -104,8 +97,8 @@ class MultipathTest {
     @Test
     void ioGoesToTheOptimizedPathAndFailsOverOnAnaAndPathStatuses(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("shared.img");
-        int pa = freePort();
-        int pb = freePort();
+        int pa = Ports.free();
+        int pb = Ports.free();
         try (Target a = gateway(file, pa, 1, "optimized"); Target b = gateway(file, pb, 1000, "non-optimized");
                 Multipath m = Nvmeof.connectMultipath(uri(pa, pb), options())) {
             BlockDevice d = m.namespace(1);
@@ -170,8 +163,8 @@ class MultipathTest {
     @Test
     void aGatewayThatGoesAwayAndComesBack(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("shared.img");
-        int pa = freePort();
-        int pb = freePort();
+        int pa = Ports.free();
+        int pb = Ports.free();
         Target a = gateway(file, pa, 1, "optimized");
         try (Target b = gateway(file, pb, 1000, "non-optimized");
                 Multipath m = Nvmeof.connectMultipath(uri(pa, pb), options())) {
@@ -208,8 +201,8 @@ class MultipathTest {
     @Test
     void aNamespaceInactiveThroughOnePathKeepsTheDevicesSize(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("shared.img");
-        int pa = freePort();
-        int pb = freePort();
+        int pa = Ports.free();
+        int pb = Ports.free();
         try (Target a = gateway(file, pa, 1, "optimized"); Target b = gateway(file, pb, 1000, "non-optimized");
                 Multipath m = Nvmeof.connectMultipath(uri(pa, pb), options())) {
             BlockDevice d = m.namespace(1);
@@ -239,8 +232,8 @@ class MultipathTest {
     @Test
     void withNoPathCommandsWaitThenFail(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("shared.img");
-        int pa = freePort();
-        int pb = freePort();
+        int pa = Ports.free();
+        int pb = Ports.free();
         Target a = gateway(file, pa, 1, "optimized");
         Target b = gateway(file, pb, 1000, "non-optimized");
         try (Multipath m = Nvmeof.connectMultipath(uri(pa, pb), options().noPathTimeout(Duration.ofSeconds(3)))) {
@@ -272,8 +265,8 @@ class MultipathTest {
     @Test
     void discoveryFollowsReferralsToEveryPath(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("shared.img");
-        int pa = freePort();
-        int pb = freePort();
+        int pa = Ports.free();
+        int pb = Ports.free();
         String referralTo = "\"subsystems\": [\"" + NQN + "\"],";
         try (Target a = new Target(); Target b = new Target()) {
             for (Target t : List.of(a, b)) {
@@ -297,8 +290,8 @@ class MultipathTest {
 
     @Test
     void aPathToAnotherNamespaceIsRefused(@TempDir Path dir) throws Exception {
-        int pa = freePort();
-        int pb = freePort();
+        int pa = Ports.free();
+        int pb = Ports.free();
         try (Target a = gateway(dir.resolve("a.img"), pa, 1, "optimized");
                 Target b = gateway(dir.resolve("b.img"), pb, 1000, "optimized", "9d4c0e1a-0000-4000-8000-000000000001");
                 Multipath m = Nvmeof.connectMultipath(uri(pa, pb), options().ioPolicy(Multipath.Policy.ROUND_ROBIN))) {
@@ -313,8 +306,8 @@ class MultipathTest {
     @Test
     void roundRobinAndQueueDepthSpreadOverEqualPaths(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("shared.img");
-        int pa = freePort();
-        int pb = freePort();
+        int pa = Ports.free();
+        int pb = Ports.free();
         for (Multipath.Policy policy : List.of(Multipath.Policy.ROUND_ROBIN, Multipath.Policy.QUEUE_DEPTH)) {
             try (Target a = gateway(file, pa, 1, "optimized"); Target b = gateway(file, pb, 1000, "optimized");
                     Multipath m = Nvmeof.connectMultipath(uri(pa, pb), options().ioPolicy(policy))) {

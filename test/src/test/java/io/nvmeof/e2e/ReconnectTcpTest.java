@@ -9,7 +9,6 @@ import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.NvmeofUri;
-import java.net.ServerSocket;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -48,10 +47,7 @@ class ReconnectTcpTest {
     @Test
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
     void workloadSurvivesATargetKilledAndRestarted() throws Exception {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
+        int port = Ports.free(); // listened on again after the kill
         String[] args = {"--listen", fabric().listen(port), "--subsystem", NQN, "--namespace",
                 "file:" + dir.resolve("disk.img") + ",size=" + (WORKERS * REGION)};
         TargetProcess first = TargetProcess.start(fabric(), dir, args);

@@ -56,8 +56,8 @@ class SpdkMultipathTest {
     void benchVerifyRidesThroughKillsAPartitionAndAnAnaChangeOfSpdksTarget(@TempDir Path dir) throws Exception {
         Path file = volume(dir);
         List<ProcessGateway> gateways = List.of(
-                new ProcessGateway(new Spdk(dir, "a", 0), file, MultipathTest.freePort(), 1, "optimized"),
-                new ProcessGateway(new Spdk(dir, "b", 1), file, MultipathTest.freePort(), 1000, "non_optimized"));
+                new ProcessGateway(new Spdk(dir, "a", 0), file, Ports.free(), 1, "optimized"),
+                new ProcessGateway(new Spdk(dir, "b", 1), file, Ports.free(), 1000, "non_optimized"));
         try {
             for (ProcessGateway g : gateways) {
                 g.start();
@@ -83,8 +83,8 @@ class SpdkMultipathTest {
         try {
             spdk.start();
             spdk.rpc(setup(file, 1));
-            ListenerGateway a = new ListenerGateway(spdk, MultipathTest.freePort(), "optimized");
-            ListenerGateway b = new ListenerGateway(spdk, MultipathTest.freePort(), "non_optimized");
+            ListenerGateway a = new ListenerGateway(spdk, Ports.free(), "optimized");
+            ListenerGateway b = new ListenerGateway(spdk, Ports.free(), "non_optimized");
             a.start();
             b.start();
             MultipathGatewaysTest.rideThrough(a, b, NQN, Duration.ofSeconds(4), Duration.ofMillis(1500));
