@@ -18,8 +18,8 @@
 #           at B) and restarted, blkpr, release and clear seen from both; SPDK's reserve through
 #           each gateway. Needs Ceph's packages (ceph-mon, ceph-osd, rbd).
 # Needs root, QEMU, the built jar (mvn -DskipTests package); the guest images are built on first
-# use: $NVMF_VM_CACHE_TRIXIE (default /var/tmp/nvmf-vm-trixie) and $NVMF_VM_CACHE_BPO (default
-# /var/tmp/nvmf-vm-trixie-bpo: trixie with the backports kernel and util-linux-extra, for blkpr).
+# use: $NVMF_VM_CACHE_TRIXIE (default /var/tmp/nvmf-vm-trixie, with util-linux-extra's blkpr) and
+# $NVMF_VM_CACHE_BPO (default /var/tmp/nvmf-vm-trixie-bpo: trixie with the backports kernel, for part 3).
 # RESV_PARTS="1 2 3 4" chooses parts.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -36,9 +36,15 @@ if [[ " $PARTS " == *" 1 "* || " $PARTS " == *" 4 "* ]] && [ ! -f "$TRIXIE/rootf
   echo "== building the trixie guest image in $TRIXIE"
   NVMF_VM_CACHE=$TRIXIE "$vm/build-guest.sh" --suite trixie --java
 fi
-if [ ! -f "$BPO/rootfs.ext4" ] || [ ! -x "$BPO/rootfs/usr/sbin/blkpr" ]; then
-  echo "== building the trixie guest image with the backports kernel and blkpr in $BPO"
-  NVMF_VM_CACHE=$BPO NVMF_VM_EXTRA_PKGS=util-linux-extra "$vm/build-guest.sh" --suite trixie --backports-kernel
+# blkpr (util-linux-extra) is in the trixie image since it has been built with it; the backports
+# image is built for part 3 (Linux nvmet), and for blkpr only where an older trixie image lacks it
+BLKPR=$TRIXIE/rootfs/usr/sbin/blkpr
+if [[ " $PARTS " == *" 3 "* ]] || [ ! -x "$BLKPR" ]; then
+  if [ ! -f "$BPO/rootfs.ext4" ] || [ ! -x "$BPO/rootfs/usr/sbin/blkpr" ]; then
+    echo "== building the trixie guest image with the backports kernel and blkpr in $BPO"
+    NVMF_VM_CACHE=$BPO NVMF_VM_EXTRA_PKGS=util-linux-extra "$vm/build-guest.sh" --suite trixie --backports-kernel
+  fi
+  [ -x "$BLKPR" ] || BLKPR=$BPO/rootfs/usr/sbin/blkpr
 fi
 
 interop_begin resv
@@ -90,7 +96,7 @@ start_target() {
 start_target
 URI="nvme+tcp://127.0.0.1:$P/$NQN"
 mkdir -p "$work/share"
-cp "$BPO/rootfs/usr/sbin/blkpr" "$work/share/"
+cp "$BLKPR" "$work/share/"
 echo "== our target on 127.0.0.1:$P (a 64 MiB file, PTPL kept in its state directory); booting Linux 6.12"
 NVMF_VM_CACHE=$TRIXIE guest_boot "$work/gjob" --timeout 1800 --mem 1024 --share "$work/share" \
   --gfwd "10.0.2.100:4420=$P" || exit 1
@@ -286,7 +292,7 @@ grep -h "shared with the other gateways" "$work"/a.1.err "$work"/b.1.err | sed '
 H1=nqn.2026-12.io.nvmeof:linux-host-1 I1=0f1e2d3c-4b5a-4697-8877-665544332211
 H2=nqn.2026-12.io.nvmeof:linux-host-2 I2=a1b2c3d4-e5f6-4789-8abc-def012345678
 mkdir -p "$work/share4"
-cp "$BPO/rootfs/usr/sbin/blkpr" "$work/share4/" 2>/dev/null || true
+cp "$BLKPR" "$work/share4/" 2>/dev/null || true
 echo "== gateways A (127.0.0.1:$PA, owner) and B (127.0.0.1:$PB) over rbd/resv; booting Linux 6.12"
 NVMF_VM_CACHE=$TRIXIE guest_boot "$work/g4job" --timeout 2400 --mem 1024 --share "$work/share4" \
   --gfwd "10.0.2.100:4420=$PA" --gfwd "10.0.2.101:4420=$PB" || exit 1
@@ -437,7 +443,7 @@ if [ -x "$work/share4/blkpr" ]; then
   r=$(rep 2)
   echo "$r" | grep -q "regctl    : 0" && check "through B: nothing registered after blkpr clear" || fail "after blkpr clear: $r"
 else
-  echo "== blkpr SKIPPED: not in $BPO (the backports guest image brings it)"
+  echo "== blkpr SKIPPED: not in $BLKPR (the trixie guest images bring it)"
 fi
 gsh "nvme disconnect -n $NQN4" >/dev/null || true
 guest_stop "$work/g4job"

@@ -48,6 +48,15 @@ abstract class BackgroundWork implements AutoCloseable {
     abstract void finish();
 
     /** {@link #finish} on the thread, for at most {@code seconds}; then the thread ends. */
+    /** This machine's name, or "" where it cannot be had; a lookup may wait on DNS, so call it on this work's thread. */
+    static String localHostName() {
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.io.IOException e) {
+            return "";
+        }
+    }
+
     final void close(int seconds) {
         try {
             thread.submit(this::finish).get(seconds, TimeUnit.SECONDS);

@@ -65,12 +65,8 @@ final class CdcRegistrar extends BackgroundWork {
     /** The registration as it stands now. */
     DiscoveryInformation registration() {
         if (entityId == null) {
-            try {
-                String name = InetAddress.getLocalHost().getHostName();
-                entityName = name.length() > DiscoveryInformation.ENAME_LENGTH || !name.matches("[\\x20-\\x7e]*") ? "" : name;
-            } catch (IOException e) {
-                entityName = "";
-            }
+            String name = localHostName();
+            entityName = name.length() > DiscoveryInformation.ENAME_LENGTH || !name.matches("[\\x20-\\x7e]*") ? "" : name;
             TreeSet<String> ports = new TreeSet<>();
             for (Port p : target.ports()) {
                 ports.add(p.trtype() + "://" + p.bound().getAddress().getHostAddress() + ":" + p.bound().getPort());
@@ -94,7 +90,8 @@ final class CdcRegistrar extends BackgroundWork {
         try {
             if (cdc == null) {
                 cdc = Nvmeof.connect(address + "/" + Nqn.DISCOVERY, ConnectOptions.defaults().identity(identity)
-                        .keepAlive(KEEP_ALIVE).persistentDiscovery(true).controllerLossTimeout(Duration.ZERO).connectTimeout(Duration.ofSeconds(5)));
+                        .keepAlive(KEEP_ALIVE).persistentDiscovery(true).controllerLossTimeout(Duration.ZERO).connectTimeout(Duration.ofSeconds(5))
+                        .commandTimeout(Duration.ofSeconds(5))); // a stuck CDC holds no tick past close()'s wait
                 sent = null;
             }
             int tas = sent == null ? DiscoveryInformation.TAS_REGISTER : DiscoveryInformation.TAS_UPDATE;

@@ -76,6 +76,8 @@ public final class Daemon implements AutoCloseable {
     private CdcRegistrar registrar;
     /** The mDNS announcements of the ports that ask for them (started with the first such port). */
     private volatile MdnsAnnouncements mdns;
+    /** Set when close begins: a reload that comes after starts no announcer that nothing would close. */
+    private boolean closing;
     /** The portids whose configuration says mdns, as applied last (read by the announcer without the lock). */
     private volatile Set<Integer> mdnsPorts = Set.of();
     /** The configuration file's namespaces are the operator's: their paths are not checked (guarded by this). */
@@ -400,7 +402,7 @@ public final class Daemon implements AutoCloseable {
             }
         }
         mdnsPorts = Set.copyOf(ids);
-        if (!ids.isEmpty() && mdns == null) {
+        if (!ids.isEmpty() && mdns == null && !closing) {
             mdns = new MdnsAnnouncements(target, () -> mdnsPorts, out);
         }
     }
@@ -601,10 +603,14 @@ public final class Daemon implements AutoCloseable {
     @Override
     public void close() throws IOException {
         try {
-            MdnsAnnouncements m = mdns; // its thread reads no lock of ours; withdrawn while the ports still listen
-            if (m != null) {
-                m.close();
+            MdnsAnnouncements m;
+            synchronized (this) {
+                closing = true;
+                m = mdns;
                 mdns = null;
+            }
+            if (m != null) {
+                m.close(); // its thread reads no lock of ours; withdrawn while the ports still listen
             }
             synchronized (this) {
                 if (registrar != null) {

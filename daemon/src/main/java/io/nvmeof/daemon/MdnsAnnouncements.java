@@ -28,18 +28,11 @@ final class MdnsAnnouncements extends BackgroundWork {
     private final Supplier<Set<Integer>> portsToAnnounce;
     private final MdnsAnnouncer announcer = new MdnsAnnouncer();
     private final Set<String> failed = new HashSet<>();
-    /** This machine's name for the instance names, looked up once (a lookup may wait on DNS). */
-    private final String host;
+    /** This machine's name for the instance names, looked up once, on this work's thread (a lookup may wait on DNS). */
+    private String host;
 
     MdnsAnnouncements(Target target, Supplier<Set<Integer>> portsToAnnounce, PrintWriter out) {
         super("mdns-announce", out);
-        String name;
-        try {
-            name = InetAddress.getLocalHost().getHostName();
-        } catch (IOException e) {
-            name = "localhost";
-        }
-        this.host = name;
         this.target = target;
         this.portsToAnnounce = portsToAnnounce;
         every(1000, this::sync);
@@ -48,6 +41,10 @@ final class MdnsAnnouncements extends BackgroundWork {
     /** What should be announced now. */
     private Set<Announcement> wanted() throws IOException {
         Set<Integer> ids = portsToAnnounce.get();
+        if (host == null) {
+            String name = localHostName();
+            host = name.isEmpty() ? "localhost" : name;
+        }
         Set<Announcement> want = new HashSet<>();
         for (Port p : target.ports()) {
             if (!ids.contains(p.id()) || p.bound() == null) {

@@ -40,6 +40,7 @@ public final class MdnsAnnouncer implements Closeable {
         responder.registerService(info);
         announced.put(a, info);
         if (info instanceof ServiceInfoImpl impl && !impl.waitForAnnounced(ANNOUNCE_TIMEOUT_MILLIS)) {
+            withdraw(a); // not counted as announced: the next try starts it anew
             throw new IOException("mDNS: " + a.instance() + " was not announced within " + ANNOUNCE_TIMEOUT_MILLIS + " ms");
         }
     }

@@ -38,10 +38,13 @@ public final class MdnsDiscovery {
     public record Found(Announcement announcement, Discovery.Log log, String error) {
     }
 
+    /** The most announcements one browse keeps: a link full of them (a hostile one) makes no endless list. */
+    public static final int MOST = 256;
+
     /**
      * The discovery controllers announced on every up, multicast-capable IPv4 interface (the
      * loopback one too, where it takes multicast), listening for {@code wait}; each once, in the
-     * order found.
+     * order found, at most {@link #MOST}; an announcement whose NQN or port is not valid is not one.
      */
     public static List<Announcement> browse(Duration wait) throws IOException {
         return browse(wait, localAddresses());
@@ -69,7 +72,11 @@ public final class MdnsDiscovery {
             Set<Announcement> all = new LinkedHashSet<>();
             for (Future<List<Announcement>> f : each) {
                 try {
-                    all.addAll(f.get());
+                    for (Announcement found : f.get()) {
+                        if (all.size() < MOST) {
+                            all.add(found);
+                        }
+                    }
                 } catch (java.util.concurrent.ExecutionException e) {
                     // an interface that cannot take a responder (gone, no multicast) finds nothing
                 }
@@ -94,8 +101,8 @@ public final class MdnsDiscovery {
                 Map<String, String> txt = Announcement.readTxt(raw);
                 String trtype = Announcement.trtypeOf(txt.get(Announcement.TXT_PROTOCOL));
                 String nqn = txt.get(Announcement.TXT_NQN);
-                if (trtype == null || nqn == null) {
-                    continue;
+                if (trtype == null || nqn == null || Nqn.problem(nqn) != null || s.getPort() <= 0 || s.getPort() > 0xffff) {
+                    continue; // not an NVMe discovery controller's announcement: anyone on the link may send one
                 }
                 for (Inet4Address addr : s.getInet4Addresses()) {
                     out.add(new Announcement(s.getName(), trtype, addr.getHostAddress(), s.getPort(), nqn));

@@ -60,6 +60,8 @@ public record DiscoveryInformation(int entityType, String entityId, String entit
     /** EXATTYPE. */
     public static final int EXAT_HOST_ID = 1;
     public static final int EXAT_SYMBOLIC_NAME = 2;
+    /** The longest symbolic name kept (as ENAME's field): a longer one is refused, not stored. */
+    public static final int SYMBOLIC_NAME_MAX = 256;
 
     public DiscoveryInformation {
         entries = List.copyOf(entries);
@@ -253,6 +255,10 @@ public record DiscoveryInformation(int entityType, String entityId, String entit
                         hostId = new byte[16];
                         b.get(x + 4, hostId);
                     } else if (type == EXAT_SYMBOLIC_NAME) {
+                        if (len > SYMBOLIC_NAME_MAX) {
+                            throw new MalformedException(attr + " symbolic name", "is " + len + " bytes, more than "
+                                    + SYMBOLIC_NAME_MAX);
+                        }
                         symbolicName = text(b, x + 4, len, attr + " symbolic name");
                     }
                     // other attribute types are skipped, as the spec lets a reader do

@@ -94,6 +94,12 @@ class DiscoveryInformationTest {
         assertEquals("entry 0 attribute 1", field(with(good, b -> b.putShort(2052, (short) 2)), good.capacity()));
         assertEquals("entry 0 attribute 0 host identifier", field(with(good, b -> b.putShort(2056, (short) 1)), good.capacity()));
         assertEquals("entry 0 TRADDR", field(with(good, b -> b.put(1024 + 512, (byte) 0xff)), good.capacity()));
+        // a symbolic name longer than any name field: refused, not kept (the attribute is in TEL here)
+        String longName = "n".repeat(DiscoveryInformation.SYMBOLIC_NAME_MAX + 4);
+        ByteBuffer big = new DiscoveryInformation(DiscoveryInformation.ETYPE_DDC, "nqn.2026-12.io.nvmeof:gw", "", "",
+                List.of(new DiscoveryInformation.Entry(3, 1, 2, 2, 1, 0xffff, 32, "4420", "nqn.2026-12.io.nvmeof:v", "10.0.0.1",
+                        null, null, longName))).encode();
+        assertEquals("entry 0 attribute 0 symbolic name", field(big, big.capacity()));
     }
 
     interface Change {

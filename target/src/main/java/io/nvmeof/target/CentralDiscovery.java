@@ -18,7 +18,9 @@ import java.util.concurrent.TimeUnit;
  * What a central discovery controller keeps (TP8010): the registrations that targets, gateways
  * and hosts made with Discovery Information Management, keyed by who registered (the host NQN of
  * the discovery controller it came through) and the entity it registered (EID), so that no
- * registrant can change another's. The entries of targets and discovery controllers are in the
+ * registrant can change another's: as far as host NQNs are proven, which is where a registrant has
+ * a DH-HMAC-CHAP key here (it must then authenticate its discovery connection); a keyless one is
+ * whoever says its NQN, as a keyless host is to any subsystem that lets it in. The entries of targets and discovery controllers are in the
  * discovery log of every host the discovery subsystem admits (there is no zoning); a host's
  * registration is kept and shown (the management API) but lists no subsystem.
  *
@@ -26,11 +28,11 @@ import java.util.concurrent.TimeUnit;
  * controller goes: if its host shut it down cleanly (CC.SHN, as {@code nvme disconnect} and a
  * one-shot {@code nvme dim} do), the registration stays {@code cdc_registration_ttl} after its
  * last update; if the connection was lost (a killed or cut-off registrant), it stays for that
- * controller's keep-alive timeout, in which the registrant may come back and update it. A sweep
+ * controller's keep-alive timeout (at most the ttl), in which the registrant may come back and update it. A sweep
  * each second removes what expired and tells the hosts (the discovery log change notice).
  *
  * <p>Bounded: {@code max_cdc_registrations} entries in all, {@code max_cdc_registrations_per_host}
- * per registrant, past which a registration is refused with Insufficient Discovery Resources;
+ * per registrant (a registration of no entries, as a host's, counts as one), past which a registration is refused with Insufficient Discovery Resources;
  * malformed data is Invalid Discovery Information; a registrant that {@code cdc_registrants} does
  * not list is refused with Access Denied. Refusals are logged at a limited rate.
  */
@@ -133,11 +135,9 @@ public final class CentralDiscovery {
     Status apply(int tas, DiscoveryInformation info, Controller c, InetSocketAddress peer) {
         Target.Options o = target.options();
         String registrant = c.hostNqn();
-        String allowed = o.get(Settings.CDC_REGISTRANTS);
-        if (!allowed.equals("any") && !List.of(allowed.split("\\s*,\\s*")).contains(registrant)) {
-            refusals.log(System.Logger.Level.WARNING, "central discovery: host {0} may not register (cdc_registrants)",
-                    registrant);
-            return Status.ACCESS_DENIED;
+        Status refused = admit(registrant);
+        if (refused != null) {
+            return refused;
         }
         if (info.entityType() == DiscoveryInformation.ETYPE_HOST && !info.entityId().equals(registrant)) {
             refusals.log(System.Logger.Level.WARNING, "central discovery: host {0} registered as another host, {1}",
@@ -149,8 +149,12 @@ public final class CentralDiscovery {
         synchronized (this) {
             if (tas == DiscoveryInformation.TAS_DEREGISTER) {
                 changed = table.remove(key) != null;
-                LOG.log(System.Logger.Level.INFO, "central discovery: {0} ({1}) deregistered{2}", info.entityId(),
-                        registrant, changed ? "" : ", and was not registered");
+                if (changed) {
+                    LOG.log(System.Logger.Level.INFO, "central discovery: {0} ({1}) deregistered", info.entityId(), registrant);
+                } else {
+                    refusals.log(System.Logger.Level.INFO, "central discovery: {0} ({1}) deregistered, and was not"
+                            + " registered", info.entityId(), registrant);
+                }
             } else {
                 if (tas == DiscoveryInformation.TAS_UPDATE && !table.containsKey(key)) {
                     refusals.log(System.Logger.Level.WARNING, "central discovery: {0} ({1}) updated a registration it"
@@ -174,15 +178,15 @@ public final class CentralDiscovery {
                 int all = 0;
                 for (Held h : table.values()) {
                     if (!h.key.equals(key)) {
-                        all += h.entries.size();
+                        all += weight(h.entries);
                         if (h.key.registrant.equals(registrant)) {
-                            mine += h.entries.size();
+                            mine += weight(h.entries);
                         }
                     }
                 }
                 int perHost = o.get(Settings.MAX_CDC_REGISTRATIONS_PER_HOST);
                 int max = o.get(Settings.MAX_CDC_REGISTRATIONS);
-                if (mine + entries.size() > perHost || all + entries.size() > max) {
+                if (mine + weight(entries) > perHost || all + weight(entries) > max) {
                     refusals.log(System.Logger.Level.WARNING, "central discovery: {0} ({1}) refused: {2} entries would pass"
                                     + " max_cdc_registrations_per_host ({3}, it has {4}) or max_cdc_registrations ({5},"
                                     + " {6} held)", info.entityId(), registrant, entries.size(), perHost, mine, max, all);
@@ -192,7 +196,8 @@ public final class CentralDiscovery {
                         : peer.getAddress().getHostAddress(), c));
                 changed = old == null || !old.entries.equals(entries) || old.listed() != (info.entityType()
                         != DiscoveryInformation.ETYPE_HOST);
-                LOG.log(System.Logger.Level.INFO, "central discovery: {0} ({1}, {2}) {3} {4} entr{5}", info.entityId(),
+                // a periodic update that changes nothing (a registrar's refresh) is not news
+                LOG.log(changed ? System.Logger.Level.INFO : System.Logger.Level.DEBUG, "central discovery: {0} ({1}, {2}) {3} {4} entr{5}", info.entityId(),
                         registrant, etype(info.entityType()), old == null ? "registered" : "updated", entries.size(),
                         entries.size() == 1 ? "y" : "ies");
                 if (sweeper == null) {
@@ -208,6 +213,25 @@ public final class CentralDiscovery {
             target.discoveryNotices().changed();
         }
         return Status.SUCCESS;
+    }
+
+    /**
+     * Access Denied (logged at a limited rate) for a host that {@code cdc_registrants} does not let
+     * register; null for one it does. Checked before the command's data is taken, and again when
+     * it runs (a reload may have come between).
+     */
+    Status admit(String registrant) {
+        String allowed = target.options().get(Settings.CDC_REGISTRANTS);
+        if (allowed.equals("any") || List.of(allowed.split("\\s*,\\s*")).contains(registrant)) {
+            return null;
+        }
+        refusals.log(System.Logger.Level.WARNING, "central discovery: host {0} may not register (cdc_registrants)", registrant);
+        return Status.ACCESS_DENIED;
+    }
+
+    /** What a registration counts against the caps: its entries, and at least one (a host's, an empty one). */
+    private static int weight(List<DiscoveryInformation.Entry> entries) {
+        return Math.max(1, entries.size());
     }
 
     /** An entry the log can serve: a known transport and subsystem type, an NQN; null if so. */
@@ -256,7 +280,8 @@ public final class CentralDiscovery {
                     h.goneNanos = now;
                     h.goneCleanly = Registers.ccShn(h.by.cc()) != 0 || (h.by.cc() & 1) == 0;
                 }
-                long grace = TimeUnit.MILLISECONDS.toNanos(Math.max(h.by.katoMillis(), SWEEP_MILLIS));
+                // the registrant's keep-alive timeout, which it chose: never longer than the ttl
+                long grace = Math.min(TimeUnit.MILLISECONDS.toNanos(Math.max(h.by.katoMillis(), SWEEP_MILLIS)), ttl);
                 boolean expired = h.goneCleanly ? now - h.updatedNanos > ttl : now - h.goneNanos > grace;
                 if (expired) {
                     it.remove();

@@ -55,14 +55,39 @@ final class DiscoveryCommands {
                         : IdentifyController.DCTYPE_NOT_REPORTED);
     }
 
+    /** The most data one entry of a registration may take: an extended entry, a host identifier, a symbolic name, spare. */
+    private static final int MOST_PER_ENTRY = 2048;
+
+    /**
+     * Whether a Discovery Information Management command may bring its data, checked before a
+     * byte of it moves (no R2T, no buffer): Invalid Command Opcode where this target is no central
+     * discovery controller (as a controller without the command answers), Access Denied for a host
+     * {@code cdc_registrants} does not list, Data SGL Length Invalid for more data than the most
+     * entries one registrant may hold can take; null if it may.
+     */
+    static Status admitInformation(Request r, Controller c) {
+        Target t = c.target();
+        if (!t.options().get(Settings.CDC)) {
+            return Status.INVALID_OPCODE;
+        }
+        Status refused = t.centralDiscovery().admit(c.hostNqn());
+        if (refused != null) {
+            return refused;
+        }
+        long most = DiscoveryInformation.HEADER_SIZE + (long) t.options().get(Settings.MAX_CDC_REGISTRATIONS_PER_HOST)
+                * MOST_PER_ENTRY;
+        return r.length > most ? Status.DATA_SGL_LENGTH_INVALID : null;
+    }
+
     /**
      * Discovery Information Management (TP8010): register, deregister or update what the
-     * command's data says, where this target is a central discovery controller; Invalid Command
-     * Opcode elsewhere, as a controller without the command answers.
+     * command's data says, where this target is a central discovery controller (checked again
+     * here: a reload may have come while the data moved).
      */
     private static void discoveryInformation(Request r, Controller c) {
-        if (!c.target().options().get(Settings.CDC)) {
-            r.queue.complete(r, Status.INVALID_OPCODE);
+        Status refused = admitInformation(r, c);
+        if (refused != null) {
+            r.queue.complete(r, refused);
             return;
         }
         int tas = r.sqe.cdw10() & 0xf;
@@ -74,11 +99,11 @@ final class DiscoveryCommands {
             r.queue.complete(r, Status.INVALID_DISCOVERY_INFO);
             return;
         }
-        ByteBuffer copy = Flyweight.allocate(r.length);
+        ByteBuffer copy = ByteBuffer.allocate(r.length); // a rare command: a heap copy, no direct memory to reserve
         r.data.getBytes(r.dataOffset, copy);
         DiscoveryInformation info;
         try {
-            info = DiscoveryInformation.parse(copy, r.length, Long.MAX_VALUE);
+            info = DiscoveryInformation.parse(copy, r.length, c.target().options().get(Settings.MAX_CDC_REGISTRATIONS_PER_HOST));
         } catch (DiscoveryInformation.MalformedException e) {
             MALFORMED.log(System.Logger.Level.WARNING, "central discovery: malformed registration from {0} ({1}): {2}",
                     c.hostNqn(), r.queue.transport().peer(), e.getMessage());
@@ -97,9 +122,14 @@ final class DiscoveryCommands {
             r.queue.complete(r, bad);
             return;
         }
-        ByteBuffer page = DiscoveryLog.build(c.target(), c.hostNqn(), r.queue.port(), r.queue.transport().localAddress());
+        ByteBuffer window = DiscoveryLog.window(c.target(), c.hostNqn(), r.queue.port(), r.queue.transport().localAddress(),
+                LogPage.offset(r.sqe), r.length);
+        if (window == null) {
+            r.queue.complete(r, Status.INVALID_FIELD); // an offset past the log's end
+            return;
+        }
         c.discoveryLogRead(LogPage.retainAsyncEvent(r.sqe));
-        AdminCommands.replyLogPage(r, page);
+        AdminCommands.reply(r, window, 0);
     }
 
     /** The features a discovery controller has (NVMe-oF 1.1, 5.2). */

@@ -25,7 +25,13 @@ final class DiscoveryLog {
     private DiscoveryLog() {
     }
 
-    static ByteBuffer build(Target target, String hostNqn, Port current, InetSocketAddress local) {
+    /**
+     * The bytes {@code [offset, offset + length)} of the page {@code hostNqn} sees through
+     * {@code current} (fewer where the page ends first), or null where {@code offset} is at or past
+     * its end. Only the records in that window are written: a host that reads the header of a
+     * large central discovery log (or a page of it at a time) costs what it reads, not the log.
+     */
+    static ByteBuffer window(Target target, String hostNqn, Port current, InetSocketAddress local, long offset, int length) {
         List<Object[]> entries = new ArrayList<>();
         entries.add(new Object[] {current, Nqn.DISCOVERY});
         // a port that serves subsystems tells of itself only (as nvmet); a discovery-only port of every port
@@ -45,38 +51,64 @@ final class DiscoveryLog {
         // a central discovery controller's registered entries (TP8010); a registered discovery controller is a referral
         List<DiscoveryInformation.Entry> registered = target.centralDiscovery().served();
         int records = entries.size() + registered.size() + referrals.size();
-        ByteBuffer page = Flyweight.allocate(DiscoveryLogEntry.HEADER_SIZE + records * DiscoveryLogEntry.SIZE);
-        page.putLong(DiscoveryLogEntry.GENCTR_OFFSET, target.discoveryNotices().generation());
-        page.putLong(DiscoveryLogEntry.NUMREC_OFFSET, records);
-        page.putShort(DiscoveryLogEntry.RECFMT_OFFSET, (short) 0);
+        long size = DiscoveryLogEntry.HEADER_SIZE + (long) records * DiscoveryLogEntry.SIZE;
+        if (offset < 0 || offset >= size) {
+            return null;
+        }
+        ByteBuffer out = Flyweight.allocate((int) Math.min(length, size - offset));
+        ByteBuffer record = Flyweight.allocate(DiscoveryLogEntry.SIZE);
+        long end = offset + out.capacity();
+        if (offset < DiscoveryLogEntry.HEADER_SIZE) {
+            ByteBuffer header = Flyweight.allocate(DiscoveryLogEntry.HEADER_SIZE);
+            header.putLong(DiscoveryLogEntry.GENCTR_OFFSET, target.discoveryNotices().generation());
+            header.putLong(DiscoveryLogEntry.NUMREC_OFFSET, records);
+            header.putShort(DiscoveryLogEntry.RECFMT_OFFSET, (short) 0);
+            copy(header, 0, out, offset);
+        }
+        // the records that overlap the window, each written whole in a scratch record and its part copied
+        int first = (int) Math.max(0, (offset - DiscoveryLogEntry.HEADER_SIZE) / DiscoveryLogEntry.SIZE);
         DiscoveryLogEntry e = new DiscoveryLogEntry();
-        int at = DiscoveryLogEntry.HEADER_SIZE;
-        for (Object[] pair : entries) {
-            Port port = (Port) pair[0];
-            String nqn = (String) pair[1];
-            // a port on every address is reached, from this host, at the address it used to get here
-            InetSocketAddress a = port.wildcard() ? new InetSocketAddress(local.getAddress(), port.bound().getPort())
-                    : port.bound();
-            entry(e.wrap(page, at), port, nqn, a.getAddress().getHostAddress(), a);
-            at += DiscoveryLogEntry.SIZE;
+        for (int k = first; k < records; k++) {
+            long at = DiscoveryLogEntry.HEADER_SIZE + (long) k * DiscoveryLogEntry.SIZE;
+            if (at >= end) {
+                break;
+            }
+            for (int i = 0; i < DiscoveryLogEntry.SIZE; i += 8) {
+                record.putLong(i, 0);
+            }
+            e.wrap(record, 0);
+            if (k < entries.size()) {
+                Port port = (Port) entries.get(k)[0];
+                String nqn = (String) entries.get(k)[1];
+                // a port on every address is reached, from this host, at the address it used to get here
+                InetSocketAddress a = port.wildcard() ? new InetSocketAddress(local.getAddress(), port.bound().getPort())
+                        : port.bound();
+                entry(e, port, nqn, a.getAddress().getHostAddress(), a);
+            } else if (k < entries.size() + registered.size()) {
+                DiscoveryInformation.Entry r = registered.get(k - entries.size());
+                e.encode(r.trtype(), r.adrfam(), r.subtype() == DiscoveryLogEntry.SUBTYPE_NVM ? DiscoveryLogEntry.SUBTYPE_NVM
+                        : DiscoveryLogEntry.SUBTYPE_REFERRAL, r.treq(), r.portId(), r.cntlid(), r.asqsz(), 0, r.trsvcid(),
+                        r.nqn(), r.traddr());
+                e.tsas(r.tsas());
+            } else {
+                Port.Referral r = referrals.get(k - entries.size() - registered.size());
+                e.encode(TargetTransports.type(r.trtype()).code(),
+                        r.traddr().contains(":") ? DiscoveryLogEntry.ADRFAM_IPV6 : DiscoveryLogEntry.ADRFAM_IPV4,
+                        DiscoveryLogEntry.SUBTYPE_REFERRAL, DiscoveryLogEntry.TREQ_SECURE_CHANNEL_NOT_REQUIRED, r.portid(),
+                        0xffff, ADMIN_QUEUE_SIZE, 0, Integer.toString(r.trsvcid()), Nqn.DISCOVERY, r.traddr());
+            }
+            copy(record, at, out, offset);
         }
-        for (DiscoveryInformation.Entry r : registered) {
-            e.wrap(page, at);
-            e.encode(r.trtype(), r.adrfam(), r.subtype() == DiscoveryLogEntry.SUBTYPE_NVM ? DiscoveryLogEntry.SUBTYPE_NVM
-                    : DiscoveryLogEntry.SUBTYPE_REFERRAL, r.treq(), r.portId(), r.cntlid(), r.asqsz(), 0, r.trsvcid(), r.nqn(),
-                    r.traddr());
-            e.tsas(r.tsas());
-            at += DiscoveryLogEntry.SIZE;
+        return out;
+    }
+
+    /** Copies the part of {@code part} (at {@code partAt} in the page) that falls in {@code out} (at {@code outAt}). */
+    private static void copy(ByteBuffer part, long partAt, ByteBuffer out, long outAt) {
+        long from = Math.max(partAt, outAt);
+        long to = Math.min(partAt + part.capacity(), outAt + out.capacity());
+        if (from < to) {
+            out.put((int) (from - outAt), part, (int) (from - partAt), (int) (to - from));
         }
-        for (Port.Referral r : referrals) {
-            e.wrap(page, at);
-            e.encode(TargetTransports.type(r.trtype()).code(),
-                    r.traddr().contains(":") ? DiscoveryLogEntry.ADRFAM_IPV6 : DiscoveryLogEntry.ADRFAM_IPV4,
-                    DiscoveryLogEntry.SUBTYPE_REFERRAL, DiscoveryLogEntry.TREQ_SECURE_CHANNEL_NOT_REQUIRED, r.portid(),
-                    0xffff, ADMIN_QUEUE_SIZE, 0, Integer.toString(r.trsvcid()), Nqn.DISCOVERY, r.traddr());
-            at += DiscoveryLogEntry.SIZE;
-        }
-        return page;
     }
 
     /**

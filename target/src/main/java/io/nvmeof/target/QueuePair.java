@@ -260,6 +260,11 @@ final class QueuePair {
             // before a byte is allocated for it: Connect data is 1024 bytes, whatever the SGL claims
             s = Status.DATA_SGL_LENGTH_INVALID;
         }
+        if (s == null && qid == 0 && !fabrics && sqe.opcode() == AdminOpcode.DISCOVERY_INFO_MGMT.code
+                && controller.subsystem().isDiscovery()) {
+            // nor for a registration this target does not take, or larger than any it may
+            s = DiscoveryCommands.admitInformation(r, controller);
+        }
         if (s == null && fabrics && sqe.fctype() == FabricsCommandType.AUTHENTICATION_SEND.code
                 && r.length > Authentication.MAX_MESSAGE) {
             // nor for a message larger than any DH-HMAC-CHAP message can be: no R2T, no buffer

@@ -153,13 +153,16 @@ public final class Settings {
             86_400, "300 (seconds)", true,
             "Seconds a registration outlives its registrant's discovery controller when that controller was shut down"
                     + " cleanly (a one-shot registration, such as nvme-cli's dim); each update starts it again. A"
-                    + " registrant whose connection was lost keeps its registrations for its keep-alive timeout only.");
+                    + " registrant whose connection was lost keeps its registrations for its keep-alive timeout only"
+                    + " (at most this ttl).");
     public static final Setting<Integer> MAX_CDC_REGISTRATIONS = integer("max_cdc_registrations", "discovery", 1024, 1,
-            1 << 20, null, true, "Registered entries this central discovery controller keeps in all; a registration past"
-                    + " it is refused with Insufficient Discovery Resources.");
+            1 << 16, null, true, "Registered entries this central discovery controller keeps in all (a registration of no"
+                    + " entries, as a host's, counts as one); a registration past it is refused with Insufficient"
+                    + " Discovery Resources.");
     public static final Setting<Integer> MAX_CDC_REGISTRATIONS_PER_HOST = integer("max_cdc_registrations_per_host",
-            "discovery", 256, 1, 1 << 20, null, true, "Registered entries one registrant (a host NQN) may have with"
-                    + " this central discovery controller.");
+            "discovery", 256, 1, 1 << 16, null, true, "Registered entries one registrant (a host NQN) may have with"
+                    + " this central discovery controller (a registration of no entries counts as one); DIM data"
+                    + " longer than these entries could take is refused before it is sent.");
     public static final Setting<String> CDC_ADDRESS = row("cdc_address", "discovery", String.class,
             "nvme+tcp://HOST[:PORT]", "", "none", false,
             "A central discovery controller this target registers its ports and subsystems with (the daemon; port"

@@ -135,6 +135,22 @@ class DiscoveryTest {
                 // partial reads: the second entry alone, at its offset
                 ByteBuffer second = getLog(h, 1024 + 2 * 1024, 1024);
                 assertEquals(ELSEWHERE, new DiscoveryLogEntry().<DiscoveryLogEntry>wrap(second, 0).subsystemNqn());
+                // any window of the log is those bytes of the whole: across the header's end, within and
+                // across records, and running past the log's end (zero filled)
+                ByteBuffer whole = getLog(h, 0, 4 * 1024);
+                for (int[] w : new int[][] {{1016, 16}, {1024 + 256, 8}, {2044, 1032}, {3072 + 1020, 4}, {3072, 2048}}) {
+                    ByteBuffer part = getLog(h, w[0], w[1]);
+                    for (int i = 0; i < w[1]; i++) {
+                        int at = w[0] + i;
+                        assertEquals(at < whole.capacity() ? whole.get(at) : 0, part.get(i), "window at " + w[0] + ", byte " + i);
+                    }
+                }
+                // and an offset past it is Invalid Field
+                h.send(h.capsule(s -> {
+                    s.opcode(AdminOpcode.GET_LOG_PAGE.code).psdt(1).sgl(0, 1024, Sgl.TCP_TRANSPORT);
+                    LogPage.request(s, LogPage.DISCOVERY, 4 * 1024, 1024, false);
+                }, null));
+                assertEquals(Status.INVALID_FIELD.withDnr(false), h.receive().cqe().status().withDnr(false));
                 // keep alive works on discovery controllers
                 assertTrue(h.command(RawHost::keepAlive, null).cqe().status().isSuccess());
                 // and an I/O command set command does not

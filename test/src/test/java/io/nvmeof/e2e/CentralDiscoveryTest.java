@@ -208,6 +208,40 @@ class CentralDiscoveryTest {
     }
 
     @Test
+    void noRegistrantTouchesAnothersAndEmptyRegistrationsCountAgainstTheCaps() throws Exception {
+        start(cdc().with(Settings.MAX_CDC_REGISTRATIONS_PER_HOST, 3).with(Settings.MAX_CDC_REGISTRATIONS, 5));
+        Controller gw = discovery(GATEWAY);
+        Discovery.manage(gw, DiscoveryInformation.TAS_REGISTER, ddc(GATEWAY, entry("nqn.2026-12.io.nvmeof:vol1", "10.0.0.1", 4420)));
+        // another registrant naming the same entity: its deregister finds nothing of its own, its update is refused
+        Controller b = discovery("nqn.2026-12.io.nvmeof:gateway-b");
+        Discovery.manage(b, DiscoveryInformation.TAS_DEREGISTER, ddc(GATEWAY));
+        assertEquals(Status.INVALID_DISCOVERY_INFO, statusOf(() -> Discovery.manage(b, DiscoveryInformation.TAS_UPDATE,
+                ddc(GATEWAY, entry("nqn.2026-12.io.nvmeof:rogue", "10.9.9.9", 4420)))));
+        Controller host = discovery(HOST);
+        assertEquals(List.of("nqn.2026-12.io.nvmeof:vol1@10.0.0.1:4420"), subsystems(host));
+        // a registration of no entries is one against the caps: a flood of new EIDs stops at the registrant's
+        Discovery.manage(b, DiscoveryInformation.TAS_REGISTER, ddc("nqn.2026-12.io.nvmeof:empty-0"));
+        Discovery.manage(b, DiscoveryInformation.TAS_REGISTER, ddc("nqn.2026-12.io.nvmeof:empty-1"));
+        Discovery.manage(b, DiscoveryInformation.TAS_REGISTER, ddc("nqn.2026-12.io.nvmeof:empty-2"));
+        assertEquals(Status.INSUFFICIENT_DISCOVERY_RESOURCES, statusOf(() -> Discovery.manage(b,
+                DiscoveryInformation.TAS_REGISTER, ddc("nqn.2026-12.io.nvmeof:empty-3"))));
+        // and at the target's, host registrations too (5 in all: 1 + 3 held, this one the last)
+        DiscoveryInformation.Entry me = new DiscoveryInformation.Entry(DiscoveryLogEntry.TRTYPE_TCP,
+                DiscoveryLogEntry.ADRFAM_IPV4, 0, 0, 0, 0, 0, "", HOST, "", null, null, "");
+        Discovery.manage(host, DiscoveryInformation.TAS_REGISTER, new DiscoveryInformation(DiscoveryInformation.ETYPE_HOST,
+                HOST, "", "", List.of()));
+        Controller c = discovery("nqn.2026-12.io.nvmeof:host-2");
+        assertEquals(Status.INSUFFICIENT_DISCOVERY_RESOURCES, statusOf(() -> Discovery.manage(c,
+                DiscoveryInformation.TAS_REGISTER, new DiscoveryInformation(DiscoveryInformation.ETYPE_HOST,
+                        "nqn.2026-12.io.nvmeof:host-2", "", "", List.of(me)))));
+        assertEquals(5, target.centralDiscovery().registrations().size());
+        // more data than the most entries one registrant may hold: refused before it moves
+        ByteBuffer big = Flyweight.allocate(DiscoveryInformation.HEADER_SIZE + 4 * 2048);
+        assertEquals(Status.DATA_SGL_LENGTH_INVALID.withDnr(false), statusOf(() -> raw(c, 0, big)).withDnr(false));
+        assertEquals(List.of("nqn.2026-12.io.nvmeof:vol1@10.0.0.1:4420"), subsystems(host));
+    }
+
+    @Test
     void onlyTheListedRegistrantsMayRegisterAndADirectControllerTakesNone() throws Exception {
         start(cdc().with(Settings.CDC_REGISTRANTS, "nqn.2026-12.io.nvmeof:gateway-b"));
         Controller gw = discovery(GATEWAY);
@@ -250,20 +284,21 @@ class CentralDiscoveryTest {
 
     @Test
     void aOneShotRegistrationOutlivesItsControllerByTheTtl() throws Exception {
-        start(cdc().with(Settings.CDC_REGISTRATION_TTL, 5));
+        // a ttl long enough for the checks between the close and the expiry on a busy machine
+        start(cdc().with(Settings.CDC_REGISTRATION_TTL, 10));
         Controller host = discovery(HOST);
         AtomicInteger notices = new AtomicInteger();
         host.onEvent(e -> notices.incrementAndGet());
         Controller gw = discovery(GATEWAY);
+        long registered = System.nanoTime(); // before the target's clock for it starts
         Discovery.manage(gw, DiscoveryInformation.TAS_REGISTER, ddc(GATEWAY, entry("nqn.2026-12.io.nvmeof:vol1", "10.0.0.1", 4420)));
-        long registered = System.nanoTime();
         gw.close(); // a clean shutdown, as nvme-cli's dim ends
         open.remove(gw);
         await().atMost(Duration.ofSeconds(10)).until(() -> !target.centralDiscovery().registrations().get(0).connected());
         assertEquals(List.of("nqn.2026-12.io.nvmeof:vol1@10.0.0.1:4420"), subsystems(host));
         int before = notices.get();
         await().atMost(Duration.ofSeconds(30)).until(() -> target.centralDiscovery().registrations().isEmpty());
-        assertTrue(System.nanoTime() - registered >= TimeUnit.SECONDS.toNanos(5), "expired before its TTL");
+        assertTrue(System.nanoTime() - registered >= TimeUnit.SECONDS.toNanos(10), "expired before its TTL");
         await().atMost(Duration.ofSeconds(10)).until(() -> notices.get() > before);
         assertEquals(List.of(), subsystems(host));
     }

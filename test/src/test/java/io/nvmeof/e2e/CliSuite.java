@@ -274,10 +274,9 @@ abstract class CliSuite {
 
     @Test
     void mistakesGetOneLineErrors() throws Exception {
-        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--bogus"), 2, "Unknown option: '--bogus'");
-        assertOneLineError(TargetProcess.cli(30, "read", "nvme+tcp://127.0.0.1/not-an-nqn", "--offset", "0",
-                "--length", "1", "--output", dir.resolve("x").toString()), 1, "bad URI");
-        assertOneLineError(TargetProcess.cli(30, "bench", "http://127.0.0.1:1/" + NQN), 1, "scheme must be nvme+");
+        if (!fabric().rdma()) {
+            commandLineMistakesGetOneLineErrors(); // what is refused before any connection: the same on every fabric
+        }
         int closed;
         try (ServerSocket s = new ServerSocket(0)) {
             closed = s.getLocalPort();
@@ -292,13 +291,9 @@ abstract class CliSuite {
                         "2"), 1, "timed out after 2000 ms");
             }
         }
-        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--connect-timeout", "0"), 1,
-                "--connect-timeout must be at least 1 second");
         Path small = Files.write(dir.resolve("small.bin"), new byte[100]);
         assertOneLineError(TargetProcess.cli(30, "write", target.uri(NQN), "--offset", "100", "--input",
                 small.toString()), 1, "not a multiple of the block size");
-        assertOneLineError(TargetProcess.cli(30, "write", target.uri(NQN), "--offset", "0", "--input",
-                dir.resolve("missing.bin").toString()), 1, "no such file or directory");
         // fio's spellings: times with units, --time_based, --ioengine (ours only), sizes with suffixes
         TargetProcess.Run fio = TargetProcess.cli(60, "bench", target.uri(NQN), "--runtime", "300ms", "--time_based",
                 "--ioengine", "nvmeof", "--output-format", "json");
@@ -306,9 +301,6 @@ abstract class CliSuite {
         long ms = new com.fasterxml.jackson.databind.ObjectMapper().readTree(fio.out()).path("jobs").get(0).path("read")
                 .path("runtime").asLong();
         assertTrue(ms >= 250 && ms < 2000, "--runtime 300ms ran " + ms + " ms");
-        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--runtime", "5x"), 2, "unknown time unit 'x'");
-        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--ioengine", "libaio"), 1,
-                "--ioengine=libaio: nvmeof bench runs its own engine");
         assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--size", "1T"), 1, "goes past the end of the device");
         // fio's --timeout is the runtime, --filename what to measure, --percentile_list the percentiles reported
         TargetProcess.Run named = TargetProcess.cli(60, "bench", "--filename", target.uri(NQN), "--timeout", "300ms",
@@ -325,11 +317,6 @@ abstract class CliSuite {
                 "90:99.999");
         assertEquals(0, text.exit(), text.err());
         assertTrue(text.out().contains("lat percentiles (usec): 90.00th=[") && text.out().contains(", 99.999th=["), text.out());
-        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--percentile_list", "50:101"), 1,
-                "--percentile_list: 101 is not between 0 and 100");
-        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--runtime", "1", "--timeout", "2"), 1,
-                "in bench both are the runtime, as in fio");
-        assertOneLineError(TargetProcess.cli(30, "bench"), 2, "Missing what to measure");
         // the command timeout is --io-timeout everywhere; --timeout, its old name, still works outside bench, with a warning
         TargetProcess.Run io = TargetProcess.cli(30, "id-ctrl", target.uri(NQN), "--io-timeout", "5");
         assertEquals(0, io.exit(), io.err());
@@ -364,6 +351,26 @@ abstract class CliSuite {
         }
         assertOneLineError(TargetProcess.cli(30, "target", "--listen", fabric().listen(), "--subsystem", NQN,
                 "--namespace", "ram:huge"), 1, "ram size 'huge'");
+    }
+
+    /** Mistakes refused before any connection is made (options, URIs, local files): checked on one fabric. */
+    private void commandLineMistakesGetOneLineErrors() throws Exception {
+        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--bogus"), 2, "Unknown option: '--bogus'");
+        assertOneLineError(TargetProcess.cli(30, "read", "nvme+tcp://127.0.0.1/not-an-nqn", "--offset", "0",
+                "--length", "1", "--output", dir.resolve("x").toString()), 1, "bad URI");
+        assertOneLineError(TargetProcess.cli(30, "bench", "http://127.0.0.1:1/" + NQN), 1, "scheme must be nvme+");
+        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--connect-timeout", "0"), 1,
+                "--connect-timeout must be at least 1 second");
+        assertOneLineError(TargetProcess.cli(30, "write", target.uri(NQN), "--offset", "0", "--input",
+                dir.resolve("missing.bin").toString()), 1, "no such file or directory");
+        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--runtime", "5x"), 2, "unknown time unit 'x'");
+        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--ioengine", "libaio"), 1,
+                "--ioengine=libaio: nvmeof bench runs its own engine");
+        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--percentile_list", "50:101"), 1,
+                "--percentile_list: 101 is not between 0 and 100");
+        assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--runtime", "1", "--timeout", "2"), 1,
+                "in bench both are the runtime, as in fio");
+        assertOneLineError(TargetProcess.cli(30, "bench"), 2, "Missing what to measure");
         assertOneLineError(TargetProcess.cli(30, "bench", target.uri(NQN), "--rw", "sideways"), 1, "--rw 'sideways'");
         TargetProcess.Run help = TargetProcess.cli(30, "--help");
         assertEquals(0, help.exit());

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Our initiator's multipath as users run it: {@code nvmeof bench --verify} through two gateway
  * processes (one file, direct I/O; A optimized, B non-optimized) while A and then B are
- * SIGKILLed and restarted three times each, A's path is partitioned (a proxy stops carrying its
+ * SIGKILLed and restarted twice each, A's path is partitioned (a proxy stops carrying its
  * bytes, closing nothing) and healed, and A's group goes inaccessible and back. The bench must
  * finish with no error and every block verified, and its per-path counts show I/O leaving A and
  * coming back.
@@ -59,7 +59,7 @@ class MultipathGatewaysTest {
         a.start();
         b.start();
         try {
-            rideThrough(a, b, NQN, Duration.ofSeconds(8), Duration.ofMillis(1500));
+            rideThrough(a, b, NQN, Duration.ofSeconds(8), Duration.ofMillis(1500), 2);
         } finally {
             for (TargetProcess t : all) {
                 t.close();
@@ -127,18 +127,18 @@ class MultipathGatewaysTest {
 
     /**
      * The failover scenario: {@code nvmeof bench --verify} (randwrite, 4 KiB, QD8, CRC32C) through
-     * A (behind a proxy that can partition it) and B; three rounds of killing and restarting A and
+     * A (behind a proxy that can partition it) and B; {@code rounds} rounds of killing and restarting A and
      * then B; a 9 s partition of A's path; A's group inaccessible and optimized again. The bench must
      * end without error with every block verified, its per-path counts must show I/O leaving A and
      * B serving, and A's path must end live and optimized. {@code start} is how long a gateway's
      * start may take; {@code settle} is how long each restarted gateway runs before the next event.
      */
-    static void rideThrough(Gateway a, Gateway b, String nqn, Duration start, Duration settle) throws Exception {
+    static void rideThrough(Gateway a, Gateway b, String nqn, Duration start, Duration settle, int rounds) throws Exception {
         try (Proxy proxy = new Proxy(a.port())) {
             String uri = "nvme+tcp://127.0.0.1:" + proxy.port() + ",127.0.0.1:" + b.port() + "/" + nqn;
-            // the events take 3 s, 6 x (1 s + a start + settle), 9 + 4 + 2 s and two ANA calls: the bench
+            // the events take 3 s, 2 x rounds x (1 s + a start + settle), 9 + 4 + 2 s and two ANA calls: the bench
             // outlasts them with each start taking up to {@code start} (a busy machine's JVM start)
-            long runtime = 50 + 6 * (1000 + start.toMillis() + settle.toMillis()) / 1000;
+            long runtime = 50 + 2L * rounds * (1000 + start.toMillis() + settle.toMillis()) / 1000;
             CompletableFuture<TargetProcess.Run> bench = CompletableFuture.supplyAsync(() -> {
                 try {
                     return TargetProcess.cli(runtime + 170, "bench", "--rw", "randwrite", "--bs", "4k", "--iodepth", "8",
@@ -150,7 +150,7 @@ class MultipathGatewaysTest {
             });
             long t0 = System.nanoTime();
             Thread.sleep(3000);
-            for (int round = 0; round < 3; round++) {
+            for (int round = 0; round < rounds; round++) {
                 for (Gateway g : List.of(a, b)) {
                     g.kill();
                     Thread.sleep(1000);

@@ -63,7 +63,7 @@ class SpdkMultipathTest {
                 g.start();
             }
             MultipathGatewaysTest.rideThrough(gateways.get(0), gateways.get(1), NQN, Duration.ofSeconds(4),
-                    Duration.ofMillis(1500));
+                    Duration.ofMillis(1500), 3);
         } finally {
             for (ProcessGateway g : gateways) {
                 g.spdk.stop();
@@ -87,7 +87,7 @@ class SpdkMultipathTest {
             ListenerGateway b = new ListenerGateway(spdk, Ports.free(), "non_optimized");
             a.start();
             b.start();
-            MultipathGatewaysTest.rideThrough(a, b, NQN, Duration.ofSeconds(4), Duration.ofMillis(1500));
+            MultipathGatewaysTest.rideThrough(a, b, NQN, Duration.ofSeconds(4), Duration.ofMillis(1500), 3);
             assertTrue(spdk.process.isAlive(), "SPDK's target still runs");
         } finally {
             spdk.stop();
