@@ -4,7 +4,7 @@
 # jar (mvn package) and the guest image (built here on first use, about 1.5 min).
 set -euo pipefail
 # PARTS: which parts to run (default: all, 1 to 17). CI runs a selection that touches each peer
-# once (.ci/run: PARTS="1 3 6 12 14" RDMA_ROUNDS=2); the rest are this script with PARTS unset, or a part's own script.
+# once (.ci/run: PARTS="1 3 6 12" RDMA_ROUNDS=2); the rest are this script with PARTS unset, or a part's own script.
 PARTS=${PARTS:-"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17"}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 skipped() { echo "== part $1 not run (PARTS=\"$PARTS\")"; }

@@ -47,6 +47,10 @@ abstract class BackgroundWork implements AutoCloseable {
     /** The last work, run on the thread after what runs there now, waited for at most {@code seconds}. */
     abstract void finish();
 
+    /** Ends the work ({@link #close(int)} with its own bound); throws nothing. */
+    @Override
+    public abstract void close();
+
     /** {@link #finish} on the thread, for at most {@code seconds}; then the thread ends. */
     /** This machine's name, or "" where it cannot be had; a lookup may wait on DNS, so call it on this work's thread. */
     static String localHostName() {
