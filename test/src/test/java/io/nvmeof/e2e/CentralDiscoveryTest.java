@@ -303,6 +303,26 @@ class CentralDiscoveryTest {
         assertEquals(List.of(), subsystems(host));
     }
 
+    @Test
+    void aLostRegistrantKeepsItsEntriesForItsKeepAliveButNeverPastTheTtl() throws Exception {
+        start(cdc().with(Settings.CDC_REGISTRATION_TTL, 5));
+        try (MultipathGatewaysTest.Proxy proxy = new MultipathGatewaysTest.Proxy(port.bound().getPort())) {
+            // a registrant that asks for an hour's keep-alive timeout, through a link that can be lost
+            Controller gw = Nvmeof.connect("nvme+tcp://127.0.0.1:" + proxy.port() + "/" + Nqn.DISCOVERY,
+                    ConnectOptions.defaults().identity(HostIdentity.of(GATEWAY, UUID.nameUUIDFromBytes(GATEWAY.getBytes())))
+                            .persistentDiscovery(true).keepAlive(Duration.ofHours(1)).controllerLossTimeout(Duration.ZERO));
+            open.add(0, gw);
+            Discovery.manage(gw, DiscoveryInformation.TAS_REGISTER, ddc(GATEWAY, entry("nqn.2026-12.io.nvmeof:vol1", "10.0.0.1",
+                    4420)));
+            proxy.close(); // the connection is lost, no shutdown: the CDC's controller goes at once
+            long lost = System.nanoTime();
+            await().atMost(Duration.ofSeconds(10)).until(() -> !target.centralDiscovery().registrations().get(0).connected());
+            // kept through the grace (the ttl here, not the hour asked for), then gone
+            await().atMost(Duration.ofSeconds(30)).until(() -> target.centralDiscovery().registrations().isEmpty());
+            assertTrue(System.nanoTime() - lost >= TimeUnit.SECONDS.toNanos(4), "gone before its grace");
+        }
+    }
+
     static ByteBuffer copy(ByteBuffer b) {
         ByteBuffer c = Flyweight.allocate(b.capacity());
         c.put(0, b, 0, b.capacity());
