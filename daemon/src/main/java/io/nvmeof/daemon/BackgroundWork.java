@@ -51,7 +51,6 @@ abstract class BackgroundWork implements AutoCloseable {
     @Override
     public abstract void close();
 
-    /** {@link #finish} on the thread, for at most {@code seconds}; then the thread ends. */
     /** This machine's name, or "" where it cannot be had; a lookup may wait on DNS, so call it on this work's thread. */
     static String localHostName() {
         try {
@@ -61,6 +60,7 @@ abstract class BackgroundWork implements AutoCloseable {
         }
     }
 
+    /** {@link #finish} on the thread, for at most {@code seconds}; then the thread ends. */
     final void close(int seconds) {
         try {
             thread.submit(this::finish).get(seconds, TimeUnit.SECONDS);

@@ -18,21 +18,24 @@ import java.util.concurrent.TimeUnit;
  * What a central discovery controller keeps (TP8010): the registrations that targets, gateways
  * and hosts made with Discovery Information Management, keyed by who registered (the host NQN of
  * the discovery controller it came through) and the entity it registered (EID), so that no
- * registrant can change another's: as far as host NQNs are proven, which is where a registrant has
- * a DH-HMAC-CHAP key here (it must then authenticate its discovery connection); a keyless one is
- * whoever says its NQN, as a keyless host is to any subsystem that lets it in. The entries of targets and discovery controllers are in the
- * discovery log of every host the discovery subsystem admits (there is no zoning); a host's
- * registration is kept and shown (the management API) but lists no subsystem.
+ * registrant can change another's: as far as host NQNs are proven, which is where a registrant
+ * has a DH-HMAC-CHAP key here (it must then authenticate its discovery connection); a keyless one
+ * is whoever says its NQN, as a keyless host is to any subsystem that lets it in. The entries of
+ * targets and discovery controllers are in the discovery log of every host the discovery
+ * subsystem admits (there is no zoning); a host's registration is kept and shown (the management
+ * API) but lists no subsystem.
  *
  * <p>A registration lives while the discovery controller it last came through lives. When that
  * controller goes: if its host shut it down cleanly (CC.SHN, as {@code nvme disconnect} and a
  * one-shot {@code nvme dim} do), the registration stays {@code cdc_registration_ttl} after its
  * last update; if the connection was lost (a killed or cut-off registrant), it stays for that
- * controller's keep-alive timeout (at most the ttl), in which the registrant may come back and update it. A sweep
- * each second removes what expired and tells the hosts (the discovery log change notice).
+ * controller's keep-alive timeout (at most the ttl), in which the registrant may come back and
+ * update it. A sweep each second removes what expired and tells the hosts (the discovery log
+ * change notice).
  *
  * <p>Bounded: {@code max_cdc_registrations} entries in all, {@code max_cdc_registrations_per_host}
- * per registrant (a registration of no entries, as a host's, counts as one), past which a registration is refused with Insufficient Discovery Resources;
+ * per registrant (a registration of no entries, as a host's, counts as one), past which a
+ * registration is refused with Insufficient Discovery Resources;
  * malformed data is Invalid Discovery Information; a registrant that {@code cdc_registrants} does
  * not list is refused with Access Denied. Refusals are logged at a limited rate.
  */
@@ -197,8 +200,9 @@ public final class CentralDiscovery {
                 changed = old == null || !old.entries.equals(entries) || old.listed() != (info.entityType()
                         != DiscoveryInformation.ETYPE_HOST);
                 // a periodic update that changes nothing (a registrar's refresh) is not news
-                LOG.log(changed ? System.Logger.Level.INFO : System.Logger.Level.DEBUG, "central discovery: {0} ({1}, {2}) {3} {4} entr{5}", info.entityId(),
-                        registrant, etype(info.entityType()), old == null ? "registered" : "updated", entries.size(),
+                LOG.log(changed ? System.Logger.Level.INFO : System.Logger.Level.DEBUG,
+                        "central discovery: {0} ({1}, {2}) {3} {4} entr{5}", info.entityId(), registrant,
+                        etype(info.entityType()), old == null ? "registered" : "updated", entries.size(),
                         entries.size() == 1 ? "y" : "ies");
                 if (sweeper == null) {
                     sweeper = c.adminQueue().transport().eventLoop().scheduleWithFixedDelay(this::sweepLogged, SWEEP_MILLIS,
