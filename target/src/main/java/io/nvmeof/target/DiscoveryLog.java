@@ -56,10 +56,11 @@ final class DiscoveryLog {
             return null;
         }
         ByteBuffer out = Flyweight.allocate((int) Math.min(length, size - offset));
-        ByteBuffer record = Flyweight.allocate(DiscoveryLogEntry.SIZE);
+        // scratch for one record at a time: on the heap, only the reply is direct
+        ByteBuffer record = ByteBuffer.allocate(DiscoveryLogEntry.SIZE).order(java.nio.ByteOrder.LITTLE_ENDIAN);
         long end = offset + out.capacity();
         if (offset < DiscoveryLogEntry.HEADER_SIZE) {
-            ByteBuffer header = Flyweight.allocate(DiscoveryLogEntry.HEADER_SIZE);
+            ByteBuffer header = ByteBuffer.allocate(DiscoveryLogEntry.HEADER_SIZE).order(java.nio.ByteOrder.LITTLE_ENDIAN);
             header.putLong(DiscoveryLogEntry.GENCTR_OFFSET, target.discoveryNotices().generation());
             header.putLong(DiscoveryLogEntry.NUMREC_OFFSET, records);
             header.putShort(DiscoveryLogEntry.RECFMT_OFFSET, (short) 0);
@@ -73,9 +74,7 @@ final class DiscoveryLog {
             if (at >= end) {
                 break;
             }
-            for (int i = 0; i < DiscoveryLogEntry.SIZE; i += 8) {
-                record.putLong(i, 0);
-            }
+            java.util.Arrays.fill(record.array(), (byte) 0);
             e.wrap(record, 0);
             if (k < entries.size()) {
                 Port port = (Port) entries.get(k)[0];
